@@ -1,0 +1,98 @@
+/**
+ * Every failure rootwalk reports on purpose is a `RootwalkError`. Callers (the CLI, the native
+ * bridge, tests) rely on this: anything else escaping a decoder or the walker is a bug.
+ *
+ * Messages follow one pattern so that a person can act on them without a debugger:
+ *   "<what> at <offset or address>: found <value>, expected <value>"
+ * and the same facts are kept as fields for programs.
+ */
+
+export type ErrorCode =
+  | "TRUNCATED"
+  | "MALFORMED"
+  | "UNSUPPORTED"
+  | "DUPLICATE_SAFEPOINT"
+  | "INVALID_ARGUMENT"
+  | "MEMORY_ACCESS"
+  | "WALK"
+  | "TOOL";
+
+export class RootwalkError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** Formats an offset or address the way every message does: lower-case hex with 0x. */
+export function hex(value: number | bigint): string {
+  return value < 0 ? `-0x${(-value).toString(16)}` : `0x${value.toString(16)}`;
+}
+
+/** The input ends before a field that the format says is there. */
+export class TruncatedInputError extends RootwalkError {
+  constructor(
+    readonly what: string,
+    readonly offset: number,
+    readonly neededBytes: number,
+    readonly availableBytes: number,
+  ) {
+    super(
+      "TRUNCATED",
+      `${what} at offset ${hex(offset)}: found ${Math.max(0, availableBytes)} bytes, expected ${neededBytes}`,
+    );
+  }
+}
+
+/** A field holds a value the format does not allow. */
+export class MalformedInputError extends RootwalkError {
+  constructor(
+    readonly what: string,
+    readonly offset: number,
+    readonly found: string | number | bigint,
+    readonly expected: string,
+  ) {
+    super("MALFORMED", `${what} at offset ${hex(offset)}: found ${String(found)}, expected ${expected}`);
+  }
+}
+
+/** Well-formed input that uses a feature rootwalk does not implement (named, never guessed at). */
+export class UnsupportedInputError extends RootwalkError {
+  constructor(
+    readonly what: string,
+    readonly offset: number,
+    readonly found: string | number | bigint,
+    readonly supported: string,
+  ) {
+    super("UNSUPPORTED", `${what} at offset ${hex(offset)}: found ${String(found)}, supported ${supported}`);
+  }
+}
+
+/** A caller passed something the API does not accept. */
+export class InvalidArgumentError extends RootwalkError {
+  constructor(
+    readonly argument: string,
+    readonly found: string,
+    readonly expected: string,
+  ) {
+    super("INVALID_ARGUMENT", `${argument}: found ${found}, expected ${expected}`);
+  }
+}
+
+/** An external tool (opt, llc, gcc, ...) failed or is missing. */
+export class ToolError extends RootwalkError {
+  constructor(
+    readonly tool: string,
+    message: string,
+  ) {
+    super("TOOL", `${tool}: ${message}`);
+  }
+}
+
+/** Prefixes an error's message with where the input came from (a file name, a blob index). */
+export function withContext<T extends RootwalkError>(error: T, context: string): T {
+  error.message = `${context}: ${error.message}`;
+  return error;
+}
