@@ -96,3 +96,14 @@ export function withContext<T extends RootwalkError>(error: T, context: string):
   error.message = `${context}: ${error.message}`;
   return error;
 }
+
+/** Two safepoints with the same absolute return address, from two modules or two records. */
+export class DuplicateSafepointError extends RootwalkError {
+  constructor(
+    readonly returnAddress: number,
+    readonly first: string,
+    readonly second: string,
+  ) {
+    super("DUPLICATE_SAFEPOINT", `return address ${hex(returnAddress)}: found in ${second}, expected it only once (already registered by ${first})`);
+  }
+}

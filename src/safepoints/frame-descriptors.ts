@@ -1,0 +1,302 @@
+import { InvalidArgumentError, UnsupportedInputError } from "../errors.js";
+
+/*
+ * The frame descriptors of one registered map: what the walker needs at each safepoint, in
+ * struct-of-arrays form (typed arrays, no object per safepoint).
+ *
+ * Per safepoint i:
+ *   returnAddress[i]    absolute return address (load bias applied): the table key
+ *   frameSizeBytes[i]   distance from SP at the safepoint (just after the call returned) to the
+ *                       return-address slot of this frame; -1 when it is not static (dynamic
+ *                       frame, or a frame-pointer frame at a call that may push arguments):
+ *                       then the CFA rule below, with the frame-pointer register, gives it.
+ *   stackSizeBytes[i]   what the map recorded (LLVM StackSize; plimmix words * 8); -1 = UINT64_MAX
+ *   cfaRegister[i]      DWARF register of the CFA rule at the safepoint (7 rsp, 6 rbp), or
+ *   cfaOffsetBytes[i]   NO_CFA_RULE when no unwind information covers it; CFA = reg + offset
+ *                       (on x86-64 the return-address slot is CFA - 8 and the caller's SP is CFA)
+ *   savedRegOffsets     CALLEE_SAVED_COUNT entries per safepoint, in CALLEE_SAVED_DWARF order: the
+ *                       offset from the CFA of the slot where this frame saved that register's
+ *                       caller value, or 0 when this frame did not save it
+ *   flags[i]            FLAG_* below
+ *   functionIndex[i]    into `functions`
+ *   blobIndex[i], recordIndex[i]   where it came from in the source map (for dumps and errors)
+ *   locStart[i]         first location (index into `locations`) of this safepoint; for a
+ *                       statepoint the three header constants are not included
+ *   deoptCount[i]       deopt locations, at locStart
+ *   pairStart[i], pairCount[i]     root pairs (indices into `pairs`, two location indices each:
+ *                       base then derived; base === derived for a plain root)
+ *   allocaCount[i]      Direct gc-alloca locations (statepoints only), at
+ *                       locStart + deoptCount + 2 * pairCount
+ *
+ * A location is two Int32 words:
+ *   word 0: kind (bits 0-3: LocationKind 1..5) | rootType (bits 4-7: ROOT_TYPE_*) |
+ *           dwarfReg (bits 8-15) | sizeBytes (bits 16-31)
+ *   word 1: signed offset (Direct, Indirect), the small constant (Constant), or the index into
+ *           the blob's constant pool (ConstantIndex)
+ */
+
+export const CALLEE_SAVED_DWARF = [3, 6, 12, 13, 14, 15] as const; // rbx rbp r12 r13 r14 r15
+export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
+export const CALLEE_SAVED_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
+export const DWARF_RSP = 7;
+export const DWARF_RBP = 6;
+export const NO_CFA_RULE = 255;
+
+/** Index of a DWARF register in CALLEE_SAVED_DWARF, or -1. */
+export function calleeSavedIndex(dwarfReg: number): number {
+  return (CALLEE_SAVED_DWARF as readonly number[]).indexOf(dwarfReg);
+}
+
+export const FLAG_DYNAMIC_FRAME = 1; // StackSize was UINT64_MAX (or plimmix -1)
+export const FLAG_FRAME_SIZE_DIFFERS = 2; // effective frame size != recorded stack size (pushed arguments)
+export const FLAG_NO_UNWIND_INFO = 4; // no FDE covers the return address: the recorded size is all we have
+export const FLAG_STATEPOINT = 8; // the record has the statepoint shape
+export const FLAG_FRAME_POINTER_CFA = 16; // CFA is frame-pointer based: the walker climbs by rbp
+
+export const ROOT_TYPE_NONE = 0; // LLVM locations: untyped (a heap pointer, or a deopt value)
+export const ROOT_TYPE_ATOMIC = 1; // _GC_MAP_ type 0: no pointers
+export const ROOT_TYPE_TRAIT = 2; // _GC_MAP_ type 1
+export const ROOT_TYPE_COMPLEX = 3; // _GC_MAP_ type 2
+export const ROOT_TYPE_POINTER = 4; // _GC_MAP_ type 3
+
+export interface FunctionInfo {
+  /** Symbol name, when known. */
+  name: string | undefined;
+  /** Address as in the source map after relocation, before the load bias. */
+  address: number;
+  /** Recorded stack size in bytes; -1 for dynamic. */
+  stackSizeBytes: number;
+}
+
+export function encodeLocationWord0(kind: number, rootType: number, dwarfReg: number, sizeBytes: number): number {
+  if (dwarfReg > 0xff) {
+    throw new UnsupportedInputError("DWARF register of a location", 0, dwarfReg, "registers 0..255");
+  }
+  return (kind & 0xf) | ((rootType & 0xf) << 4) | ((dwarfReg & 0xff) << 8) | ((sizeBytes & 0xffff) << 16);
+}
+export function locationKind(word0: number): number {
+  return word0 & 0xf;
+}
+export function locationRootType(word0: number): number {
+  return (word0 >>> 4) & 0xf;
+}
+export function locationDwarfReg(word0: number): number {
+  return (word0 >>> 8) & 0xff;
+}
+export function locationSizeBytes(word0: number): number {
+  return word0 >>> 16;
+}
+
+/** Growable typed-array columns; `finish()` freezes them into a FrameDescriptors. */
+export class FrameDescriptorBuilder {
+  private n = 0;
+  private cap = 16;
+  private returnAddress = new Float64Array(16);
+  private frameSizeBytes = new Int32Array(16);
+  private stackSizeBytes = new Int32Array(16);
+  private cfaRegister = new Uint8Array(16);
+  private cfaOffsetBytes = new Int32Array(16);
+  private savedRegOffsets = new Int16Array(16 * CALLEE_SAVED_COUNT);
+  private flags = new Uint8Array(16);
+  private functionIndex = new Uint32Array(16);
+  private blobIndex = new Uint32Array(16);
+  private recordIndex = new Uint32Array(16);
+  private locStart = new Uint32Array(16);
+  private deoptCount = new Uint16Array(16);
+  private pairStart = new Uint32Array(16);
+  private pairCount = new Uint16Array(16);
+  private allocaCount = new Uint16Array(16);
+  private locations = new Int32Array(64);
+  private locCount = 0;
+  private pairs = new Uint32Array(64);
+  private pairWords = 0;
+  readonly functions: FunctionInfo[] = [];
+
+  get count(): number {
+    return this.n;
+  }
+
+  addFunction(info: FunctionInfo): number {
+    this.functions.push(info);
+    return this.functions.length - 1;
+  }
+
+  /** Appends a location and returns its index. */
+  addLocation(word0: number, word1: number): number {
+    if (this.locCount * 2 + 2 > this.locations.length) this.locations = growInt32(this.locations, this.locations.length * 2);
+    this.locations[this.locCount * 2] = word0;
+    this.locations[this.locCount * 2 + 1] = word1;
+    return this.locCount++;
+  }
+  get nextLocationIndex(): number {
+    return this.locCount;
+  }
+  addPair(baseLocation: number, derivedLocation: number): void {
+    if (this.pairWords + 2 > this.pairs.length) this.pairs = growUint32(this.pairs, this.pairs.length * 2);
+    this.pairs[this.pairWords++] = baseLocation;
+    this.pairs[this.pairWords++] = derivedLocation;
+  }
+  get nextPairIndex(): number {
+    return this.pairWords / 2;
+  }
+
+  /** Adds a safepoint; its locations and pairs must have been added just before (see fields). */
+  addSafepoint(s: {
+    returnAddress: number;
+    frameSizeBytes: number;
+    stackSizeBytes: number;
+    cfaRegister: number;
+    cfaOffsetBytes: number;
+    savedRegOffsets: ArrayLike<number>;
+    flags: number;
+    functionIndex: number;
+    blobIndex: number;
+    recordIndex: number;
+    locStart: number;
+    deoptCount: number;
+    pairStart: number;
+    pairCount: number;
+    allocaCount: number;
+  }): number {
+    if (this.n === this.cap) this.growSafepoints();
+    const i = this.n++;
+    this.returnAddress[i] = s.returnAddress;
+    this.frameSizeBytes[i] = s.frameSizeBytes;
+    this.stackSizeBytes[i] = s.stackSizeBytes;
+    this.cfaRegister[i] = s.cfaRegister;
+    this.cfaOffsetBytes[i] = s.cfaOffsetBytes;
+    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) this.savedRegOffsets[i * CALLEE_SAVED_COUNT + k] = s.savedRegOffsets[k] ?? 0;
+    this.flags[i] = s.flags;
+    this.functionIndex[i] = s.functionIndex;
+    this.blobIndex[i] = s.blobIndex;
+    this.recordIndex[i] = s.recordIndex;
+    this.locStart[i] = s.locStart;
+    checkU16("deopt count", s.deoptCount);
+    checkU16("pair count", s.pairCount);
+    checkU16("alloca count", s.allocaCount);
+    this.deoptCount[i] = s.deoptCount;
+    this.pairStart[i] = s.pairStart;
+    this.pairCount[i] = s.pairCount;
+    this.allocaCount[i] = s.allocaCount;
+    return i;
+  }
+
+  private growSafepoints(): void {
+    const cap = this.cap * 2;
+    this.returnAddress = copyInto(new Float64Array(cap), this.returnAddress);
+    this.frameSizeBytes = copyInto(new Int32Array(cap), this.frameSizeBytes);
+    this.stackSizeBytes = copyInto(new Int32Array(cap), this.stackSizeBytes);
+    this.cfaRegister = copyInto(new Uint8Array(cap), this.cfaRegister);
+    this.cfaOffsetBytes = copyInto(new Int32Array(cap), this.cfaOffsetBytes);
+    this.savedRegOffsets = copyInto(new Int16Array(cap * CALLEE_SAVED_COUNT), this.savedRegOffsets);
+    this.flags = copyInto(new Uint8Array(cap), this.flags);
+    this.functionIndex = copyInto(new Uint32Array(cap), this.functionIndex);
+    this.blobIndex = copyInto(new Uint32Array(cap), this.blobIndex);
+    this.recordIndex = copyInto(new Uint32Array(cap), this.recordIndex);
+    this.locStart = copyInto(new Uint32Array(cap), this.locStart);
+    this.deoptCount = copyInto(new Uint16Array(cap), this.deoptCount);
+    this.pairStart = copyInto(new Uint32Array(cap), this.pairStart);
+    this.pairCount = copyInto(new Uint16Array(cap), this.pairCount);
+    this.allocaCount = copyInto(new Uint16Array(cap), this.allocaCount);
+    this.cap = cap;
+  }
+
+  finish(): FrameDescriptors {
+    const n = this.n;
+    return new FrameDescriptors(
+      n,
+      this.returnAddress.slice(0, n),
+      this.frameSizeBytes.slice(0, n),
+      this.stackSizeBytes.slice(0, n),
+      this.cfaRegister.slice(0, n),
+      this.cfaOffsetBytes.slice(0, n),
+      this.savedRegOffsets.slice(0, n * CALLEE_SAVED_COUNT),
+      this.flags.slice(0, n),
+      this.functionIndex.slice(0, n),
+      this.blobIndex.slice(0, n),
+      this.recordIndex.slice(0, n),
+      this.locStart.slice(0, n),
+      this.deoptCount.slice(0, n),
+      this.pairStart.slice(0, n),
+      this.pairCount.slice(0, n),
+      this.allocaCount.slice(0, n),
+      this.locations.slice(0, this.locCount * 2),
+      this.pairs.slice(0, this.pairWords),
+      this.functions.slice(),
+    );
+  }
+}
+
+/** The frozen columns; read-only by convention (the typed arrays are shared with the walker). */
+export class FrameDescriptors {
+  constructor(
+    readonly count: number,
+    readonly returnAddress: Float64Array,
+    readonly frameSizeBytes: Int32Array,
+    readonly stackSizeBytes: Int32Array,
+    readonly cfaRegister: Uint8Array,
+    readonly cfaOffsetBytes: Int32Array,
+    readonly savedRegOffsets: Int16Array,
+    readonly flags: Uint8Array,
+    readonly functionIndex: Uint32Array,
+    readonly blobIndex: Uint32Array,
+    readonly recordIndex: Uint32Array,
+    readonly locStart: Uint32Array,
+    readonly deoptCount: Uint16Array,
+    readonly pairStart: Uint32Array,
+    readonly pairCount: Uint16Array,
+    readonly allocaCount: Uint16Array,
+    /** Two words per location, see the header comment. */
+    readonly locations: Int32Array,
+    /** Two location indices per pair: base, derived. */
+    readonly pairs: Uint32Array,
+    readonly functions: readonly FunctionInfo[],
+  ) {}
+
+  /** Bytes held by the columns (what a safepoint costs in memory). */
+  get sizeBytes(): number {
+    let total = this.locations.byteLength + this.pairs.byteLength;
+    for (const column of [
+      this.returnAddress, this.frameSizeBytes, this.stackSizeBytes, this.cfaRegister, this.cfaOffsetBytes,
+      this.savedRegOffsets, this.flags, this.functionIndex, this.blobIndex, this.recordIndex, this.locStart,
+      this.deoptCount, this.pairStart, this.pairCount, this.allocaCount,
+    ]) {
+      total += column.byteLength;
+    }
+    return total;
+  }
+
+  /** A copy with every return address shifted by `biasBytes` (registration at a load address). */
+  withBias(biasBytes: number): FrameDescriptors {
+    if (biasBytes === 0) return this;
+    const ras = this.returnAddress.map((ra) => ra + biasBytes);
+    for (const ra of ras) {
+      if (!Number.isSafeInteger(ra) || ra <= 0) {
+        throw new InvalidArgumentError("load bias", String(biasBytes), "a bias that keeps every return address in [1, 2^53)");
+      }
+    }
+    return new FrameDescriptors(
+      this.count, ras, this.frameSizeBytes, this.stackSizeBytes, this.cfaRegister, this.cfaOffsetBytes,
+      this.savedRegOffsets, this.flags, this.functionIndex, this.blobIndex, this.recordIndex, this.locStart,
+      this.deoptCount, this.pairStart, this.pairCount, this.allocaCount, this.locations, this.pairs, this.functions,
+    );
+  }
+}
+
+function checkU16(what: string, value: number): void {
+  if (value < 0 || value > 0xffff) throw new InvalidArgumentError(what, String(value), "0..65535");
+}
+function copyInto<T extends { set(a: ArrayLike<number>): void }>(dst: T, src: ArrayLike<number>): T {
+  dst.set(src);
+  return dst;
+}
+function growInt32(a: Int32Array, cap: number): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(cap);
+  grown.set(a);
+  return grown;
+}
+function growUint32(a: Uint32Array, cap: number): Uint32Array<ArrayBuffer> {
+  const grown = new Uint32Array(cap);
+  grown.set(a);
+  return grown;
+}

@@ -1,0 +1,140 @@
+import { Map as ImmutableMap } from "immutable";
+import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
+import { FrameDescriptors } from "./frame-descriptors.js";
+import { SafepointTable } from "./safepoint-table.js";
+
+export type MapFormat = "llvm-v3" | "plimmix-v1" | "ocaml";
+
+/** What a loader hands to the registry. */
+export interface MapToRegister {
+  /** A name for messages: the file, the module's source name, or "gc_init@0x…". */
+  name: string;
+  format: MapFormat;
+  /** Descriptors with addresses as the map states them (link-time or section offsets). */
+  descriptors: FrameDescriptors;
+  /** Added to every address when registered: where the module is loaded. */
+  loadBias?: number;
+  /**
+   * Identifies the map's content (e.g. a hash of its bytes). Registering the same content at the
+   * same bias again is a no-op that returns the first handle.
+   */
+  contentKey: string;
+}
+
+export interface RegisteredModule {
+  readonly handle: number;
+  readonly name: string;
+  readonly format: MapFormat;
+  readonly loadBias: number;
+  readonly contentKey: string;
+  /** Absolute addresses (bias applied). */
+  readonly descriptors: FrameDescriptors;
+}
+
+/**
+ * A consistent view of every registered module and the one table over all of them. A walk takes
+ * a snapshot when it starts and uses only that: registering or unregistering a module meanwhile
+ * makes a new snapshot and leaves this one as it was (the table is copied on write; the
+ * descriptor columns of a module never change after loading).
+ */
+export class RegistrySnapshot {
+  constructor(
+    readonly modules: ImmutableMap<number, RegisteredModule>,
+    readonly table: SafepointTable,
+    /** Module per table module slot (slots are dense indices valid for this snapshot only). */
+    readonly moduleBySlot: readonly RegisteredModule[],
+  ) {}
+
+  static readonly EMPTY = new RegistrySnapshot(ImmutableMap(), new SafepointTable(), []);
+
+  /** The module and descriptor index of the safepoint at `returnAddress`, or undefined. */
+  lookup(returnAddress: number): { module: RegisteredModule; index: number } | undefined {
+    const slot = this.table.find(returnAddress);
+    if (slot < 0) return undefined;
+    return { module: this.moduleBySlot[this.table.moduleSlotAt(slot)]!, index: this.table.descriptorAt(slot) };
+  }
+
+  get safepointCount(): number {
+    return this.table.size;
+  }
+}
+
+export class SafepointRegistry {
+  private current = RegistrySnapshot.EMPTY;
+  private nextHandle = 1;
+
+  snapshot(): RegistrySnapshot {
+    return this.current;
+  }
+
+  /**
+   * Registers a map and returns its handle. Throws DuplicateSafepointError (and changes nothing)
+   * when a return address is already registered by another module, or appears twice in this one
+   * with different contents.
+   */
+  register(map: MapToRegister): number {
+    const loadBias = map.loadBias ?? 0;
+    if (!Number.isSafeInteger(loadBias)) throw new InvalidArgumentError("loadBias", String(map.loadBias), "a safe integer");
+    for (const module of this.current.modules.values()) {
+      if (module.contentKey === map.contentKey && module.loadBias === loadBias) return module.handle;
+    }
+    const descriptors = map.descriptors.withBias(loadBias);
+    const handle = this.nextHandle++;
+    const module: RegisteredModule = { handle, name: map.name, format: map.format, loadBias, contentKey: map.contentKey, descriptors };
+    const slot = this.current.moduleBySlot.length;
+    const table = this.current.table.clone(descriptors.count);
+    for (let i = 0; i < descriptors.count; i++) {
+      const ra = descriptors.returnAddress[i]!;
+      const existing = table.insert(ra, slot, i);
+      if (existing < 0) continue;
+      const otherSlot = table.moduleSlotAt(existing);
+      const otherIndex = table.descriptorAt(existing);
+      if (otherSlot === slot) {
+        if (sameSafepoint(descriptors, otherIndex, i)) continue;
+        throw new DuplicateSafepointError(ra, `${map.name} record #${descriptors.recordIndex[otherIndex]}`, `${map.name} record #${descriptors.recordIndex[i]}`);
+      }
+      const other = this.current.moduleBySlot[otherSlot]!;
+      throw new DuplicateSafepointError(ra, `module "${other.name}"`, `module "${map.name}"`);
+    }
+    this.current = new RegistrySnapshot(this.current.modules.set(handle, module), table, [...this.current.moduleBySlot, module]);
+    return handle;
+  }
+
+  /** Removes exactly the entries of that module. Unknown handles are an InvalidArgumentError. */
+  unregister(handle: number): void {
+    if (!this.current.modules.has(handle)) {
+      throw new InvalidArgumentError("module handle", String(handle), `one of the registered handles [${[...this.current.modules.keys()].join(", ")}]`);
+    }
+    const modules = this.current.modules.delete(handle);
+    const moduleBySlot = [...modules.values()];
+    let total = 0;
+    for (const m of moduleBySlot) total += m.descriptors.count;
+    const table = new SafepointTable(total);
+    moduleBySlot.forEach((m, slot) => {
+      for (let i = 0; i < m.descriptors.count; i++) table.insert(m.descriptors.returnAddress[i]!, slot, i);
+    });
+    this.current = new RegistrySnapshot(modules, table, moduleBySlot);
+  }
+}
+
+/** Two safepoints of one module describe the same frame and roots (a harmless repeat). */
+function sameSafepoint(d: FrameDescriptors, a: number, b: number): boolean {
+  if (
+    d.frameSizeBytes[a] !== d.frameSizeBytes[b] ||
+    d.cfaRegister[a] !== d.cfaRegister[b] ||
+    d.cfaOffsetBytes[a] !== d.cfaOffsetBytes[b] ||
+    d.pairCount[a] !== d.pairCount[b] ||
+    d.deoptCount[a] !== d.deoptCount[b] ||
+    d.allocaCount[a] !== d.allocaCount[b]
+  ) {
+    return false;
+  }
+  for (let p = 0; p < d.pairCount[a]!; p++) {
+    for (let k = 0; k < 2; k++) {
+      const la = d.pairs[(d.pairStart[a]! + p) * 2 + k]!;
+      const lb = d.pairs[(d.pairStart[b]! + p) * 2 + k]!;
+      if (d.locations[la * 2] !== d.locations[lb * 2] || d.locations[la * 2 + 1] !== d.locations[lb * 2 + 1]) return false;
+    }
+  }
+  return true;
+}
