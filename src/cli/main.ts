@@ -1,2 +1,85 @@
 #!/usr/bin/env node
-console.log("rootwalk: under construction");
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import { DUMP_FORMATS, dumpFiles, type DumpFormat } from "./dump-command.js";
+
+const USAGE = `usage: rootwalk <command> [options]
+
+commands:
+  dump FILE... [--format readobj|text|json]   print the stack maps of objects, libraries, executables
+  demo                                         compile a bundled example and dump its stack maps
+`;
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const PROCESS_IO: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
+
+/** Runs one command line; returns the exit code. Bad input: code 1 and one line on stderr. */
+export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "dump": {
+        const { positional, options } = parseOptions(rest, ["format"]);
+        const format = (options.get("format") ?? "text") as DumpFormat;
+        if (!DUMP_FORMATS.includes(format)) throw new InvalidArgumentError("--format", format, DUMP_FORMATS.join(" | "));
+        io.stdout(dumpFiles(positional, format));
+        return 0;
+      }
+      case "demo": {
+        const { runDemo } = await import("./demo-command.js");
+        await runDemo(io);
+        return 0;
+      }
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.stdout(USAGE);
+        return command === undefined ? 1 : 0;
+      default:
+        throw new InvalidArgumentError("command", command, "dump | demo");
+    }
+  } catch (e) {
+    if (e instanceof RootwalkError) {
+      io.stderr(`rootwalk: ${e.message.split("\n")[0]}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+/** `--name value` and `--name=value` options, the rest positional. */
+export function parseOptions(args: readonly string[], valued: readonly string[]): { positional: string[]; options: Map<string, string> } {
+  const positional: string[] = [];
+  const options = new Map<string, string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith("--")) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    if (!valued.includes(name)) throw new InvalidArgumentError("option", arg, valued.map((v) => `--${v}`).join(", ") || "no options");
+    const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
+    if (value === undefined) throw new InvalidArgumentError(arg, "no value", "a value");
+    options.set(name, value);
+  }
+  return { positional, options };
+}
+
+const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) {
+  runCli(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      process.stderr.write(`rootwalk: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exit(2);
+    },
+  );
+}

@@ -400,6 +400,18 @@ export function parseStackMapSection(bytes: Uint8Array, sectionOffset = 0): Stac
     throw new TruncatedInputError("stack map section", sectionOffset, HEADER_SIZE_BYTES, 0);
   }
   while (offset < bytes.byteLength) {
+    if (blobs.length > 0) {
+      const remaining = bytes.byteLength - offset;
+      const version = section.u8(offset);
+      if (remaining < HEADER_SIZE_BYTES || version !== STACKMAP_VERSION) {
+        throw new MalformedInputError(
+          `data after stack map blob #${blobs.length - 1}`,
+          sectionOffset + offset,
+          `${remaining} bytes starting with ${hex(version)}`,
+          "the end of the section or another version 3 blob",
+        );
+      }
+    }
     const blob = StackMapBlob.parse(section, offset);
     blobs.push(blob);
     offset += blob.sizeBytes;

@@ -1,0 +1,94 @@
+import { readFileSync } from "node:fs";
+import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import { describeLlvmMaps, type MapDescription, type SafepointDescription } from "../loader/describe-safepoints.js";
+import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
+import { ElfFile } from "../elf/elf-file.js";
+import { elfSoname } from "../elf/dynamic.js";
+import { formatBlobLikeReadobj, formatReadobjFileHeader } from "../stackmap/readobj-format.js";
+
+export type DumpFormat = "readobj" | "text" | "json";
+export const DUMP_FORMATS: readonly DumpFormat[] = ["readobj", "text", "json"];
+
+/** Everything `rootwalk dump` prints for these files, or a RootwalkError naming file and offset. */
+export function dumpFiles(paths: readonly string[], format: DumpFormat): string {
+  if (paths.length === 0) throw new InvalidArgumentError("dump", "no FILE", "one or more object files, shared libraries or executables");
+  if (format === "readobj") return paths.map(dumpReadobj).join("");
+  const maps: MapDescription[] = [];
+  for (const path of paths) {
+    const loaded = loadObjectStackMaps(readInput(path), path);
+    if (loaded !== undefined) maps.push(...describeObject(loaded));
+  }
+  return format === "json" ? `${JSON.stringify({ maps })}\n` : formatText(maps, paths);
+}
+
+function readInput(path: string): Uint8Array {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new InvalidArgumentError(path, (e as NodeJS.ErrnoException).code ?? String(e), "a readable file");
+  }
+}
+
+function dumpReadobj(path: string): string {
+  const bytes = readInput(path);
+  const elf = ElfFile.parse(bytes);
+  let out = formatReadobjFileHeader({ path, machine: elf.machine, soname: elfSoname(elf) });
+  const loaded = loadObjectStackMaps(bytes, path);
+  if (loaded !== undefined) for (const blob of loaded.rawBlobs) out += formatBlobLikeReadobj(blob);
+  return out;
+}
+
+export function describeObject(loaded: ObjectStackMaps): MapDescription[] {
+  return describeLlvmMaps(loaded.path, loaded.blobs, loaded.descriptors, (b, f) => {
+    const fn = loaded.functions[b]![f]!;
+    if (loaded.kind === "relocatable") {
+      const section = fn.sectionIndex === undefined ? "?" : loaded.elf.sections[fn.sectionIndex]?.name ?? "?";
+      return `${section}+0x${fn.address.toString(16)}`;
+    }
+    return `0x${fn.address.toString(16)}`;
+  });
+}
+
+function formatText(maps: readonly MapDescription[], paths: readonly string[]): string {
+  const lines: string[] = [];
+  const withMaps = new Set(maps.map((m) => m.file));
+  for (const path of paths) if (!withMaps.has(path)) lines.push(`${path}: no stack maps`);
+  for (const map of maps) {
+    lines.push(`${map.file}: ${map.format} blob #${map.blob} at section offset ${map.sectionOffset}: ${map.functions} functions, ${map.records} records`);
+    let lastFunction: string | undefined;
+    for (const s of map.safepoints) {
+      const fnKey = `${s.function}@${s.functionAddress}`;
+      if (fnKey !== lastFunction) {
+        lines.push(`  ${s.function ?? "<unnamed>"} at ${s.functionAddress}, stack size ${s.stackSizeBytes === "18446744073709551615" ? "dynamic (UINT64_MAX)" : s.stackSizeBytes}`);
+        lastFunction = fnKey;
+      }
+      lines.push(`    ${s.returnAddress}  ${s.function ?? ""}+0x${s.instructionOffset.toString(16)}  ${s.kind} id ${s.id}  ${frameText(s)}`);
+      if (Object.keys(s.savedRegisters).length > 0) {
+        lines.push(`      saved: ${Object.entries(s.savedRegisters).map(([r, o]) => `${r} at cfa${o}`).join(", ")}`);
+      }
+      if (s.kind === "statepoint") lines.push(`      cc ${s.callingConvention} flags ${s.statepointFlags}  deopt: ${s.deopt.join(", ") || "none"}`);
+      if (s.roots.length > 0) lines.push(`      roots: ${s.roots.map(rootText).join("; ")}`);
+      if (s.allocas.length > 0) lines.push(`      gc allocas: ${s.allocas.join(", ")}`);
+      if (s.liveOuts.length > 0) lines.push(`      live-outs: ${s.liveOuts.join(", ")}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}
+
+function frameText(s: SafepointDescription): string {
+  const size = s.frameSizeBytes === null ? `frame via ${s.frameRule}` : `frame ${s.frameSizeBytes} bytes`;
+  const notes: string[] = [];
+  if (s.frameSizeDiffers) notes.push(`differs from stack size ${s.stackSizeBytes}: pushed arguments`);
+  if (s.dynamicFrame) notes.push("dynamic frame");
+  if (s.cfa === null) notes.push("no unwind info");
+  return `${size}${s.cfa ? `  cfa ${s.cfa}` : ""}${notes.length ? `  (${notes.join("; ")})` : ""}`;
+}
+
+function rootText(r: SafepointDescription["roots"][number]): string {
+  const typed = r.type ? ` ${r.type}` : "";
+  return r.base === r.derived ? `${r.base}${typed}` : `${r.derived} derived from ${r.base}`;
+}
+
+export function isRootwalkError(e: unknown): e is RootwalkError {
+  return e instanceof RootwalkError;
+}

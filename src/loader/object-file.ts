@@ -1,0 +1,143 @@
+import { createHash } from "node:crypto";
+import { ElfFile } from "../elf/elf-file.js";
+import { ET_DYN, ET_EXEC, ET_REL, R_X86_64_PC32 } from "../elf/elf-constants.js";
+import { relocatedSection } from "../elf/relocate.js";
+import type { ElfSection } from "../elf/elf-section.js";
+import { MalformedInputError, RootwalkError, UnsupportedInputError, withContext } from "../errors.js";
+import type { FrameDescriptors } from "../safepoints/frame-descriptors.js";
+import { parseStackMapSection, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
+import { cfiRowAt } from "../unwind/cfi.js";
+import { parseEhFrame, type EhFrame } from "../unwind/eh-frame.js";
+import { buildLlvmDescriptors, type ResolvedFunction, type UnwindRow } from "./llvm-map-loader.js";
+import type { StatepointRecognition } from "../stackmap/statepoint.js";
+import { elfSoname } from "../elf/dynamic.js";
+
+export const STACKMAP_SECTION = ".llvm_stackmaps";
+
+export type ObjectKind = "relocatable" | "shared" | "executable";
+
+/** The LLVM stack maps of one ELF file, decoded, relocated and joined with its unwind info. */
+export interface ObjectStackMaps {
+  path: string;
+  elf: ElfFile;
+  kind: ObjectKind;
+  soname: string | undefined;
+  section: ElfSection;
+  /** Blobs over the bytes as stored in the file (what llvm-readobj prints). */
+  rawBlobs: StackMapBlob[];
+  /** The same blobs over the relocated bytes. */
+  blobs: StackMapBlob[];
+  /** Per blob, per function: where it is and its name. */
+  functions: ResolvedFunction[][];
+  unwind: EhFrame | undefined;
+  descriptors: FrameDescriptors;
+  /** sha256 of the relocated stack maps and the unwind info: the registry's "same map" key. */
+  contentKey: string;
+}
+
+/**
+ * In a `.o`, addresses are offsets within their section. Text sections are told apart by giving
+ * each a disjoint window of a synthetic address space for the unwind index only.
+ */
+const SECTION_WINDOW = 2 ** 32;
+
+/**
+ * Reads the `.llvm_stackmaps` of an ELF object, shared library or executable. Returns undefined
+ * when the file has no such section. Errors carry the path.
+ */
+export function loadObjectStackMaps(
+  bytes: Uint8Array,
+  path: string,
+  options: { recognition?: StatepointRecognition } = {},
+): ObjectStackMaps | undefined {
+  try {
+    const elf = ElfFile.parse(bytes);
+    const kind: ObjectKind = elf.type === ET_REL ? "relocatable" : elf.type === ET_DYN ? "shared" : elf.type === ET_EXEC ? "executable" : unsupportedType(elf);
+    const relocated = relocatedSection(elf, STACKMAP_SECTION);
+    if (relocated === undefined) return undefined;
+    const section = relocated.section;
+    const rawBlobs = parseStackMapSection(section.bytes(), section.offset);
+    const blobs = parseStackMapSection(relocated.bytes, section.offset);
+
+    const functions = blobs.map((blob) => {
+      const list: ResolvedFunction[] = [];
+      for (let f = 0; f < blob.numFunctions; f++) {
+        const fieldOffset = blob.sectionOffset - section.offset + blob.functionAddressFieldOffset(f);
+        const target = relocated.targets.get(fieldOffset);
+        const address = blob.functionAddressRaw(f);
+        if (kind === "relocatable" && target === undefined) {
+          throw new MalformedInputError(`function #${f} address relocation`, section.offset + fieldOffset, "no relocation", "an R_X86_64_64 relocation against the function (.rela.llvm_stackmaps)");
+        }
+        list.push({
+          address,
+          name: target?.symbolName,
+          sectionIndex: kind === "relocatable" ? target?.sectionIndex : undefined,
+        });
+      }
+      return list;
+    });
+    if (kind !== "relocatable") nameLinkedFunctions(elf, functions);
+
+    const unwind = loadEhFrame(elf, kind);
+    const unwindRowAt = (address: number, sectionIndex: number | undefined): UnwindRow | undefined => {
+      if (unwind === undefined) return undefined;
+      const key = kind === "relocatable" ? (sectionIndex ?? 0) * SECTION_WINDOW + address : address;
+      const fde = unwind.findFde(key);
+      return fde === undefined ? undefined : cfiRowAt(fde, key);
+    };
+    const descriptors = buildLlvmDescriptors(blobs, {
+      resolveFunction: (b, f) => functions[b]![f]!,
+      unwindRowAt,
+      ...(options.recognition ? { recognition: options.recognition } : {}),
+    });
+    const hash = createHash("sha256").update(relocated.bytes);
+    const ehFrame = elf.section(".eh_frame");
+    if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
+    return {
+      path, elf, kind, soname: elfSoname(elf), section, rawBlobs, blobs, functions, unwind, descriptors,
+      contentKey: hash.digest("hex"),
+    };
+  } catch (e) {
+    if (e instanceof RootwalkError) throw withContext(e, path);
+    throw e;
+  }
+}
+
+function unsupportedType(elf: ElfFile): never {
+  throw new UnsupportedInputError("ELF file type (e_type)", 16, elf.type, "1 relocatable, 2 executable, 3 shared object");
+}
+
+/** In a linked file, names come from the symbol tables (functions starting at the address). */
+function nameLinkedFunctions(elf: ElfFile, functions: ResolvedFunction[][]): void {
+  const byAddress = new Map<number, string>();
+  for (const table of [elf.dynamicSymbols(), elf.symbols()]) {
+    for (const s of table) {
+      if (s.type === 2 /* STT_FUNC */ && s.definedSectionIndex !== undefined && s.name !== "") byAddress.set(s.value, s.name);
+    }
+  }
+  for (const list of functions) for (const fn of list) fn.name ??= byAddress.get(fn.address);
+}
+
+/**
+ * `.eh_frame` with pc_begin made comparable to the stack map's function addresses: link-time
+ * addresses in a linked file; (section window + offset) in a `.o`, from `.rela.eh_frame`.
+ */
+function loadEhFrame(elf: ElfFile, kind: ObjectKind): EhFrame | undefined {
+  const section = elf.section(".eh_frame");
+  if (section === undefined || !section.hasFileBytes) return undefined;
+  if (kind !== "relocatable") return parseEhFrame(section.bytes(), { sectionAddress: section.addr });
+  const pcBeginTargets = new Map<number, number>();
+  for (const rel of elf.relocationSectionsFor(section.index)) {
+    const symbols = elf.symbols();
+    for (const r of elf.relocations(rel)) {
+      if (r.type !== R_X86_64_PC32) continue;
+      const symbol = symbols[r.symbolIndex];
+      if (symbol?.definedSectionIndex === undefined) continue;
+      pcBeginTargets.set(r.offset, symbol.definedSectionIndex * SECTION_WINDOW + symbol.value + r.addend);
+    }
+  }
+  return parseEhFrame(section.bytes(), {
+    sectionAddress: 0,
+    resolvePcBegin: (fieldOffset, decoded) => pcBeginTargets.get(fieldOffset) ?? decoded,
+  });
+}

@@ -1,0 +1,51 @@
+import { RootwalkError } from "../../src/errors.js";
+import { buildLlvmDescriptors } from "../../src/loader/llvm-map-loader.js";
+import { SafepointRegistry } from "../../src/safepoints/registry.js";
+import { parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
+import { formatBlobLikeReadobj } from "../../src/stackmap/readobj-format.js";
+import { Rng, mutate } from "./mutate.js";
+
+/** A decoder under fuzzing: must return or throw a RootwalkError, nothing else. */
+export type FuzzTarget = (bytes: Uint8Array) => void;
+
+/** The LLVM stack map section all the way into a registry. */
+export const stackMapSectionTarget: FuzzTarget = (bytes) => {
+  const blobs = parseStackMapSection(bytes);
+  for (const blob of blobs) formatBlobLikeReadobj(blob);
+  const descriptors = buildLlvmDescriptors(blobs);
+  new SafepointRegistry().register({ name: "fuzz", format: "llvm-v3", descriptors, loadBias: 0x400000, contentKey: "fuzz" });
+};
+
+export interface FuzzReport {
+  cases: number;
+  accepted: number;
+  rejected: number;
+  /** Cases that threw something other than a RootwalkError, or took too long. */
+  failures: { seed: number; input: number; error: string }[];
+  slowestMs: number;
+}
+
+/**
+ * Runs `cases` mutations of the seed inputs through `target`. Case i uses Rng(seed + i), so any
+ * failure can be replayed alone. A case taking over `maxCaseMs` counts as a hang.
+ */
+export function runFuzz(target: FuzzTarget, inputs: readonly Uint8Array[], cases: number, seed = 1, maxCaseMs = 2000): FuzzReport {
+  const report: FuzzReport = { cases, accepted: 0, rejected: 0, failures: [], slowestMs: 0 };
+  for (let i = 0; i < cases; i++) {
+    const rng = new Rng(seed + i);
+    const input = rng.int(inputs.length);
+    const bytes = mutate(inputs[input]!, rng);
+    const start = performance.now();
+    try {
+      target(bytes);
+      report.accepted++;
+    } catch (e) {
+      if (e instanceof RootwalkError) report.rejected++;
+      else report.failures.push({ seed: seed + i, input, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+    }
+    const ms = performance.now() - start;
+    report.slowestMs = Math.max(report.slowestMs, ms);
+    if (ms > maxCaseMs) report.failures.push({ seed: seed + i, input, error: `took ${ms.toFixed(0)} ms` });
+  }
+  return report;
+}
