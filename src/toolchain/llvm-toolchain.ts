@@ -1,0 +1,262 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { InvalidArgumentError, ToolError } from "../errors.js";
+
+/**
+ * Driving the LLVM 14 command-line tools (opt, llc, llvm-readobj, ...) and gcc from Node.
+ *
+ * Used by the tests (to build the `.ll` corpus into objects) and by `rootwalk compile`.
+ * Every build product is content-addressed: the cache key is a SHA-256 over everything that can
+ * change the output (input bytes, tool arguments, tool version), so a stale object is never
+ * reused, and outputs are written to a temporary name and renamed into place, so concurrent test
+ * workers either see a complete file or none.
+ */
+
+/** The LLVM major version whose stack map and statepoint output rootwalk is tested against. */
+export const LLVM_MAJOR_VERSION = 14;
+
+/** stdout/stderr of a tool can be large (objdump of a big object): never truncate it. */
+const MAX_TOOL_OUTPUT_BYTES = 1 << 30;
+
+/** How many lines of a failing tool's stderr go into the error message. */
+const STDERR_LINES_IN_ERROR = 8;
+
+const resolvedTools = new Map<string, string>();
+
+/** Runs `command --version` and returns its stdout + stderr, or undefined if it cannot run. */
+function versionText(command: string): string | undefined {
+  const result = spawnSync(command, ["--version"], { encoding: "utf8", maxBuffer: MAX_TOOL_OUTPUT_BYTES });
+  if (result.error !== undefined || result.status !== 0) return undefined;
+  return `${result.stdout}${result.stderr}`;
+}
+
+function isLlvmMajor(text: string | undefined): boolean {
+  return text !== undefined && new RegExp(`LLVM version ${LLVM_MAJOR_VERSION}\\.`).test(text);
+}
+
+/**
+ * The command to run for LLVM tool `name` (e.g. "llc"): `name` itself if it is on PATH and says
+ * it is LLVM 14, else `name-14`, else `/usr/lib/llvm-14/bin/name`. Results are memoized.
+ */
+export function findLlvmTool(name: string): string {
+  if (!/^[A-Za-z0-9_.+-]+$/.test(name)) {
+    throw new InvalidArgumentError("tool name", JSON.stringify(name), "a bare command name like llc");
+  }
+  const known = resolvedTools.get(name);
+  if (known !== undefined) return known;
+  const candidates = [name, `${name}-${LLVM_MAJOR_VERSION}`, `/usr/lib/llvm-${LLVM_MAJOR_VERSION}/bin/${name}`];
+  for (const candidate of candidates) {
+    if (isLlvmMajor(versionText(candidate))) {
+      resolvedTools.set(name, candidate);
+      return candidate;
+    }
+  }
+  throw new ToolError(
+    name,
+    `no LLVM ${LLVM_MAJOR_VERSION} build found (tried ${candidates.join(", ")}); ` +
+      `install it with: apt-get install llvm-${LLVM_MAJOR_VERSION}`,
+  );
+}
+
+export interface RunToolOptions {
+  /** Working directory of the tool. */
+  cwd?: string;
+  /** Bytes to feed on stdin. */
+  input?: string | Uint8Array;
+  /** Environment (defaults to this process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs `tool args...` synchronously and returns its stdout. Throws a ToolError naming the exit
+ * status (or signal) and the first lines of stderr if the tool cannot start or fails.
+ */
+export function runTool(tool: string, args: readonly string[], options: RunToolOptions = {}): string {
+  const result = spawnSync(tool, args, {
+    encoding: "utf8",
+    maxBuffer: MAX_TOOL_OUTPUT_BYTES,
+    cwd: options.cwd,
+    input: options.input,
+    env: options.env,
+  });
+  if (result.error !== undefined) {
+    throw new ToolError(tool, `could not run: ${result.error.message}`);
+  }
+  if (result.status !== 0) {
+    const how = result.status === null ? `killed by ${result.signal ?? "a signal"}` : `exit code ${result.status}`;
+    const stderr = result.stderr
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .slice(0, STDERR_LINES_IN_ERROR)
+      .join("\n");
+    throw new ToolError(tool, `failed (${how}) running ${[tool, ...args].join(" ")}${stderr === "" ? "" : `:\n${stderr}`}`);
+  }
+  return result.stdout;
+}
+
+/** The directory holding package.json, found by walking up from this file. */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) throw new ToolError("rootwalk", `no package.json above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+}
+
+/** Where compiled objects and libraries are cached unless a caller says otherwise. */
+export function defaultCacheDir(): string {
+  return join(repoRoot(), ".cache", "objects");
+}
+
+const versionCache = new Map<string, string>();
+
+function toolVersion(tool: string): string {
+  let text = versionCache.get(tool);
+  if (text === undefined) {
+    text = runTool(tool, ["--version"]);
+    versionCache.set(tool, text);
+  }
+  return text;
+}
+
+/** SHA-256 over length-prefixed parts, so that ("ab","c") and ("a","bc") differ. */
+function cacheKey(parts: readonly (string | Uint8Array)[]): string {
+  const hash = createHash("sha256");
+  for (const part of parts) {
+    const bytes = typeof part === "string" ? Buffer.from(part, "utf8") : part;
+    hash.update(`${bytes.byteLength}:`);
+    hash.update(bytes);
+  }
+  return hash.digest("hex");
+}
+
+/** A unique temporary name next to `path` (same directory, so rename is atomic). */
+function temporaryPath(path: string, suffix: string): string {
+  return `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}${suffix}`;
+}
+
+function ensureDirectory(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+}
+
+export interface CompileOptions {
+  /** Arguments for `opt` (e.g. `["-passes=rewrite-statepoints-for-gc"]`); omitted: no opt step. */
+  optPasses?: readonly string[];
+  /** Extra `llc` arguments (e.g. `["-O0"]`, `["-mattr=+avx"]`). `-filetype=obj` is always passed. */
+  llcFlags?: readonly string[];
+  /** Cache directory; default `<repo root>/.cache/objects/`. */
+  cacheDir?: string;
+}
+
+/**
+ * Compiles an LLVM IR file to an x86-64 ELF object and returns the object's path (in the cache).
+ *
+ * Pipeline: `opt <optPasses> -S in.ll -o tmp.ll` (only if optPasses is given), then
+ * `llc -filetype=obj <llcFlags> tmp.ll -o out.o`. The object is reused while the source text,
+ * the arguments and `llc --version` (and `opt --version`) are unchanged.
+ */
+export function compileToObject(source: string, options: CompileOptions = {}): string {
+  const sourcePath = resolve(source);
+  let sourceText: Buffer;
+  try {
+    sourceText = readFileSync(sourcePath);
+  } catch (error) {
+    throw new InvalidArgumentError("source", sourcePath, `a readable .ll file (${(error as Error).message})`);
+  }
+  const optArgs = options.optPasses === undefined ? undefined : [...options.optPasses];
+  const llcArgs = [...(options.llcFlags ?? [])];
+  const llc = findLlvmTool("llc");
+  const opt = optArgs === undefined ? undefined : findLlvmTool("opt");
+  const key = cacheKey([
+    "compileToObject/v1",
+    sourceText,
+    optArgs === undefined ? "<no opt>" : JSON.stringify(optArgs),
+    JSON.stringify(llcArgs),
+    toolVersion(llc),
+    opt === undefined ? "" : toolVersion(opt),
+  ]);
+  const cacheDir = resolve(options.cacheDir ?? defaultCacheDir());
+  const objectPath = join(cacheDir, `${key}.o`);
+  if (existsSync(objectPath)) return objectPath;
+
+  ensureDirectory(cacheDir);
+  const temporaries: string[] = [];
+  try {
+    let llcInput = sourcePath;
+    if (opt !== undefined && optArgs !== undefined) {
+      const optimized = temporaryPath(objectPath, ".ll");
+      temporaries.push(optimized);
+      runTool(opt, [...optArgs, "-S", sourcePath, "-o", optimized]);
+      llcInput = optimized;
+    }
+    const object = temporaryPath(objectPath, ".o");
+    temporaries.push(object);
+    runTool(llc, ["-filetype=obj", ...llcArgs, llcInput, "-o", object]);
+    renameSync(object, objectPath);
+  } finally {
+    for (const path of temporaries) rmSync(path, { force: true });
+  }
+  return objectPath;
+}
+
+export interface LinkOptions {
+  /** Cache directory; default `<repo root>/.cache/objects/`. */
+  cacheDir?: string;
+  /** Extra gcc arguments (libraries, `-Wl,...`). */
+  extraFlags?: readonly string[];
+}
+
+/**
+ * Links objects into a shared library with `gcc -shared` and returns its path (in the cache,
+ * keyed by the objects' bytes, the flags and gcc's version).
+ *
+ * `.llvm_stackmaps` is a read-only section holding absolute function addresses, so a shared
+ * object needs text relocations for it; `-Wl,-z,notext` tells the linker that is intended
+ * (otherwise GNU ld warns, and lld refuses).
+ */
+export function linkSharedLibrary(objects: readonly string[], options: LinkOptions = {}): string {
+  if (objects.length === 0) {
+    throw new InvalidArgumentError("objects", "an empty list", "at least one object file");
+  }
+  const objectPaths = objects.map((object) => resolve(object));
+  const contents = objectPaths.map((path) => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new InvalidArgumentError("object", path, `a readable object file (${(error as Error).message})`);
+    }
+  });
+  const flags = ["-Wl,-z,notext", ...(options.extraFlags ?? [])];
+  const gcc = "gcc";
+  const key = cacheKey(["linkSharedLibrary/v1", ...contents, JSON.stringify(flags), toolVersion(gcc)]);
+  const cacheDir = resolve(options.cacheDir ?? defaultCacheDir());
+  const libraryPath = join(cacheDir, `${key}.so`);
+  if (existsSync(libraryPath)) return libraryPath;
+
+  ensureDirectory(cacheDir);
+  const temporary = temporaryPath(libraryPath, ".so");
+  try {
+    runTool(gcc, ["-shared", "-o", temporary, ...objectPaths, ...flags]);
+    renameSync(temporary, libraryPath);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  return libraryPath;
+}
+
+/** Writes `data` to `path` atomically (temporary file in the same directory, then rename). */
+export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  ensureDirectory(dirname(path));
+  const temporary = temporaryPath(path, "");
+  try {
+    writeFileSync(temporary, data);
+    renameSync(temporary, path);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
