@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
 import { describeLlvmMaps, type MapDescription, type SafepointDescription } from "../loader/describe-safepoints.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
 import { ElfFile } from "../elf/elf-file.js";
@@ -31,7 +31,12 @@ function readInput(path: string): Uint8Array {
 
 function dumpReadobj(path: string): string {
   const bytes = readInput(path);
-  const elf = ElfFile.parse(bytes);
+  let elf: ElfFile;
+  try {
+    elf = ElfFile.parse(bytes);
+  } catch (e) {
+    throw e instanceof RootwalkError ? withContext(e, path) : e;
+  }
   let out = formatReadobjFileHeader({ path, machine: elf.machine, soname: elfSoname(elf) });
   const loaded = loadObjectStackMaps(bytes, path);
   if (loaded !== undefined) for (const blob of loaded.rawBlobs) out += formatBlobLikeReadobj(blob);
@@ -87,8 +92,4 @@ function frameText(s: SafepointDescription): string {
 function rootText(r: SafepointDescription["roots"][number]): string {
   const typed = r.type ? ` ${r.type}` : "";
   return r.base === r.derived ? `${r.base}${typed}` : `${r.derived} derived from ${r.base}`;
-}
-
-export function isRootwalkError(e: unknown): e is RootwalkError {
-  return e instanceof RootwalkError;
 }

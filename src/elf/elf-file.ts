@@ -144,7 +144,10 @@ export class ElfFile {
   ) {}
 
   /** Parses and validates the header, section headers and program headers of an ELF64 LE file. */
-  static parse(bytes: Uint8Array): ElfFile {
+  static parse(input: Uint8Array): ElfFile {
+    // A Node Buffer's slice() is a view, not a copy: work on a plain Uint8Array over the same
+    // memory so that every later .slice() of section bytes really copies.
+    const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
     const view = new ByteView(bytes);
     view.need(0, ELF_HEADER_SIZE_BYTES, "ELF header");
     checkIdent(view);

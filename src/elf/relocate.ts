@@ -92,7 +92,7 @@ export interface RelocationTarget {
 export function relocatedSection(elf: ElfFile, sectionName: string): RelocatedSection | undefined {
   const section = elf.section(sectionName);
   if (section === undefined) return undefined;
-  const result: RelocatedSection = { section, bytes: section.bytes().slice(), targets: new Map() };
+  const result: RelocatedSection = { section, bytes: new Uint8Array(section.bytes()), targets: new Map() };
   switch (elf.type) {
     case ET_REL:
       applyObjectRelocations(elf, result);

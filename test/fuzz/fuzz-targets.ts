@@ -49,3 +49,13 @@ export function runFuzz(target: FuzzTarget, inputs: readonly Uint8Array[], cases
   }
   return report;
 }
+
+/** A whole ELF object: header, sections, relocations, .eh_frame, stack maps, descriptions, readobj text. */
+export const objectFileTarget: FuzzTarget = (bytes) => {
+  const loaded = loadObjectStackMaps(bytes, "fuzz.o");
+  if (loaded === undefined) return;
+  describeObject(loaded);
+  for (const blob of loaded.rawBlobs) formatBlobLikeReadobj(blob);
+};
+import { loadObjectStackMaps } from "../../src/loader/object-file.js";
+import { describeObject } from "../../src/cli/dump-command.js";

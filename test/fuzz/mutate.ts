@@ -26,7 +26,7 @@ const INTERESTING_U32 = [0, 1, 2, 3, 7, 8, 0x7f, 0x80, 0xff, 0xffff, 0x10000, 0x
 
 /** One to four mutations of `seed`: flips, overwrites with boundary values, truncation, growth, splices. */
 export function mutate(seed: Uint8Array, rng: Rng): Uint8Array {
-  let bytes = seed.slice();
+  let bytes = new Uint8Array(seed); // a copy, also when seed is a Node Buffer
   const steps = 1 + rng.int(4);
   for (let s = 0; s < steps; s++) {
     const len = bytes.length;
@@ -44,10 +44,10 @@ export function mutate(seed: Uint8Array, rng: Rng): Uint8Array {
         if (len >= 2) new DataView(bytes.buffer, bytes.byteOffset).setUint16(rng.int(len >> 1) * 2, rng.pick(INTERESTING_U32) & 0xffff, true);
         break;
       case 4: // truncate
-        bytes = bytes.slice(0, rng.int(len + 1));
+        bytes = new Uint8Array(bytes.subarray(0, rng.int(len + 1)));
         break;
       case 5: { // append random bytes (or a copy of the start: a second blob)
-        const extra = rng.int(2) === 0 ? bytes.slice(0, rng.int(len + 1)) : Uint8Array.from({ length: rng.int(64) }, () => rng.int(256));
+        const extra = rng.int(2) === 0 ? new Uint8Array(bytes.subarray(0, rng.int(len + 1))) : Uint8Array.from({ length: rng.int(64) }, () => rng.int(256));
         const grown = new Uint8Array(len + extra.length);
         grown.set(bytes);
         grown.set(extra, len);
