@@ -12,7 +12,8 @@ import {
   locationRootType,
 } from "../safepoints/frame-descriptors.js";
 import type { MapFormat } from "../safepoints/registry.js";
-import { dwarfRegisterName, spellLocation } from "../stackmap/dwarf-registers.js";
+import { spellLocation } from "../stackmap/location-spelling.js";
+import { dwarfRegisterName } from "../unwind/dwarf-registers.js";
 import { LocationKind, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import { decodeStatepoint } from "../stackmap/statepoint.js";
 

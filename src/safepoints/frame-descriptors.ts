@@ -1,4 +1,5 @@
 import { InvalidArgumentError, UnsupportedInputError } from "../errors.js";
+import { X86_64_DWARF } from "../unwind/dwarf-registers.js";
 
 /*
  * The frame descriptors of one registered map: what the walker needs at each safepoint, in
@@ -38,8 +39,8 @@ import { InvalidArgumentError, UnsupportedInputError } from "../errors.js";
 export const CALLEE_SAVED_DWARF = [3, 6, 12, 13, 14, 15] as const; // rbx rbp r12 r13 r14 r15
 export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
 export const CALLEE_SAVED_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
-export const DWARF_RSP = 7;
-export const DWARF_RBP = 6;
+export const DWARF_RSP = X86_64_DWARF.RSP;
+export const DWARF_RBP = X86_64_DWARF.RBP;
 export const NO_CFA_RULE = 255;
 
 /** Index of a DWARF register in CALLEE_SAVED_DWARF, or -1. */

@@ -31,9 +31,20 @@ export const AARCH64_DWARF = {
   SP: 31,
 } as const;
 
-const X86_64_NAMES = ["RAX", "RDX", "RCX", "RBX", "RSI", "RDI", "RBP", "RSP", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15", "RIP"];
+const X86_64_NAMES = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"];
+/** 17-32 are xmm0-xmm15 (stack map live-outs and vector locations use them). */
+const X86_64_FIRST_XMM = 17;
+const X86_64_LAST_XMM = 32;
 
 /** The x86-64 name of a DWARF register (as llvm-dwarfdump prints it), or `reg<N>`. */
 export function x86_64RegisterName(register: number): string {
-  return X86_64_NAMES[register] ?? `reg${register}`;
+  return X86_64_NAMES[register]?.toUpperCase() ?? `reg${register}`;
+}
+
+/** rootwalk's spelling of an x86-64 DWARF register: `rbx`, `sp`, `r12`, `xmm3`; `R#n` otherwise. */
+export function dwarfRegisterName(register: number): string {
+  if (register === X86_64_DWARF.RSP) return "sp";
+  if (register < X86_64_NAMES.length) return X86_64_NAMES[register]!;
+  if (register >= X86_64_FIRST_XMM && register <= X86_64_LAST_XMM) return `xmm${register - X86_64_FIRST_XMM}`;
+  return `R#${register}`;
 }

@@ -1,3 +1,4 @@
+import { catchError } from "../support/catch-error.js";
 /**
  * Call-frame instruction semantics on hand-assembled FDEs: one case per opcode and per rule of
  * the row definition in src/unwind/cfi.ts. Defaults: x86-64 CIE (code alignment 1, data
@@ -43,14 +44,6 @@ function summary(row: CfiRow): { cfa: string; saved: Record<number, number>; arg
   };
 }
 
-function catchError(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error("expected an error");
-}
 
 describe("the row at an address", () => {
   // push rbp (1 byte) ; mov rsp, rbp (3 bytes) ; ... ; the classic frame-pointer prologue.

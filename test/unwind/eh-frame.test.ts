@@ -1,3 +1,4 @@
+import { catchError } from "../support/catch-error.js";
 /**
  * `.eh_frame` record parsing on hand-assembled sections: one case per rule of the layout in
  * src/unwind/eh-frame.ts, and one per way it can be broken. (Real compiler output is compared
@@ -10,14 +11,6 @@ import { EhFrameBuilder, i64, sleb, u16, u32, u64, uleb } from "./support/eh-fra
 
 const SECTION_ADDRESS = 0x40_0000;
 
-function catchError(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error("expected an error");
-}
 
 describe("records", () => {
   it("parses a CIE and its FDEs, stops at the zero terminator and ignores what follows", () => {
