@@ -25,6 +25,8 @@ export interface ObjectStackMaps {
   section: ElfSection;
   /** Blobs over the bytes as stored in the file (what llvm-readobj prints). */
   rawBlobs: StackMapBlob[];
+  /** The section with relocations applied: what a loaded program's memory holds (at bias 0). */
+  relocatedBytes: Uint8Array;
   /** The same blobs over the relocated bytes. */
   blobs: StackMapBlob[];
   /** Per blob, per function: where it is and its name. */
@@ -94,7 +96,7 @@ export function loadObjectStackMaps(
     const ehFrame = elf.section(".eh_frame");
     if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
     return {
-      path, elf, kind, soname: elfSoname(elf), section, rawBlobs, blobs, functions, unwind, descriptors,
+      path, elf, kind, soname: elfSoname(elf), section, rawBlobs, relocatedBytes: relocated.bytes, blobs, functions, unwind, descriptors,
       contentKey: hash.digest("hex"),
     };
   } catch (e) {
