@@ -107,3 +107,15 @@ export class DuplicateSafepointError extends RootwalkError {
     super("DUPLICATE_SAFEPOINT", `return address ${hex(returnAddress)}: found in ${second}, expected it only once (already registered by ${first})`);
   }
 }
+
+/** A read or write outside the memory's valid ranges, or misaligned. */
+export class MemoryAccessError extends RootwalkError {
+  constructor(
+    readonly address: number,
+    readonly sizeBytes: number,
+    readonly operation: "read" | "write",
+    readonly reason: string,
+  ) {
+    super("MEMORY_ACCESS", `${operation} of ${sizeBytes} bytes at ${hex(address)}: ${reason}`);
+  }
+}

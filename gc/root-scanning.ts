@@ -1,0 +1,17 @@
+/*
+ * What the collector needs from whoever knows where the roots are (the stack walker for thread
+ * stacks, a list for globals). The collector declares it; `walker/` implements it; collector
+ * tests use a mock over plain arrays. (After MMTk's src/vm/scanning.rs.)
+ *
+ * A collection uses a scanner in two phases, so that every root is read before any is written
+ * (one slot can hold the base of a derived pointer and be a root of its own):
+ *   1. scanRoots(visit): `visit` is called once per root with the address of the object it keeps
+ *      alive (the base pointer; an interior or derived pointer is reported by its base).
+ *   2. updateRoots(forward): after objects moved, the scanner rewrites every root slot it
+ *      reported: base' = forward(base), derived' = base' + (derived - base).
+ * Null (0) bases are never visited.
+ */
+export interface RootScanner {
+  scanRoots(visit: (baseAddress: number) => void): void;
+  updateRoots(forward: (oldBaseAddress: number) => number): void;
+}

@@ -1,0 +1,145 @@
+import { MemoryAccessError, hex } from "../errors.js";
+
+/*
+ * The one way rootwalk reads and writes a stack: 64-bit little-endian words at byte addresses.
+ *
+ * Addresses are plain numbers (x86-64 user addresses are below 2^47). Word VALUES are returned
+ * as numbers too: exact below 2^53, which covers every address and every small integer; a value
+ * at or above 2^53 (never an address: poison, a negative integer) comes back as the nearest
+ * double, which is enough to reject it as an address or return address. `readWordBigInt` is exact.
+ *
+ * Every access is checked against the valid ranges; an invalid one throws MemoryAccessError
+ * naming the address and size, never a crash. Implementations: SimulatedMemory (one buffer at a
+ * chosen base), RangedMemory (several, e.g. stacklets or snapshots), and the native one over
+ * koffi views (with the native runtime).
+ */
+export interface Memory {
+  readWord(address: number): number;
+  readWordBigInt(address: number): bigint;
+  writeWord(address: number, value: number): void;
+  /** True when `[address, address + sizeBytes)` lies inside one valid range. */
+  contains(address: number, sizeBytes: number): boolean;
+  /** The valid ranges, sorted by address, not overlapping. */
+  readonly ranges: readonly MemoryRange[];
+}
+
+export interface MemoryRange {
+  readonly base: number;
+  readonly sizeBytes: number;
+}
+
+export const WORD_BYTES = 8;
+const TWO_32 = 0x1_0000_0000;
+/** Fill pattern of fresh simulated memory: reads of never-written words are conspicuous. */
+export const POISON_WORD_LO = 0xdeadbeef;
+export const POISON_WORD_HI = 0xdeadbeef;
+
+/** One contiguous buffer of words mapped at `base` (8-aligned). */
+export class SimulatedMemory implements Memory {
+  readonly ranges: readonly MemoryRange[];
+  readonly words: Uint32Array;
+  readonly bytes: Uint8Array;
+  private readonly end: number;
+
+  constructor(
+    readonly base: number,
+    readonly sizeBytes: number,
+    options: { poison?: boolean; contents?: Uint8Array } = {},
+  ) {
+    if (!Number.isSafeInteger(base) || base < 0 || base % WORD_BYTES !== 0 || sizeBytes % WORD_BYTES !== 0 || sizeBytes <= 0) {
+      throw new MemoryAccessError(base, sizeBytes, "write", "a simulated memory needs an 8-aligned base and a positive multiple of 8 bytes");
+    }
+    this.words = new Uint32Array(sizeBytes / 4);
+    this.bytes = new Uint8Array(this.words.buffer);
+    if (options.poison ?? true) {
+      for (let i = 0; i < this.words.length; i += 2) {
+        this.words[i] = POISON_WORD_LO;
+        this.words[i + 1] = POISON_WORD_HI;
+      }
+    }
+    if (options.contents) this.bytes.set(options.contents.subarray(0, sizeBytes));
+    this.end = base + sizeBytes;
+    this.ranges = [{ base, sizeBytes }];
+  }
+
+  contains(address: number, sizeBytes: number): boolean {
+    return address >= this.base && address + sizeBytes <= this.end;
+  }
+
+  private index(address: number, operation: "read" | "write"): number {
+    const offset = address - this.base;
+    if (offset < 0 || address + WORD_BYTES > this.end || !Number.isInteger(address)) {
+      throw new MemoryAccessError(address, WORD_BYTES, operation, `outside [${hex(this.base)}, ${hex(this.end)})`);
+    }
+    if ((offset & 7) !== 0) throw new MemoryAccessError(address, WORD_BYTES, operation, "not 8-byte aligned");
+    return offset >>> 2;
+  }
+
+  readWord(address: number): number {
+    const i = this.index(address, "read");
+    return this.words[i + 1]! * TWO_32 + this.words[i]!;
+  }
+  readWordBigInt(address: number): bigint {
+    const i = this.index(address, "read");
+    return (BigInt(this.words[i + 1]!) << 32n) | BigInt(this.words[i]!);
+  }
+  writeWord(address: number, value: number): void {
+    const i = this.index(address, "write");
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new MemoryAccessError(address, WORD_BYTES, "write", `value ${value} is not an integer in [0, 2^53)`);
+    }
+    this.words[i] = value % TWO_32;
+    this.words[i + 1] = Math.floor(value / TWO_32);
+  }
+}
+
+/** Several non-overlapping ranges (stacklets, the pieces of a snapshot), each a SimulatedMemory. */
+export class RangedMemory implements Memory {
+  readonly ranges: readonly MemoryRange[];
+  private readonly parts: readonly SimulatedMemory[];
+  private last: SimulatedMemory;
+
+  constructor(parts: readonly SimulatedMemory[]) {
+    if (parts.length === 0) throw new MemoryAccessError(0, 0, "read", "a ranged memory needs at least one range");
+    this.parts = [...parts].sort((a, b) => a.base - b.base);
+    for (let i = 1; i < this.parts.length; i++) {
+      const prev = this.parts[i - 1]!;
+      if (prev.base + prev.sizeBytes > this.parts[i]!.base) {
+        throw new MemoryAccessError(this.parts[i]!.base, this.parts[i]!.sizeBytes, "write", `overlaps the range at ${hex(prev.base)}`);
+      }
+    }
+    this.ranges = this.parts.map((p) => ({ base: p.base, sizeBytes: p.sizeBytes }));
+    this.last = this.parts[0]!;
+  }
+
+  /** From `{base, bytes}` pieces (a snapshot), each padded to whole words. */
+  static fromPieces(pieces: readonly { base: number; bytes: Uint8Array }[]): RangedMemory {
+    return new RangedMemory(pieces.map((p) => new SimulatedMemory(p.base, Math.ceil(p.bytes.length / 8) * 8, { contents: p.bytes })));
+  }
+
+  private partFor(address: number, operation: "read" | "write"): SimulatedMemory {
+    const last = this.last;
+    if (address >= last.base && address + WORD_BYTES <= last.base + last.sizeBytes) return last;
+    for (const p of this.parts) {
+      if (address >= p.base && address + WORD_BYTES <= p.base + p.sizeBytes) {
+        this.last = p;
+        return p;
+      }
+    }
+    throw new MemoryAccessError(address, WORD_BYTES, operation, `outside every valid range (${this.parts.map((p) => `[${hex(p.base)}, ${hex(p.base + p.sizeBytes)})`).join(", ")})`);
+  }
+
+  contains(address: number, sizeBytes: number): boolean {
+    for (const p of this.parts) if (p.contains(address, sizeBytes)) return true;
+    return false;
+  }
+  readWord(address: number): number {
+    return this.partFor(address, "read").readWord(address);
+  }
+  readWordBigInt(address: number): bigint {
+    return this.partFor(address, "read").readWordBigInt(address);
+  }
+  writeWord(address: number, value: number): void {
+    this.partFor(address, "write").writeWord(address, value);
+  }
+}

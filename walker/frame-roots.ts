@@ -1,0 +1,142 @@
+import { hex } from "../src/errors.js";
+import {
+  DWARF_RSP,
+  ROOT_TYPE_ATOMIC,
+  ROOT_TYPE_COMPLEX,
+  ROOT_TYPE_TRAIT,
+  calleeSavedIndex,
+  locationDwarfReg,
+  locationKind,
+  locationRootType,
+} from "../src/safepoints/frame-descriptors.js";
+import { LocationKind } from "../src/stackmap/llvm-stackmap.js";
+import { UNKNOWN_SLOT, readSlot } from "./slot.js";
+import { WalkError, type Unwinder } from "./unwinder.js";
+
+/*
+ * The roots of one frame as slots (walker/slot.ts), appended to a RootPairs buffer.
+ *
+ * How each location kind of a (base, derived) pair resolves in a frame at its safepoint:
+ *   Indirect [reg + off]  the slot at reg + off; reg = sp is the frame's SP, any other register
+ *                         (rbp, or rbx in realigned frames) is that register's value in this frame
+ *   Register reg          the register's slot: the innermost frame's captured context, or the save
+ *                         slot where a callee stored it (only callee-saved registers survive a call)
+ *   Direct reg + off      an address, not a slot: a pair cannot be relocated through it; a gc
+ *                         alloca's Direct location is the slot of the pointer stored in the alloca
+ *   Constant, ConstantIndex   not relocatable (null is `Constant 0`)
+ * plimmix typed roots: POINTER is the slot itself; TRAIT is the heap-pointer slot at +8 of the
+ * two-word object the slot points to (none when the slot is null); COMPLEX is reported with its
+ * visitor (the first word of the structure it points to), not relocated here; ATOMIC is skipped.
+ */
+
+/** Growable struct-of-arrays of root pairs, reused across walks. */
+export class RootPairs {
+  count = 0;
+  baseSlots = new Float64Array(256);
+  derivedSlots = new Float64Array(256);
+  /** Frame index each pair came from (in walk order). */
+  frames = new Int32Array(256);
+  /** Locations that could not be relocated: constants, Direct pairs, COMPLEX roots. */
+  notRelocatable = 0;
+  /** COMPLEX roots: (slot, visitor address), kept for the runtime to visit. */
+  complexRoots: { slot: number; visitor: number; frame: number }[] = [];
+
+  clear(): void {
+    this.count = 0;
+    this.notRelocatable = 0;
+    this.complexRoots.length = 0;
+  }
+
+  push(baseSlot: number, derivedSlot: number, frame: number): void {
+    if (this.count === this.baseSlots.length) {
+      const grow = <T extends Float64Array | Int32Array>(a: T, make: (n: number) => T): T => {
+        const b = make(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.baseSlots = grow(this.baseSlots, (n) => new Float64Array(n));
+      this.derivedSlots = grow(this.derivedSlots, (n) => new Float64Array(n));
+      this.frames = grow(this.frames, (n) => new Int32Array(n));
+    }
+    this.baseSlots[this.count] = baseSlot;
+    this.derivedSlots[this.count] = derivedSlot;
+    this.frames[this.count] = frame;
+    this.count++;
+  }
+}
+
+const NOT_A_SLOT = Number.NaN;
+
+/** Appends every root pair of the unwinder's current frame to `out`. */
+export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
+  const d = u.descriptors;
+  const i = u.descriptor;
+  const pairStart = d.pairStart[i]!;
+  for (let p = 0; p < d.pairCount[i]!; p++) {
+    const baseLoc = d.pairs[(pairStart + p) * 2]!;
+    const derivedLoc = d.pairs[(pairStart + p) * 2 + 1]!;
+    const w0 = d.locations[derivedLoc * 2]!;
+    const type = locationRootType(w0);
+    if (type === ROOT_TYPE_ATOMIC) continue;
+    let derivedSlot = locationSlot(u, derivedLoc);
+    let baseSlot = baseLoc === derivedLoc ? derivedSlot : locationSlot(u, baseLoc);
+    if (Number.isNaN(derivedSlot) || Number.isNaN(baseSlot)) {
+      out.notRelocatable++;
+      continue;
+    }
+    if (type === ROOT_TYPE_TRAIT || type === ROOT_TYPE_COMPLEX) {
+      const target = readSlot(derivedSlot, u.memory, u.contexts);
+      if (target === 0) continue;
+      if (type === ROOT_TYPE_COMPLEX) {
+        out.complexRoots.push({ slot: derivedSlot, visitor: u.memory.readWord(target), frame: u.index });
+        out.notRelocatable++;
+        continue;
+      }
+      derivedSlot = baseSlot = target + 8;
+    }
+    out.push(baseSlot, derivedSlot, u.index);
+  }
+  // gc allocas: the pointer lives in the alloca, whose address the Direct location gives.
+  const allocaStart = d.locStart[i]! + d.deoptCount[i]! + 2 * d.pairCount[i]!;
+  for (let a = 0; a < d.allocaCount[i]!; a++) {
+    const loc = allocaStart + a;
+    const slot = registerValuePlusOffset(u, locationDwarfReg(d.locations[loc * 2]!), d.locations[loc * 2 + 1]!, loc);
+    out.push(slot, slot, u.index);
+  }
+}
+
+/** The slot of location `loc` in the current frame, or NaN when it has none (constants, Direct). */
+export function locationSlot(u: Unwinder, loc: number): number {
+  const d = u.descriptors;
+  const w0 = d.locations[loc * 2]!;
+  const w1 = d.locations[loc * 2 + 1]!;
+  switch (locationKind(w0)) {
+    case LocationKind.Indirect:
+      return registerValuePlusOffset(u, locationDwarfReg(w0), w1, loc);
+    case LocationKind.Register: {
+      const reg = locationDwarfReg(w0);
+      const k = calleeSavedIndex(reg);
+      const slot = k < 0 ? UNKNOWN_SLOT : u.regSlots[k]!;
+      if (slot === UNKNOWN_SLOT) unresolvable(u, `a root in register ${reg}`, k < 0 ? "it is not callee-saved, so it cannot hold a value across a call" : "no callee saved it and the register context does not hold it");
+      return slot;
+    }
+    default:
+      return NOT_A_SLOT;
+  }
+}
+
+function registerValuePlusOffset(u: Unwinder, reg: number, offset: number, loc: number): number {
+  if (reg === DWARF_RSP) return u.sp + offset;
+  const k = calleeSavedIndex(reg);
+  const value = k < 0 ? Number.NaN : readSlot(u.regSlots[k]!, u.memory, u.contexts);
+  if (Number.isNaN(value)) {
+    unresolvable(u, `location #${loc} relative to register ${reg}`, "the register's value in this frame is unknown");
+  }
+  return value + offset;
+}
+
+function unresolvable(u: Unwinder, what: string, why: string): never {
+  // Always an error: a root that cannot be found can be neither relocated nor skipped safely.
+  throw new WalkError(u.ra, u.index, `${what} at safepoint ${hex(u.ra)} cannot be resolved: ${why}`, "a register context without the callee-saved registers");
+}
+

@@ -1,0 +1,112 @@
+import { InvalidArgumentError, MalformedInputError } from "../src/errors.js";
+import { RangedMemory } from "../src/memory/memory.js";
+import { FLAG_NO_UNWIND_INFO, FrameDescriptorBuilder, NO_CFA_RULE, encodeLocationWord0 } from "../src/safepoints/frame-descriptors.js";
+import { SafepointRegistry } from "../src/safepoints/registry.js";
+import type { SplitStackMethod, SplitStacks } from "./split-stacks.js";
+import type { WalkStart } from "./unwinder.js";
+
+/*
+ * A recorded stack: the format of ../shared/fixtures/split-stack/fixture_d300.json. All numbers
+ * are hex strings.
+ *   memory[]            {base, hex}: every stack range's bytes
+ *   functions[]         {name, addr, stackSize}
+ *   callsites[]         {ra, fn, rootSpOffsets[]}: the safepoints (roots are SP-relative slots)
+ *   entryRaSlot         the slot holding the innermost return address (the walk starts above it)
+ *   segments[]          {header, lo, hi, oldStack}: libgcc's stacklets, innermost first
+ *   splitstackFindRanges[]  {lo, hi, nextSp}: what __splitstack_find returned
+ *   morestackStart, morestackSize   where __morestack's code is
+ *   expectedRoots[]     {fn, slot, value} in walk order; expectedMorestackTransitions
+ */
+export interface StackSnapshotJson {
+  memory: { base: string; hex: string }[];
+  functions: { name: string; addr: string; stackSize: number | string }[];
+  callsites: { ra: string; fn: string; rootSpOffsets: (number | string)[] }[];
+  entryRaSlot: string;
+  segments?: { header?: string; lo: string; hi: string; oldStack: string }[];
+  splitstackFindRanges?: { lo: string; hi: string; nextSp: string }[];
+  morestackStart?: string;
+  morestackSize?: number | string;
+  expectedRoots?: { fn: string; slot: string; value: string }[];
+  expectedMorestackTransitions?: number;
+}
+
+export type WalkMethod = SplitStackMethod | "naive";
+
+export interface LoadedSnapshot {
+  memory: RangedMemory;
+  registry: SafepointRegistry;
+  start: WalkStart;
+  splitStacks(method: WalkMethod): SplitStacks | undefined;
+}
+
+function num(value: string | number | undefined, what: string): number {
+  const n = typeof value === "number" ? value : value === undefined ? Number.NaN : Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new MalformedInputError(`snapshot field ${what}`, 0, String(value), "a non-negative integer (hex string or number)");
+  return n;
+}
+
+export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
+  if (!Array.isArray(json.memory) || !Array.isArray(json.functions) || !Array.isArray(json.callsites)) {
+    throw new InvalidArgumentError("snapshot", "missing memory, functions or callsites", "the fixture format of shared/fixtures/split-stack");
+  }
+  const memory = RangedMemory.fromPieces(
+    json.memory.map((m, i) => {
+      if (typeof m.hex !== "string" || m.hex.length % 2 !== 0 || !/^[0-9a-f]*$/i.test(m.hex)) {
+        throw new MalformedInputError(`snapshot memory[${i}].hex`, 0, `${String(m.hex).slice(0, 16)}…`, "an even number of hex digits");
+      }
+      return { base: num(m.base, `memory[${i}].base`), bytes: Uint8Array.from(Buffer.from(m.hex, "hex")) };
+    }),
+  );
+  const builder = new FrameDescriptorBuilder();
+  const functionIndex = new Map<number, number>();
+  for (const f of json.functions) {
+    const address = num(f.addr, `function ${f.name}.addr`);
+    functionIndex.set(address, builder.addFunction({ name: f.name, address, stackSizeBytes: num(f.stackSize, `function ${f.name}.stackSize`) }));
+  }
+  json.callsites.forEach((c, r) => {
+    const fnAddress = num(c.fn, `callsites[${r}].fn`);
+    const fi = functionIndex.get(fnAddress);
+    if (fi === undefined) throw new MalformedInputError(`callsites[${r}].fn`, 0, c.fn, "the address of a listed function");
+    const stackSize = builder.functions[fi]!.stackSizeBytes;
+    const locStart = builder.nextLocationIndex;
+    const pairStart = builder.nextPairIndex;
+    for (const off of c.rootSpOffsets) {
+      const loc = builder.addLocation(encodeLocationWord0(3, 0, 7, 8), num(off, `callsites[${r}].rootSpOffsets`));
+      builder.addPair(loc, loc);
+    }
+    builder.addSafepoint({
+      returnAddress: num(c.ra, `callsites[${r}].ra`), frameSizeBytes: stackSize, stackSizeBytes: stackSize, cfaRegister: NO_CFA_RULE,
+      cfaOffsetBytes: 0, savedRegOffsets: [], flags: FLAG_NO_UNWIND_INFO, functionIndex: fi, blobIndex: 0, recordIndex: r, locStart,
+      deoptCount: 0, pairStart, pairCount: c.rootSpOffsets.length, allocaCount: 0,
+    });
+  });
+  const registry = new SafepointRegistry();
+  registry.register({ name: "snapshot", format: "llvm-v3", descriptors: builder.finish(), contentKey: "snapshot" });
+  const entryRaSlot = num(json.entryRaSlot, "entryRaSlot");
+  const start: WalkStart = { sp: entryRaSlot + 8, ra: memory.readWord(entryRaSlot) };
+  const morestack = json.morestackStart === undefined ? [] : [{ start: num(json.morestackStart, "morestackStart"), sizeBytes: num(json.morestackSize, "morestackSize") }];
+  return {
+    memory,
+    registry,
+    start,
+    splitStacks(method) {
+      switch (method) {
+        case "naive":
+          return undefined;
+        case "segments":
+          return {
+            method, morestack,
+            stacklets: (json.segments ?? []).map((s, i) => ({ lo: num(s.lo, `segments[${i}].lo`), hi: num(s.hi, `segments[${i}].hi`), oldStack: num(s.oldStack, `segments[${i}].oldStack`) })),
+          };
+        case "find-ranges":
+          return {
+            method, morestack,
+            findRanges: (json.splitstackFindRanges ?? []).map((s, i) => ({ lo: num(s.lo, `ranges[${i}].lo`), hi: num(s.hi, `ranges[${i}].hi`), nextSp: num(s.nextSp, `ranges[${i}].nextSp`) })),
+          };
+        case "geometry":
+          // Geometry alone: neither the stacklet list nor where __morestack is.
+          return { method, morestack: [] };
+      }
+    },
+  };
+}

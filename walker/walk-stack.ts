@@ -1,0 +1,42 @@
+import { RootPairs, collectFrameRoots } from "./frame-roots.js";
+import { readSlot } from "./slot.js";
+import { type ManagedChunk, type StopReason, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
+import type { Memory } from "../src/memory/memory.js";
+import type { RegistrySnapshot } from "../src/safepoints/registry.js";
+
+export interface WalkedFrame {
+  index: number;
+  sp: number;
+  ra: number;
+  functionName: string | undefined;
+}
+
+export interface WalkResult {
+  frames: WalkedFrame[];
+  /** Every root in walk order: its slot and the value in it (the derived value for a pair). */
+  roots: { slot: number; value: number; baseSlot: number; frame: number }[];
+  pairs: RootPairs;
+  transitions: number;
+  stopReason: StopReason | undefined;
+  stopDetail: string;
+  stoppedAt: number;
+  contexts: Unwinder["contexts"];
+}
+
+/** Walks a whole stack once and collects every frame and root (for dumps and tests). */
+export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): WalkResult {
+  const u = new Unwinder(snapshot, memory, options);
+  const pairs = new RootPairs();
+  const frames: WalkedFrame[] = [];
+  for (u.init(start); u.valid(); u.next()) {
+    const fn = u.descriptors.functions[u.descriptors.functionIndex[u.descriptor]!];
+    frames.push({ index: u.index, sp: u.sp, ra: u.ra, functionName: fn?.name });
+    collectFrameRoots(u, pairs);
+  }
+  const roots: WalkResult["roots"] = [];
+  for (let i = 0; i < pairs.count; i++) {
+    const slot = pairs.derivedSlots[i]!;
+    roots.push({ slot, value: readSlot(slot, memory, u.contexts), baseSlot: pairs.baseSlots[i]!, frame: pairs.frames[i]! });
+  }
+  return { frames, roots, pairs, transitions: u.transitions, stopReason: u.stopReason, stopDetail: u.stopDetail, stoppedAt: u.stoppedAt, contexts: u.contexts };
+}
