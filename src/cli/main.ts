@@ -3,11 +3,15 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError, RootwalkError } from "../errors.js";
 import { DUMP_FORMATS, dumpFiles, type DumpFormat } from "./dump-command.js";
+import { WALK_METHODS, walkSnapshotFile } from "./walk-command.js";
+import type { WalkMethod } from "../../walker/stack-snapshot.js";
 
 const USAGE = `usage: rootwalk <command> [options]
 
 commands:
   dump FILE... [--format readobj|text|json]   print the stack maps of objects, libraries, executables
+  walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]
+                                               walk a recorded stack and print every frame and root
   demo                                         compile a bundled example and dump its stack maps
 `;
 
@@ -30,6 +34,14 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(dumpFiles(positional, format));
         return 0;
       }
+      case "walk": {
+        const { positional, options, flags } = parseOptions(rest, ["method"], ["json"]);
+        const method = (options.get("method") ?? "segments") as WalkMethod;
+        if (!WALK_METHODS.includes(method)) throw new InvalidArgumentError("--method", method, WALK_METHODS.join(" | "));
+        if (positional.length !== 1) throw new InvalidArgumentError("walk", `${positional.length} files`, "one SNAPSHOT.json");
+        io.stdout(walkSnapshotFile(positional[0]!, method, flags.has("json")));
+        return 0;
+      }
       case "demo": {
         const { runDemo } = await import("./demo-command.js");
         await runDemo(io);
@@ -42,7 +54,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(USAGE);
         return command === undefined ? 1 : 0;
       default:
-        throw new InvalidArgumentError("command", command, "dump | demo");
+        throw new InvalidArgumentError("command", command, "dump | walk | demo");
     }
   } catch (e) {
     if (e instanceof RootwalkError) {
@@ -54,9 +66,14 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
 }
 
 /** `--name value` and `--name=value` options, the rest positional. */
-export function parseOptions(args: readonly string[], valued: readonly string[]): { positional: string[]; options: Map<string, string> } {
+export function parseOptions(
+  args: readonly string[],
+  valued: readonly string[],
+  booleans: readonly string[] = [],
+): { positional: string[]; options: Map<string, string>; flags: Set<string> } {
   const positional: string[] = [];
   const options = new Map<string, string>();
+  const flags = new Set<string>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("--")) {
@@ -65,12 +82,16 @@ export function parseOptions(args: readonly string[], valued: readonly string[])
     }
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
-    if (!valued.includes(name)) throw new InvalidArgumentError("option", arg, valued.map((v) => `--${v}`).join(", ") || "no options");
+    if (booleans.includes(name) && eq < 0) {
+      flags.add(name);
+      continue;
+    }
+    if (!valued.includes(name)) throw new InvalidArgumentError("option", arg, [...valued, ...booleans].map((v) => `--${v}`).join(", ") || "no options");
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined) throw new InvalidArgumentError(arg, "no value", "a value");
     options.set(name, value);
   }
-  return { positional, options };
+  return { positional, options, flags };
 }
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);

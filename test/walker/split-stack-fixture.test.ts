@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+import { SPLIT_STACK_FIXTURE } from "../support/fixtures.js";
 import { loadStackSnapshot, type StackSnapshotJson, type WalkMethod } from "../../walker/stack-snapshot.js";
 import { walkStack } from "../../walker/walk-stack.js";
 
@@ -10,8 +9,7 @@ import { walkStack } from "../../walker/walk-stack.js";
  * 3 stacklet crossings, 302 roots). Each method must find every expected root in order; a walk
  * that knows nothing of stacklets stops at the first return into __morestack.
  */
-export const FIXTURE_PATH = join(repoRoot(), "..", "shared", "fixtures", "split-stack", "fixture_d300.json");
-const fixture = JSON.parse(readFileSync(FIXTURE_PATH, "utf8")) as StackSnapshotJson;
+const fixture = JSON.parse(readFileSync(SPLIT_STACK_FIXTURE, "utf8")) as StackSnapshotJson;
 const expected = fixture.expectedRoots!.map((r) => ({ slot: Number(r.slot), value: Number(r.value) }));
 
 function walk(method: WalkMethod) {

@@ -1,0 +1,47 @@
+import { readFileSync } from "node:fs";
+import { InvalidArgumentError, MalformedInputError, RootwalkError, hex, withContext } from "../errors.js";
+import { loadStackSnapshot, type StackSnapshotJson, type WalkMethod } from "../../walker/stack-snapshot.js";
+import { walkStack } from "../../walker/walk-stack.js";
+import { describeSlot } from "../../walker/slot.js";
+
+export const WALK_METHODS: readonly WalkMethod[] = ["segments", "find-ranges", "geometry", "naive"];
+
+/**
+ * `rootwalk walk SNAPSHOT.json [--json] [--method …]`: walks a recorded stack (the format of
+ * shared/fixtures/split-stack) leniently, as a dump tool does, and prints every frame and root.
+ */
+export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean): string {
+  let parsed: StackSnapshotJson;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8")) as StackSnapshotJson;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code) throw new InvalidArgumentError(path, (e as NodeJS.ErrnoException).code!, "a readable file");
+    throw new MalformedInputError(`${path}: JSON`, 0, (e as Error).message, "a stack snapshot in JSON");
+  }
+  try {
+    const loaded = loadStackSnapshot(parsed);
+    const split = loaded.splitStacks(method);
+    const result = walkStack(loaded.registry.snapshot(), loaded.memory, loaded.start, { mode: "lenient", ...(split ? { splitStacks: split } : {}) });
+    if (json) {
+      return `${JSON.stringify({
+        roots: result.roots.map((r) => ({ slot: hex(r.slot), value: hex(r.value) })),
+        transitions: result.transitions,
+        frames: result.frames.length,
+        stoppedAt: hex(result.stoppedAt),
+      })}\n`;
+    }
+    const lines: string[] = [];
+    let r = 0;
+    for (const f of result.frames) {
+      lines.push(`#${f.index}  ra ${hex(f.ra)}  sp ${hex(f.sp)}  ${f.functionName ?? "?"}`);
+      for (; r < result.roots.length && result.roots[r]!.frame === f.index; r++) {
+        lines.push(`      root ${describeSlot(result.roots[r]!.slot)} = ${hex(result.roots[r]!.value)}`);
+      }
+    }
+    lines.push(`${result.frames.length} frames, ${result.roots.length} roots, ${result.transitions} stacklet transitions (method ${method})`);
+    lines.push(`stopped at ${hex(result.stoppedAt)}: ${result.stopReason}${result.stopDetail ? ` (${result.stopDetail})` : ""}`);
+    return lines.join("\n") + "\n";
+  } catch (e) {
+    throw e instanceof RootwalkError ? withContext(e, path) : e;
+  }
+}
