@@ -84,6 +84,8 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
       out.notRelocatable++;
       continue;
     }
+    checkSlot(u, baseSlot);
+    if (derivedSlot !== baseSlot) checkSlot(u, derivedSlot);
     if (type === ROOT_TYPE_TRAIT || type === ROOT_TYPE_COMPLEX) {
       const target = readSlot(derivedSlot, u.memory, u.contexts);
       if (target === 0) continue;
@@ -93,6 +95,7 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
         continue;
       }
       derivedSlot = baseSlot = target + 8;
+      checkSlot(u, derivedSlot);
     }
     out.push(baseSlot, derivedSlot, u.index);
   }
@@ -101,6 +104,7 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
   for (let a = 0; a < d.allocaCount[i]!; a++) {
     const loc = allocaStart + a;
     const slot = registerValuePlusOffset(u, locationDwarfReg(d.locations[loc * 2]!), d.locations[loc * 2 + 1]!, loc);
+    checkSlot(u, slot);
     out.push(slot, slot, u.index);
   }
 }
@@ -133,6 +137,13 @@ function registerValuePlusOffset(u: Unwinder, reg: number, offset: number, loc: 
     unresolvable(u, `location #${loc} relative to register ${reg}`, "the register's value in this frame is unknown");
   }
   return value + offset;
+}
+
+/** A stack slot must be in the memory the walker was given, and aligned: checked before any access. */
+function checkSlot(u: Unwinder, slot: number): void {
+  if (slot >= 0 && ((slot & 7) !== 0 || !u.memory.contains(slot, 8))) {
+    throw new WalkError(slot, u.index, `root slot ${hex(slot)} of safepoint ${hex(u.ra)} is outside the stack's memory or misaligned`, "a corrupt frame pointer or register value, or a stack map for different code");
+  }
 }
 
 function unresolvable(u: Unwinder, what: string, why: string): never {

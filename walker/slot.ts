@@ -35,7 +35,7 @@ export function writeSlot(slot: number, value: number, memory: Memory, contexts:
   }
   const n = -1 - slot;
   const context = contexts[Math.floor(n / CALLEE_SAVED_COUNT)];
-  if (context !== undefined) context.values[n % CALLEE_SAVED_COUNT] = value;
+  if (context !== undefined) context.set(n % CALLEE_SAVED_COUNT, value);
 }
 
 /** `[0x7ffd…]` for a stack slot, `rbx@chunk0` for a register of a captured context. */

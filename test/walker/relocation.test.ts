@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { SimulatedMemory } from "../../src/memory/memory.js";
+import { RegisterContext } from "../../walker/register-context.js";
+import { StackRootScanner } from "../../walker/stack-root-scanner.js";
+import { walkStack } from "../../walker/walk-stack.js";
+import { relocateRootPairs } from "../../walker/relocate-roots.js";
+import { syntheticRegistry } from "./support/synthetic-stack.js";
+
+const BASE = 0x7ff0_0000_0000;
+const TOP = BASE + 0x1000;
+const BOUNDARY = 0x9999;
+
+describe("relocating root pairs", () => {
+  it("one slot that is the base of a derived pair and a pair of its own: all reads happen before any write", () => {
+    // One frame: [sp+0] holds base b; [sp+8] holds b+24 derived from it. Pairs: (0,8) then (0,0).
+    const registry = syntheticRegistry([{ ra: 0x2000, frameSizeBytes: 32, pairs: [[0, 8], [0, 0]] }]);
+    const memory = new SimulatedMemory(BASE, 0x1000);
+    const sp = BASE + 0x100;
+    const b = 0x5000_0000;
+    memory.writeWord(sp, b);
+    memory.writeWord(sp + 8, b + 24);
+    memory.writeWord(sp + 32, BOUNDARY);
+    const result = walkStack(registry.snapshot(), memory, { sp, ra: 0x2000 }, { mode: "strict", boundaries: new Set([BOUNDARY]) });
+    expect(result.roots.map((r) => r.value)).toEqual([b + 24, b]);
+    const moved = 0x6000_0000;
+    relocateRootPairs(result.pairs, memory, result.contexts, (old) => (old === b ? moved : old));
+    expect(memory.readWord(sp)).toBe(moved);
+    expect(memory.readWord(sp + 8)).toBe(moved + 24);
+  });
+
+  it("derived pointers below their base and null bases", () => {
+    const registry = syntheticRegistry([{ ra: 0x2000, frameSizeBytes: 24, pairs: [[0, 8], [16, 16]] }]);
+    const memory = new SimulatedMemory(BASE, 0x1000);
+    const sp = BASE + 0x100;
+    memory.writeWord(sp, 0x5000_0100);
+    memory.writeWord(sp + 8, 0x5000_0100 - 16); // derived = base - 16
+    memory.writeWord(sp + 16, 0); // a null root
+    memory.writeWord(sp + 24, BOUNDARY);
+    const result = walkStack(registry.snapshot(), memory, { sp, ra: 0x2000 }, { mode: "strict", boundaries: new Set([BOUNDARY]) });
+    const written = relocateRootPairs(result.pairs, memory, result.contexts, (old) => old + 0x1000);
+    expect(written).toBe(2);
+    expect(memory.readWord(sp)).toBe(0x5000_1100);
+    expect(memory.readWord(sp + 8)).toBe(0x5000_1100 - 16);
+    expect(memory.readWord(sp + 16)).toBe(0);
+  });
+
+  it("the StackRootScanner visits bases, then rewrites slots and saved registers, across two threads", () => {
+    // Thread 1: frame A (ra 0x2000) saved rbx at CFA-16; its caller B (ra 0x3000) keeps a root in rbx.
+    const registry = syntheticRegistry([
+      { ra: 0x2000, frameSizeBytes: 16, pairs: [[0, 0]], saved: { 0: -16 } },
+      { ra: 0x3000, frameSizeBytes: 8, pairs: [] },
+    ]);
+    // B's root in a register: patch the descriptor through a second registry with a Register location.
+    const memory1 = new SimulatedMemory(BASE, 0x1000);
+    const sp = BASE + 0x100;
+    memory1.writeWord(sp, 0x5000_0000); // A's root
+    memory1.writeWord(sp + 8, 0x5100_0000); // A's save slot of rbx (CFA - 16 = sp + 24 - 16)
+    memory1.writeWord(sp + 16, 0x3000); // A's return address -> B
+    memory1.writeWord(sp + 24 + 8, BOUNDARY); // B's return address
+    const memory2 = new SimulatedMemory(TOP, 0x1000);
+    memory2.writeWord(TOP + 0x100, 0x5200_0000);
+    memory2.writeWord(TOP + 0x100 + 16, 0x3000);
+    memory2.writeWord(TOP + 0x100 + 24 + 8, BOUNDARY);
+    const threads = [
+      { memory: memory1, chunks: [{ sp, ra: 0x2000, registers: RegisterContext.from({ rbx: 0x5300_0000 }), boundaryRa: BOUNDARY }] },
+      { memory: memory2, chunks: [{ sp: TOP + 0x100, ra: 0x2000, boundaryRa: BOUNDARY }] },
+    ];
+    const scanner = new StackRootScanner(registry, () => threads);
+    const visited: number[] = [];
+    scanner.scanRoots((b) => visited.push(b));
+    expect(visited).toEqual([0x5000_0000, 0x5200_0000]);
+    expect(scanner.framesScanned).toBe(4);
+    scanner.updateRoots((old) => old + 0x10);
+    expect(memory1.readWord(sp)).toBe(0x5000_0010);
+    expect(memory2.readWord(TOP + 0x100)).toBe(0x5200_0010);
+    expect(scanner.rootsRelocated).toBe(2);
+  });
+});

@@ -1,0 +1,68 @@
+import { SimulatedMemory, type Memory, type MemoryRange } from "../../../src/memory/memory.js";
+import { FrameDescriptorBuilder, NO_CFA_RULE, encodeLocationWord0 } from "../../../src/safepoints/frame-descriptors.js";
+import { SafepointRegistry } from "../../../src/safepoints/registry.js";
+
+/** A safepoint of a synthetic map: a frame size and SP-relative root pairs. */
+export interface SyntheticSafepoint {
+  ra: number;
+  frameSizeBytes: number;
+  /** [baseOffset, derivedOffset] from SP; equal offsets for a plain root. */
+  pairs: [number, number][];
+  /** Callee-saved register k saved at CFA + offset (CALLEE_SAVED_DWARF order). */
+  saved?: Partial<Record<number, number>>;
+}
+
+/** Registers synthetic safepoints (Indirect [sp+off] roots) in a fresh registry. */
+export function syntheticRegistry(safepoints: readonly SyntheticSafepoint[]): SafepointRegistry {
+  const b = new FrameDescriptorBuilder();
+  const fn = b.addFunction({ name: "synthetic", address: 0x1000, stackSizeBytes: 0 });
+  safepoints.forEach((s, r) => {
+    const locStart = b.nextLocationIndex;
+    const pairStart = b.nextPairIndex;
+    for (const [baseOff, derivedOff] of s.pairs) {
+      const base = b.addLocation(encodeLocationWord0(3, 0, 7, 8), baseOff);
+      const derived = baseOff === derivedOff ? base : b.addLocation(encodeLocationWord0(3, 0, 7, 8), derivedOff);
+      b.addPair(base, derived);
+    }
+    const saved = [0, 0, 0, 0, 0, 0];
+    for (const [k, off] of Object.entries(s.saved ?? {})) saved[Number(k)] = off!;
+    b.addSafepoint({
+      returnAddress: s.ra, frameSizeBytes: s.frameSizeBytes, stackSizeBytes: s.frameSizeBytes, cfaRegister: 7, cfaOffsetBytes: s.frameSizeBytes + 8,
+      savedRegOffsets: saved, flags: 0, functionIndex: fn, blobIndex: 0, recordIndex: r, locStart, deoptCount: 0, pairStart, pairCount: s.pairs.length, allocaCount: 0,
+    });
+  });
+  const registry = new SafepointRegistry();
+  registry.register({ name: "synthetic", format: "llvm-v3", descriptors: b.finish(), contentKey: "synthetic" });
+  return registry;
+}
+
+/** Records every access attempted outside the valid ranges (the walker must never make one). */
+export class SpyMemory implements Memory {
+  readonly outOfRange: number[] = [];
+  readonly reads: number[] = [];
+  constructor(readonly inner: Memory) {}
+  get ranges(): readonly MemoryRange[] {
+    return this.inner.ranges;
+  }
+  contains(address: number, sizeBytes: number): boolean {
+    return this.inner.contains(address, sizeBytes);
+  }
+  private check(address: number): void {
+    this.reads.push(address);
+    if (!this.inner.contains(address, 8)) this.outOfRange.push(address);
+  }
+  readWord(address: number): number {
+    this.check(address);
+    return this.inner.readWord(address);
+  }
+  readWordBigInt(address: number): bigint {
+    this.check(address);
+    return this.inner.readWordBigInt(address);
+  }
+  writeWord(address: number, value: number): void {
+    this.check(address);
+    this.inner.writeWord(address, value);
+  }
+}
+
+export { SimulatedMemory };
