@@ -261,6 +261,30 @@ export const CORPUS: CorpusEntry[] = [
       readobjLines: ["#4: Indirect [R#7 + 16], size: 8", "#4: Indirect [R#7 + 32], size: 8"],
     },
   }),
+  // The chains the walker's native tests stop at a safepoint (test/walker/native/).
+  entry("native-chain-args", {
+    optPasses: [...RS4GC, "-spp-rematerialization-threshold=0"],
+    llcFlags: ["-O2"],
+    covers: ["statepoint", "frame:pushed-args", "statepoint:derived-pairs"],
+    expect: { pushedArgs: true },
+  }),
+  entry("native-chain-csr", {
+    optPasses: RS4GC,
+    llcFlags: ["-O2", "-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"],
+    covers: ["statepoint", "location:register"],
+  }),
+  entry("native-chain-dynamic", {
+    optPasses: RS4GC,
+    llcFlags: ["-O2"],
+    covers: ["statepoint", "frame:dynamic"],
+    expect: { dynamicFrame: true },
+  }),
+  entry("native-chain-fp", {
+    optPasses: RS4GC,
+    llcFlags: ["-O2"],
+    covers: ["statepoint", "frame:frame-pointer"],
+    expect: { framePointer: true },
+  }),
   entry("call-chain", {
     optPasses: RS4GC,
     covers: ["statepoint", "control:call-chain"],
@@ -268,7 +292,7 @@ export const CORPUS: CorpusEntry[] = [
   }),
   entry("call-chain-frame-pointer", {
     optPasses: RS4GC,
-    covers: ["statepoint", "control:call-chain", "frame:frame-pointer"],
+    covers: ["statepoint", "frame:frame-pointer"],
     expect: { records: 3, framePointer: true },
   }),
   entry("mixed-kinds", {

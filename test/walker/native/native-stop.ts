@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileToObject, findLlvmTool, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
+import { corpusEntry } from "../../ll/corpus.js";
 import {
   parseReadobjStackmap,
   recordsOfFunction,
@@ -132,6 +133,7 @@ interface VariantBuild {
   optPasses: string[];
   llcFlags: string[];
   info: VariantInfo;
+  /** The corpus entry (test/ll/corpus.ts) the program is compiled from. */
   /** Per frame (same order as info.frames): roots used after the call, as (base, derived). */
   mustInclude: { base: ObjectRef; derived: ObjectRef }[][];
 }
@@ -148,7 +150,7 @@ const plain = (object: number): { base: ObjectRef; derived: ObjectRef } => ({
 
 const BUILDS: Record<NativeStopVariant, VariantBuild> = {
   "chain-args": {
-    source: "chain-args.ll",
+    source: "native-chain-args",
     optPasses: [RS4GC, "-spp-rematerialization-threshold=0"],
     llcFlags: ["-O2"],
     info: {
@@ -166,7 +168,7 @@ const BUILDS: Record<NativeStopVariant, VariantBuild> = {
     ],
   },
   "chain-csr": {
-    source: "chain-csr.ll",
+    source: "native-chain-csr",
     optPasses: [RS4GC],
     llcFlags: ["-O2", "-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"],
     info: {
@@ -184,7 +186,7 @@ const BUILDS: Record<NativeStopVariant, VariantBuild> = {
     ],
   },
   "chain-dynamic": {
-    source: "chain-dynamic.ll",
+    source: "native-chain-dynamic",
     optPasses: [RS4GC],
     llcFlags: ["-O2"],
     info: {
@@ -197,7 +199,7 @@ const BUILDS: Record<NativeStopVariant, VariantBuild> = {
     mustInclude: [[plain(B), plain(D)], [plain(A)], [plain(C)], [plain(D)]],
   },
   "chain-fp": {
-    source: "chain-fp.ll",
+    source: "native-chain-fp",
     optPasses: [RS4GC],
     llcFlags: ["-O2"],
     info: {
@@ -257,11 +259,17 @@ export function buildNativeStop(variant: NativeStopVariant): { object: string; e
   if (build === undefined) throw new Error(`unknown native-stop variant ${JSON.stringify(variant)}`);
   const gccVersion = requireCommand("gcc", "to link the native-stop harness");
   const directory = nativeStopDirectory();
-  const object = compileToObject(join(directory, build.source), {
-    optPasses: build.optPasses,
-    llcFlags: build.llcFlags,
+  // The programs are part of the loader's .ll corpus (test/ll/native-chain-*.ll), so the loader
+  // tests check their stack maps against llvm-readobj and their frame sizes against objdump.
+  const entry = corpusEntry(build.source);
+  const object = compileToObject(entry.file, {
+    optPasses: entry.optPasses ?? [],
+    llcFlags: entry.llcFlags ?? [],
     cacheDir: join(cacheRoot(), "objects"),
   });
+  if (JSON.stringify(entry.optPasses) !== JSON.stringify(build.optPasses) || JSON.stringify(entry.llcFlags) !== JSON.stringify(build.llcFlags)) {
+    throw new Error(`native-stop ${variant}: flags differ from corpus entry ${build.source}`);
+  }
   const harness = join(directory, "harness.c");
   const trampoline = join(directory, "trampoline.S");
   const key = sha256([

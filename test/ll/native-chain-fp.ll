@@ -1,4 +1,4 @@
-; rootwalk native stop: chain-fp
+; rootwalk corpus: native-chain-fp (stopped at a safepoint by test/walker/native/harness.c)
 ; A real stop at gc_safepoint_poll, 4 managed frames deep (innermost first):
 ;   rw_fp_f3 -> rw_fp_f2 -> rw_fp_f1 -> rw_chain_entry -> (rw_enter, the boundary)
 ; Covers: every managed function has "frame-pointer"="all": `push %rbp; mov %rsp,%rbp` prologues,

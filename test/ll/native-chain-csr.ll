@@ -1,4 +1,4 @@
-; rootwalk native stop: chain-csr
+; rootwalk corpus: native-chain-csr (stopped at a safepoint by test/walker/native/harness.c)
 ; A real stop at gc_safepoint_poll, 4 managed frames deep (innermost first):
 ;   rw_csr_f3 -> rw_csr_f2 -> rw_csr_f1 -> rw_chain_entry -> (rw_enter, the boundary)
 ; Covers: GC pointers kept in callee-saved registers across statepoints (`Register R#3`,

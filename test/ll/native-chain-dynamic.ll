@@ -1,4 +1,4 @@
-; rootwalk native stop: chain-dynamic
+; rootwalk corpus: native-chain-dynamic (stopped at a safepoint by test/walker/native/harness.c)
 ; A real stop at gc_safepoint_poll, 4 managed frames deep (innermost first):
 ;   rw_dyn_f3 -> rw_dyn_f2 -> rw_dyn_f1 -> rw_chain_entry -> (rw_enter, the boundary)
 ; Covers: a MIDDLE frame (rw_dyn_f2) with a variable-sized alloca (`alloca i64, i64 %n`, %n a

@@ -1,7 +1,7 @@
-; rootwalk native stop: chain-args
+; rootwalk corpus: native-chain-args (stopped at a safepoint by test/walker/native/harness.c)
 ; A real stop at gc_safepoint_poll, 4 managed frames deep (innermost first):
 ;   rw_args_f3 -> rw_args_f2 -> rw_args_f1 -> rw_chain_entry -> (rw_enter, the boundary)
-; Covers:
+; Covers: (each item below)
 ;   - rw_args_f1 calls rw_args_f2 with 9 integer-class arguments: llc (X86CallFrameOptimization,
 ;     on by default at -O2) does `subq $8` (alignment) and PUSHES the last three (x6, x7 and the
 ;     GC pointer D) right before the call, so at the stop rw_args_f1 is an OUTER frame with 32
