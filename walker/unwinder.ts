@@ -283,8 +283,11 @@ export class Unwinder {
         return;
       }
       this.cfa = rbp + d.cfaOffsetBytes[i]!;
-      if (d.cfaRegister[i] !== DWARF_RBP || this.cfa <= this.sp) {
-        this.fail("no-progress", this.ra, `frame pointer ${hex(rbp)} gives CFA ${hex(this.cfa)}, not above SP ${hex(this.sp)}`, "a corrupt saved rbp");
+      // The fixed part of the frame (StackSize, when static) lies between SP and the return-address
+      // slot; pushed arguments can only add to it.
+      const fixedBytes = Math.max(0, d.stackSizeBytes[i]!);
+      if (d.cfaRegister[i] !== DWARF_RBP || this.cfa - 8 - this.sp < fixedBytes) {
+        this.fail("no-progress", this.ra, `frame pointer ${hex(rbp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`, "a corrupt saved rbp or starting SP");
         return;
       }
     } else {

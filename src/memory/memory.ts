@@ -17,6 +17,7 @@ export interface Memory {
   readWord(address: number): number;
   readWordBigInt(address: number): bigint;
   writeWord(address: number, value: number): void;
+  writeWordBigInt(address: number, value: bigint): void;
   /** True when `[address, address + sizeBytes)` lies inside one valid range. */
   contains(address: number, sizeBytes: number): boolean;
   /** The valid ranges, sorted by address, not overlapping. */
@@ -91,6 +92,11 @@ export class SimulatedMemory implements Memory {
     this.words[i] = value % TWO_32;
     this.words[i + 1] = Math.floor(value / TWO_32);
   }
+  writeWordBigInt(address: number, value: bigint): void {
+    const i = this.index(address, "write");
+    this.words[i] = Number(BigInt.asUintN(32, value));
+    this.words[i + 1] = Number(BigInt.asUintN(32, value >> 32n));
+  }
 }
 
 /** Several non-overlapping ranges (stacklets, the pieces of a snapshot), each a SimulatedMemory. */
@@ -141,5 +147,8 @@ export class RangedMemory implements Memory {
   }
   writeWord(address: number, value: number): void {
     this.partFor(address, "write").writeWord(address, value);
+  }
+  writeWordBigInt(address: number, value: bigint): void {
+    this.partFor(address, "write").writeWordBigInt(address, value);
   }
 }

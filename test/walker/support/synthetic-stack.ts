@@ -63,6 +63,10 @@ export class SpyMemory implements Memory {
     this.check(address);
     this.inner.writeWord(address, value);
   }
+  writeWordBigInt(address: number, value: bigint): void {
+    this.check(address);
+    this.inner.writeWordBigInt(address, value);
+  }
 }
 
 export { SimulatedMemory };
