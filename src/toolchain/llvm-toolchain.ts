@@ -125,7 +125,7 @@ function toolVersion(tool: string): string {
 }
 
 /** SHA-256 over length-prefixed parts, so that ("ab","c") and ("a","bc") differ. */
-function cacheKey(parts: readonly (string | Uint8Array)[]): string {
+export function cacheKey(parts: readonly (string | Uint8Array)[]): string {
   const hash = createHash("sha256");
   for (const part of parts) {
     const bytes = typeof part === "string" ? Buffer.from(part, "utf8") : part;

@@ -76,3 +76,31 @@ describe("relocating root pairs", () => {
     expect(scanner.rootsRelocated).toBe(2);
   });
 });
+
+describe("typed roots (_GC_MAP_): pointer, trait, complex, atomic", () => {
+  it("TRAIT roots are the heap-pointer slot at +8 of the object; COMPLEX roots report their visitor; ATOMIC are skipped", async () => {
+    const { ROOT_TYPE_ATOMIC, ROOT_TYPE_COMPLEX, ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT } = await import("../../src/safepoints/frame-descriptors.js");
+    const registry = syntheticRegistry([
+      { ra: 0x2000, frameSizeBytes: 40, pairs: [[0, 0], [8, 8], [16, 16], [24, 24], [32, 32]], types: [ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT, ROOT_TYPE_COMPLEX, ROOT_TYPE_ATOMIC, ROOT_TYPE_TRAIT] },
+    ]);
+    const memory = new SimulatedMemory(BASE, 0x1000);
+    const sp = BASE + 0x100;
+    const trait = BASE + 0x800; // a two-word trait object on the stack: [vtable, heap pointer]
+    const complex = BASE + 0x900; // a structure whose first word is its visitor
+    memory.writeWord(sp, 0x5000_0000);
+    memory.writeWord(sp + 8, trait);
+    memory.writeWord(trait, 0x1234);
+    memory.writeWord(trait + 8, 0x5100_0000);
+    memory.writeWord(sp + 16, complex);
+    memory.writeWord(complex, 0x40_1000);
+    memory.writeWord(sp + 24, 42);
+    memory.writeWord(sp + 32, 0); // a null trait: nothing to scan
+    memory.writeWord(sp + 40, BOUNDARY);
+    const result = walkStack(registry.snapshot(), memory, { sp, ra: 0x2000 }, { mode: "strict", boundaries: new Set([BOUNDARY]) });
+    expect(result.roots.map((r) => [r.slot - BASE, r.value])).toEqual([
+      [0x100, 0x5000_0000],
+      [0x808, 0x5100_0000],
+    ]);
+    expect(result.pairs.complexRoots).toEqual([{ slot: sp + 16, visitor: 0x40_1000, frame: 0 }]);
+  });
+});

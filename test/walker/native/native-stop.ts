@@ -1,9 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compileToObject, findLlvmTool, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
+import { cacheKey, compileToObject, findLlvmTool, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
 import { corpusEntry } from "../../ll/corpus.js";
 import {
   parseReadobjStackmap,
@@ -239,16 +238,6 @@ function requireCommand(command: string, purpose: string): string {
   return result.stdout;
 }
 
-function sha256(parts: readonly (string | Uint8Array)[]): string {
-  const hash = createHash("sha256");
-  for (const part of parts) {
-    const bytes = typeof part === "string" ? Buffer.from(part, "utf8") : part;
-    hash.update(`${bytes.byteLength}:`);
-    hash.update(bytes);
-  }
-  return hash.digest("hex");
-}
-
 function temporaryName(path: string): string {
   return `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
 }
@@ -272,7 +261,7 @@ export function buildNativeStop(variant: NativeStopVariant): { object: string; e
   }
   const harness = join(directory, "harness.c");
   const trampoline = join(directory, "trampoline.S");
-  const key = sha256([
+  const key = cacheKey([
     "native-stop/link/v1",
     readFileSync(object),
     readFileSync(harness),

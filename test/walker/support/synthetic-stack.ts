@@ -8,6 +8,8 @@ export interface SyntheticSafepoint {
   frameSizeBytes: number;
   /** [baseOffset, derivedOffset] from SP; equal offsets for a plain root. */
   pairs: [number, number][];
+  /** Root types (ROOT_TYPE_*) per pair, for _GC_MAP_-style typed roots; default untyped. */
+  types?: number[];
   /** Callee-saved register k saved at CFA + offset (CALLEE_SAVED_DWARF order). */
   saved?: Partial<Record<number, number>>;
 }
@@ -19,9 +21,10 @@ export function syntheticRegistry(safepoints: readonly SyntheticSafepoint[]): Sa
   safepoints.forEach((s, r) => {
     const locStart = b.nextLocationIndex;
     const pairStart = b.nextPairIndex;
-    for (const [baseOff, derivedOff] of s.pairs) {
-      const base = b.addLocation(encodeLocationWord0(3, 0, 7, 8), baseOff);
-      const derived = baseOff === derivedOff ? base : b.addLocation(encodeLocationWord0(3, 0, 7, 8), derivedOff);
+    for (const [p, [baseOff, derivedOff]] of s.pairs.entries()) {
+      const type = s.types?.[p] ?? 0;
+      const base = b.addLocation(encodeLocationWord0(3, type, 7, 8), baseOff);
+      const derived = baseOff === derivedOff ? base : b.addLocation(encodeLocationWord0(3, type, 7, 8), derivedOff);
       b.addPair(base, derived);
     }
     const saved = [0, 0, 0, 0, 0, 0];
