@@ -1,5 +1,6 @@
 import { hex } from "../src/errors.js";
 import {
+  DWARF_CFA,
   DWARF_RSP,
   ROOT_TYPE_ATOMIC,
   ROOT_TYPE_COMPLEX,
@@ -17,8 +18,9 @@ import { WalkError, type Unwinder } from "./unwinder.js";
  * The roots of one frame as slots (walker/slot.ts), appended to a RootPairs buffer.
  *
  * How each location kind of a (base, derived) pair resolves in a frame at its safepoint:
- *   Indirect [reg + off]  the slot at reg + off; reg = sp is the frame's SP, any other register
- *                         (rbp, or rbx in realigned frames) is that register's value in this frame
+ *   Indirect [reg + off]  the slot at reg + off; reg = sp is the frame's SP, DWARF_CFA its CFA,
+ *                         any other register (rbp, or rbx in realigned frames) is that register's
+ *                         value in this frame
  *   Register reg          the register's slot: the innermost frame's captured context, or the save
  *                         slot where a callee stored it (only callee-saved registers survive a call)
  *   Direct reg + off      an address, not a slot: a pair cannot be relocated through it; a gc
@@ -131,6 +133,7 @@ export function locationSlot(u: Unwinder, loc: number): number {
 
 function registerValuePlusOffset(u: Unwinder, reg: number, offset: number, loc: number): number {
   if (reg === DWARF_RSP) return u.sp + offset;
+  if (reg === DWARF_CFA) return u.cfa + offset;
   const k = calleeSavedIndex(reg);
   const value = k < 0 ? Number.NaN : readSlot(u.regSlots[k]!, u.memory, u.contexts);
   if (Number.isNaN(value)) {

@@ -42,6 +42,13 @@ export const CALLEE_SAVED_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as 
 export const DWARF_RSP = X86_64_DWARF.RSP;
 export const DWARF_RBP = X86_64_DWARF.RBP;
 export const NO_CFA_RULE = 255;
+/**
+ * A pseudo DWARF register for Indirect locations relative to the frame's CFA (the caller's SP
+ * after the call returns). Formats whose root offsets are function-wide (plimmix `_GC_MAP_`,
+ * OCaml frame tables) are loaded this way, so that outgoing arguments pushed at a call site,
+ * which move SP but not the CFA, do not move the roots.
+ */
+export const DWARF_CFA = 254;
 
 /** Index of a DWARF register in CALLEE_SAVED_DWARF, or -1. */
 export function calleeSavedIndex(dwarfReg: number): number {

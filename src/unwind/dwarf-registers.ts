@@ -44,6 +44,7 @@ export function x86_64RegisterName(register: number): string {
 /** rootwalk's spelling of an x86-64 DWARF register: `rbx`, `sp`, `r12`, `xmm3`; `R#n` otherwise. */
 export function dwarfRegisterName(register: number): string {
   if (register === X86_64_DWARF.RSP) return "sp";
+  if (register === 254) return "cfa"; // DWARF_CFA, rootwalk's pseudo register (frame-descriptors.ts)
   if (register < X86_64_NAMES.length) return X86_64_NAMES[register]!;
   if (register >= X86_64_FIRST_XMM && register <= X86_64_LAST_XMM) return `xmm${register - X86_64_FIRST_XMM}`;
   return `R#${register}`;

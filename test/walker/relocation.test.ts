@@ -104,3 +104,25 @@ describe("typed roots (_GC_MAP_): pointer, trait, complex, atomic", () => {
     expect(result.pairs.complexRoots).toEqual([{ slot: sp + 16, visitor: 0x40_1000, frame: 0 }]);
   });
 });
+
+describe("CFA-relative roots (function-wide offsets of _GC_MAP_ and OCaml maps)", () => {
+  it("resolve against the CFA, so pushed outgoing arguments do not move them", async () => {
+    const { FrameDescriptorBuilder, DWARF_CFA, encodeLocationWord0, NO_CFA_RULE } = await import("../../src/safepoints/frame-descriptors.js");
+    const { SafepointRegistry } = await import("../../src/safepoints/registry.js");
+    const b = new FrameDescriptorBuilder();
+    const fn = b.addFunction({ name: "f", address: 0x1000, stackSizeBytes: 24 });
+    const loc = b.addLocation(encodeLocationWord0(3, 4, DWARF_CFA, 8), -24); // CFA - 24 = SP + 8 without pushes
+    b.addPair(loc, loc);
+    // At this call site 16 bytes of arguments were pushed: the effective frame size is 40.
+    b.addSafepoint({ returnAddress: 0x2000, frameSizeBytes: 40, stackSizeBytes: 24, cfaRegister: 7, cfaOffsetBytes: 48, savedRegOffsets: [], flags: 0, functionIndex: fn, blobIndex: 0, recordIndex: 0, locStart: loc, deoptCount: 0, pairStart: 0, pairCount: 1, allocaCount: 0 });
+    void NO_CFA_RULE;
+    const registry = new SafepointRegistry();
+    registry.register({ name: "cfa", format: "plimmix-v1", descriptors: b.finish(), contentKey: "cfa" });
+    const memory = new SimulatedMemory(BASE, 0x1000);
+    const sp = BASE + 0x100;
+    memory.writeWord(sp + 24, 0x5000_0000); // SP + 16 pushed + 8
+    memory.writeWord(sp + 40, BOUNDARY);
+    const result = walkStack(registry.snapshot(), memory, { sp, ra: 0x2000 }, { mode: "strict", boundaries: new Set([BOUNDARY]) });
+    expect(result.roots).toMatchObject([{ slot: sp + 24, value: 0x5000_0000 }]);
+  });
+});
