@@ -1,0 +1,46 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cacheKey, findLlvmTool, linkSharedLibrary, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
+
+/**
+ * Builds the sources of test/formats/ll/ into objects cached under `.cache/formats/` (keyed by the
+ * source bytes, the arguments and the tool's version, like src/toolchain/llvm-toolchain.ts).
+ *
+ * llc runs in ll/ with the bare file name, because LLVM's OCaml printer names its symbols after
+ * the module identifier, which is the path llc was given cut at its first '.':
+ * `llc ocaml-basic.ll` gives `camlOcaml-basic__frametable`.
+ */
+export const FORMATS_LL_DIR = join(dirname(fileURLToPath(import.meta.url)), "ll");
+export const FORMATS_CACHE_DIR = join(repoRoot(), ".cache", "formats");
+
+function build(tool: string, source: string, args: readonly string[], suffix: string): string {
+  const text = readFileSync(join(FORMATS_LL_DIR, source));
+  const key = cacheKey(["test/formats/v1", tool, source, text, JSON.stringify(args), runTool(tool, ["--version"])]);
+  const out = join(FORMATS_CACHE_DIR, `${key}${suffix}`);
+  if (existsSync(out)) return out;
+  const temporary = `${out}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  try {
+    mkdirSync(FORMATS_CACHE_DIR, { recursive: true });
+    runTool(tool, [...args, source, "-o", temporary], { cwd: FORMATS_LL_DIR });
+    renameSync(temporary, out);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  return out;
+}
+
+/** `llc -O2 -filetype=obj <name>` in ll/: the path of the object. */
+export function compileFormatsLl(name: string, llcFlags: readonly string[] = ["-O2"]): string {
+  return build(findLlvmTool("llc"), name, ["-filetype=obj", ...llcFlags], ".o");
+}
+
+/** `llvm-mc -filetype=obj -triple=x86_64-pc-linux-gnu <name>` in ll/: the path of the object. */
+export function assembleFormatsAsm(name: string): string {
+  return build(findLlvmTool("llvm-mc"), name, ["-filetype=obj", "-triple=x86_64-pc-linux-gnu"], ".o");
+}
+
+/** `gcc -shared` of the objects, cached with the others. */
+export function linkFormatsShared(objects: readonly string[]): string {
+  return linkSharedLibrary(objects, { cacheDir: FORMATS_CACHE_DIR });
+}
