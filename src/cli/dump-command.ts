@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
-import { describeLlvmMaps, type MapDescription, type SafepointDescription } from "../loader/describe-safepoints.js";
+import { describeGcrootMaps, describeLlvmMaps, type MapDescription, type SafepointDescription } from "../loader/describe-safepoints.js";
+import { loadPlimmixFromElf } from "../loader/plimmix-loader.js";
+import { loadOcamlFromElf } from "../loader/ocaml-loader.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { elfSoname } from "../elf/dynamic.js";
@@ -14,10 +16,7 @@ export function dumpFiles(paths: readonly string[], format: DumpFormat): string 
   if (paths.length === 0) throw new InvalidArgumentError("dump", "no FILE", "one or more object files, shared libraries or executables");
   if (format === "readobj") return paths.map(dumpReadobj).join("");
   const maps: MapDescription[] = [];
-  for (const path of paths) {
-    const loaded = loadObjectStackMaps(readInput(path), path);
-    if (loaded !== undefined) maps.push(...describeObject(loaded));
-  }
+  for (const path of paths) maps.push(...describeFile(readInput(path), path));
   return format === "json" ? `${JSON.stringify({ maps })}\n` : formatText(maps, paths);
 }
 
@@ -43,15 +42,44 @@ function dumpReadobj(path: string): string {
   return out;
 }
 
+/**
+ * Every stack map of an ELF file, whatever its format: LLVM's `.llvm_stackmaps` section, plimmix
+ * `_GC_MAP_*` symbols, OCaml `caml*__frametable` symbols (a file can hold several).
+ */
+export function describeFile(bytes: Uint8Array, path: string): MapDescription[] {
+  const maps: MapDescription[] = [];
+  const llvm = loadObjectStackMaps(bytes, path);
+  if (llvm !== undefined) maps.push(...describeObject(llvm));
+  const plimmix = loadPlimmixFromElf(bytes, path);
+  if (plimmix !== undefined) {
+    const labels = plimmix.functions.flat();
+    maps.push(
+      ...describeGcrootMaps(path, "plimmix-v1", plimmix.maps.map((m) => ({ sectionOffset: m.sectionOffset, safepoints: m.numSafepoints })), plimmix.descriptors, (fi) =>
+        functionLabel(plimmix.elf, plimmix.kind, labels[fi] ?? plimmix.descriptors.functions[fi]!),
+      ),
+    );
+  }
+  const ocaml = loadOcamlFromElf(bytes, path);
+  if (ocaml !== undefined) {
+    maps.push(
+      ...describeGcrootMaps(path, "ocaml", ocaml.tables.map((t) => ({ sectionOffset: t.sectionOffset, safepoints: t.numDescriptors })), ocaml.descriptors, (fi) =>
+        functionLabel(ocaml.elf, ocaml.kind, ocaml.functions[fi]!),
+      ),
+    );
+  }
+  return maps;
+}
+
+function functionLabel(elf: ElfFile, kind: string, fn: { address: number; sectionIndex?: number | undefined }): string {
+  if (kind === "relocatable") {
+    const section = fn.sectionIndex === undefined ? "?" : elf.sections[fn.sectionIndex]?.name ?? "?";
+    return `${section}+0x${fn.address.toString(16)}`;
+  }
+  return `0x${fn.address.toString(16)}`;
+}
+
 export function describeObject(loaded: ObjectStackMaps): MapDescription[] {
-  return describeLlvmMaps(loaded.path, loaded.blobs, loaded.descriptors, (b, f) => {
-    const fn = loaded.functions[b]![f]!;
-    if (loaded.kind === "relocatable") {
-      const section = fn.sectionIndex === undefined ? "?" : loaded.elf.sections[fn.sectionIndex]?.name ?? "?";
-      return `${section}+0x${fn.address.toString(16)}`;
-    }
-    return `0x${fn.address.toString(16)}`;
-  });
+  return describeLlvmMaps(loaded.path, loaded.blobs, loaded.descriptors, (b, f) => functionLabel(loaded.elf, loaded.kind, loaded.functions[b]![f]!));
 }
 
 function formatText(maps: readonly MapDescription[], paths: readonly string[]): string {
@@ -67,7 +95,7 @@ function formatText(maps: readonly MapDescription[], paths: readonly string[]): 
         lines.push(`  ${s.function ?? "<unnamed>"} at ${s.functionAddress}, stack size ${s.stackSizeBytes === "18446744073709551615" ? "dynamic (UINT64_MAX)" : s.stackSizeBytes}`);
         lastFunction = fnKey;
       }
-      lines.push(`    ${s.returnAddress}  ${s.function ?? ""}+0x${s.instructionOffset.toString(16)}  ${s.kind} id ${s.id}  ${frameText(s)}`);
+      lines.push(`    ${s.returnAddress}  ${s.function ?? ""}+0x${s.instructionOffset.toString(16)}  ${s.kind}${s.id === null ? "" : ` id ${s.id}`}  ${frameText(s)}`);
       if (Object.keys(s.savedRegisters).length > 0) {
         lines.push(`      saved: ${Object.entries(s.savedRegisters).map(([r, o]) => `${r} at cfa${o}`).join(", ")}`);
       }

@@ -100,6 +100,42 @@ export function describeLlvmMaps(
   return maps;
 }
 
+/**
+ * One MapDescription per map of a gcroot format (plimmix `_GC_MAP_`, OCaml frame table), from the
+ * descriptors alone: these formats have no record IDs, constants or live-outs. `mapOf(i)` says
+ * which map safepoint i belongs to, `functionLabel` how to print a function's address.
+ */
+export function describeGcrootMaps(
+  file: string,
+  format: "plimmix-v1" | "ocaml",
+  maps: readonly { sectionOffset: number; safepoints: number }[],
+  descriptors: FrameDescriptors,
+  functionLabel: (functionIndex: number) => string,
+): MapDescription[] {
+  const functionsOf = maps.map(() => new Set<number>());
+  for (let i = 0; i < descriptors.count; i++) functionsOf[descriptors.blobIndex[i]!]?.add(descriptors.functionIndex[i]!);
+  const out: MapDescription[] = maps.map((m, b) => ({
+    file, format, blob: b, sectionOffset: `0x${m.sectionOffset.toString(16)}`, functions: functionsOf[b]!.size, records: m.safepoints, safepoints: [],
+  }));
+  for (let i = 0; i < descriptors.count; i++) {
+    const fi = descriptors.functionIndex[i]!;
+    const fn = descriptors.functions[fi]!;
+    const spell = (loc: number) => spellDescriptorLocation(descriptors, loc, (w1) => String(w1));
+    out[descriptors.blobIndex[i]!]?.safepoints.push({
+      returnAddress: `0x${descriptors.returnAddress[i]!.toString(16)}`,
+      function: fn.name ?? null,
+      functionAddress: functionLabel(fi),
+      instructionOffset: descriptors.returnAddress[i]! - fn.address,
+      id: null,
+      kind: "gcroot",
+      stackSizeBytes: descriptors.stackSizeBytes[i]! < 0 ? "18446744073709551615" : String(descriptors.stackSizeBytes[i]),
+      ...describeDescriptor(descriptors, i, spell),
+      liveOuts: [],
+    });
+  }
+  return out;
+}
+
 /** The format-independent part of a safepoint's description. */
 export function describeDescriptor(
   d: FrameDescriptors,
