@@ -12,6 +12,8 @@ commands:
   dump FILE... [--format readobj|text|json]   print the stack maps of objects, libraries, executables
   walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]
                                                walk a recorded stack and print every frame and root
+  compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... FILE.ll -o OUT.o
+                                               compile a program for rootwalk (llc -O2, default options)
   demo                                         compile a bundled example and dump its stack maps
 `;
 
@@ -42,6 +44,17 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(walkSnapshotFile(positional[0]!, method, flags.has("json")));
         return 0;
       }
+      case "compile": {
+        const { positional, options, flags, lists } = parseOptions(rest, ["o"], ["statepoint", "plimmix"], ["llc-flag", "opt-flag"]);
+        if (flags.has("statepoint") && flags.has("plimmix")) throw new InvalidArgumentError("compile", "--statepoint and --plimmix", "at most one of them");
+        const output = options.get("o");
+        if (positional.length !== 1 || output === undefined) throw new InvalidArgumentError("compile", `${positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
+        const { compileProgramTo } = await import("../toolchain/compile-program.js");
+        const mode = flags.has("statepoint") ? "statepoint" : flags.has("plimmix") ? "plimmix" : "plain";
+        await compileProgramTo(positional[0]!, output, { mode, llcFlags: lists.get("llc-flag") ?? [], optFlags: lists.get("opt-flag") ?? [] });
+        io.stdout(`${output}\n`);
+        return 0;
+      }
       case "demo": {
         const { runDemo } = await import("./demo-command.js");
         await runDemo(io);
@@ -54,7 +67,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(USAGE);
         return command === undefined ? 1 : 0;
       default:
-        throw new InvalidArgumentError("command", command, "dump | walk | demo");
+        throw new InvalidArgumentError("command", command, "dump | walk | compile | demo");
     }
   } catch (e) {
     if (e instanceof RootwalkError) {
@@ -70,12 +83,20 @@ export function parseOptions(
   args: readonly string[],
   valued: readonly string[],
   booleans: readonly string[] = [],
-): { positional: string[]; options: Map<string, string>; flags: Set<string> } {
+  repeated: readonly string[] = [],
+): { positional: string[]; options: Map<string, string>; flags: Set<string>; lists: Map<string, string[]> } {
   const positional: string[] = [];
   const options = new Map<string, string>();
   const flags = new Set<string>();
+  const lists = new Map<string, string[]>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
+    if (arg === "-o" && valued.includes("o")) {
+      const value = args[++i];
+      if (value === undefined) throw new InvalidArgumentError("-o", "no value", "an output path");
+      options.set("o", value);
+      continue;
+    }
     if (!arg.startsWith("--")) {
       positional.push(arg);
       continue;
@@ -86,12 +107,18 @@ export function parseOptions(
       flags.add(name);
       continue;
     }
-    if (!valued.includes(name)) throw new InvalidArgumentError("option", arg, [...valued, ...booleans].map((v) => `--${v}`).join(", ") || "no options");
+    if (repeated.includes(name)) {
+      const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
+      if (value === undefined) throw new InvalidArgumentError(arg, "no value", "a value");
+      lists.set(name, [...(lists.get(name) ?? []), value]);
+      continue;
+    }
+    if (!valued.includes(name)) throw new InvalidArgumentError("option", arg, [...valued, ...booleans, ...repeated].map((v) => `--${v}`).join(", ") || "no options");
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined) throw new InvalidArgumentError(arg, "no value", "a value");
     options.set(name, value);
   }
-  return { positional, options, flags };
+  return { positional, options, flags, lists };
 }
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);

@@ -1,0 +1,48 @@
+import { copyFileSync } from "node:fs";
+import { InvalidArgumentError } from "../errors.js";
+import { compileToObject } from "./llvm-toolchain.js";
+
+/**
+ * How rootwalk compiles a program (the one documented way; `rootwalk compile` and the native
+ * runtime's `rootwalk run` both use it):
+ *  - "statepoint": `opt -passes=rewrite-statepoints-for-gc`, then `llc -O2`;
+ *  - "plimmix": `llc -O2 -load=<plimmix plugin>` for `gc "plimmix"` gcroot programs;
+ *  - "plain": `llc -O2`.
+ * llc keeps its default options otherwise: in particular X86CallFrameOptimization stays on, so
+ * call sites may push arguments; rootwalk reads .eh_frame to get those frames right.
+ */
+export type CompileMode = "statepoint" | "plimmix" | "plain";
+
+export interface CompileProgramOptions {
+  mode: CompileMode;
+  /** Extra llc flags, e.g. -max-registers-for-gc-values=4. */
+  llcFlags?: readonly string[];
+  /** Extra opt flags for the statepoint mode, e.g. -spp-rematerialization-threshold=0. */
+  optFlags?: readonly string[];
+}
+
+export const STATEPOINT_OPT_PASSES = ["-passes=rewrite-statepoints-for-gc"] as const;
+
+/** Compiles `source` (.ll) to an object file (cached by content) and returns its path. */
+export async function compileProgram(source: string, options: CompileProgramOptions): Promise<string> {
+  const llcFlags = ["-O2", ...(options.llcFlags ?? [])];
+  switch (options.mode) {
+    case "statepoint":
+      return compileToObject(source, { optPasses: [...STATEPOINT_OPT_PASSES, ...(options.optFlags ?? [])], llcFlags });
+    case "plain":
+      return compileToObject(source, { llcFlags });
+    case "plimmix": {
+      const { compilePlimmix } = await import("./plimmix-plugin.js");
+      return compilePlimmix(source, { llcFlags });
+    }
+    default:
+      throw new InvalidArgumentError("compile mode", String(options.mode), "statepoint | plimmix | plain");
+  }
+}
+
+/** `rootwalk compile`: compile and copy the object to `output`. */
+export async function compileProgramTo(source: string, output: string, options: CompileProgramOptions): Promise<string> {
+  const object = await compileProgram(source, options);
+  copyFileSync(object, output);
+  return output;
+}

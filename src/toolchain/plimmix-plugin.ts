@@ -1,0 +1,180 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ToolError } from "../errors.js";
+import { cacheKey, compileToObject, repoRoot, runTool } from "./llvm-toolchain.js";
+
+/**
+ * Building and using the `plimmix` LLVM plugin (src/plimmix-plugin/plimmix-gc.cpp): a gcroot
+ * GCStrategy plus a printer that writes the `_GC_MAP_` v1 stack map into each object's `.data`.
+ *
+ *   const object = compilePlimmix("prog.ll", { llcFlags: ["-O2"] });
+ *
+ * The plugin is built once per (sources, LLVM version, compiler version, flags) and cached under
+ * `.cache/plimmix/`; objects are cached by compileToObject, whose key includes the `-load=<plugin>`
+ * argument and so the plugin's own key (it is part of the plugin's file name).
+ */
+
+/** The LLVM major version the plugin's sources are written against (GCMetadataPrinter API). */
+const PLUGIN_LLVM_MAJOR = 14;
+
+/** Where the plugin's C++ sources live, relative to the repository root. */
+const PLUGIN_SOURCE_DIR = ["src", "plimmix-plugin"] as const;
+
+/**
+ * Compiler flags besides `llvm-config --cxxflags`. `-fno-rtti`: libLLVM is built without RTTI,
+ * so a GCStrategy subclass compiled with it would reference typeinfo symbols that do not exist.
+ */
+const PLUGIN_CXX_FLAGS = ["-shared", "-fPIC", "-O2", "-fno-rtti", "-Wall", "-Wextra"] as const;
+
+const CXX = "g++";
+
+/** A header every LLVM development install has and the plugin needs. */
+const REQUIRED_HEADER = join("llvm", "CodeGen", "GCMetadataPrinter.h");
+
+function defaultPluginCacheDir(): string {
+  return join(repoRoot(), ".cache", "plimmix");
+}
+
+/** `command --version` output, or undefined if it does not run. */
+function versionOutput(command: string): string | undefined {
+  const result = spawnSync(command, ["--version"], { encoding: "utf8" });
+  if (result.error !== undefined || result.status !== 0) return undefined;
+  return `${result.stdout}${result.stderr}`;
+}
+
+let llvmConfigCommand: { command: string; version: string } | undefined;
+
+/** `llvm-config` of LLVM 14 (its `--version` prints just "14.0.6"). */
+function findLlvmConfig(): { command: string; version: string } {
+  if (llvmConfigCommand !== undefined) return llvmConfigCommand;
+  const candidates = [
+    "llvm-config",
+    `llvm-config-${PLUGIN_LLVM_MAJOR}`,
+    `/usr/lib/llvm-${PLUGIN_LLVM_MAJOR}/bin/llvm-config`,
+  ];
+  for (const command of candidates) {
+    const version = versionOutput(command)?.trim();
+    if (version !== undefined && version.startsWith(`${PLUGIN_LLVM_MAJOR}.`)) {
+      llvmConfigCommand = { command, version };
+      return llvmConfigCommand;
+    }
+  }
+  throw new ToolError(
+    "llvm-config",
+    `no LLVM ${PLUGIN_LLVM_MAJOR} llvm-config found (tried ${candidates.join(", ")}); ` +
+      `install the development package with: apt-get install llvm-${PLUGIN_LLVM_MAJOR}-dev`,
+  );
+}
+
+/** `llvm-config --cxxflags`, with `-I<dir>` turned into `-isystem <dir>` (no warnings from LLVM's headers). */
+function llvmCxxFlags(llvmConfig: string): string[] {
+  const includeDir = runTool(llvmConfig, ["--includedir"]).trim();
+  const header = join(includeDir, REQUIRED_HEADER);
+  if (!existsSync(header)) {
+    throw new ToolError(
+      "llvm-config",
+      `LLVM ${PLUGIN_LLVM_MAJOR} development headers are missing (no ${header}); ` +
+        `install them with: apt-get install llvm-${PLUGIN_LLVM_MAJOR}-dev`,
+    );
+  }
+  const flags: string[] = [];
+  for (const flag of runTool(llvmConfig, ["--cxxflags"]).trim().split(/\s+/)) {
+    if (flag === "") continue;
+    if (flag.startsWith("-I")) flags.push("-isystem", flag.slice(2));
+    else flags.push(flag);
+  }
+  return flags;
+}
+
+function compilerVersion(): string {
+  const version = versionOutput(CXX);
+  if (version === undefined) {
+    throw new ToolError(CXX, `cannot run ${CXX} --version; install a C++ compiler with: apt-get install g++`);
+  }
+  return version;
+}
+
+interface PluginSources {
+  dir: string;
+  /** File names (sorted) of every .cpp/.h file: all of them go into the cache key. */
+  files: string[];
+  /** The translation units to compile. */
+  units: string[];
+}
+
+function pluginSources(): PluginSources {
+  const dir = join(repoRoot(), ...PLUGIN_SOURCE_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    throw new ToolError("plimmix-plugin", `cannot read the plugin sources in ${dir}: ${(error as Error).message}`);
+  }
+  const files = names.filter((name) => /\.(cpp|h)$/.test(name)).sort();
+  const units = files.filter((name) => name.endsWith(".cpp"));
+  if (units.length === 0) throw new ToolError("plimmix-plugin", `no .cpp source in ${dir}`);
+  return { dir, files, units };
+}
+
+const builtPlugins = new Map<string, string>();
+
+export interface BuildPlimmixPluginOptions {
+  /** Where the `.so` is cached; default `<repo root>/.cache/plimmix/`. */
+  cacheDir?: string;
+}
+
+/**
+ * Builds the plimmix plugin (if not cached) and returns the absolute path of the `.so`, ready
+ * for `llc -load=<path>`. Throws a ToolError if g++, llvm-config 14 or the LLVM 14 headers are
+ * missing, or if the compiler fails (with its first error lines).
+ */
+export function buildPlimmixPlugin(options: BuildPlimmixPluginOptions = {}): string {
+  const sources = pluginSources();
+  const cxxVersion = compilerVersion();
+  const llvmConfig = findLlvmConfig();
+  const llvmFlags = llvmCxxFlags(llvmConfig.command);
+  const flags = [...PLUGIN_CXX_FLAGS, ...llvmFlags];
+  const key = cacheKey([
+    "buildPlimmixPlugin/v1",
+    ...sources.files.flatMap((name) => [name, readFileSync(join(sources.dir, name))]),
+    llvmConfig.version,
+    cxxVersion,
+    JSON.stringify(flags),
+  ]);
+  const cacheDir = resolve(options.cacheDir ?? defaultPluginCacheDir());
+  const pluginPath = join(cacheDir, `plimmix-gc-${key}.so`);
+  const known = builtPlugins.get(pluginPath);
+  if (known !== undefined && existsSync(known)) return known;
+  if (!existsSync(pluginPath)) {
+    mkdirSync(cacheDir, { recursive: true });
+    const temporary = `${pluginPath}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}.so`;
+    try {
+      runTool(CXX, [...flags, ...sources.units.map((name) => join(sources.dir, name)), "-o", temporary]);
+      renameSync(temporary, pluginPath);
+    } finally {
+      rmSync(temporary, { force: true });
+    }
+  }
+  builtPlugins.set(pluginPath, pluginPath);
+  return pluginPath;
+}
+
+export interface CompilePlimmixOptions {
+  /** Extra llc flags after `-load=<plugin>` (e.g. `["-O2"]`); `-filetype=obj` is always passed. */
+  llcFlags?: readonly string[];
+  /** Cache directory for the object; default `<repo root>/.cache/plimmix/objects/`. */
+  cacheDir?: string;
+}
+
+/**
+ * Compiles a `.ll` file whose functions use `gc "plimmix"` with llc and the plimmix plugin, and
+ * returns the object's path (cached). The object holds the module's `_GC_MAP_<source file name>`.
+ */
+export function compilePlimmix(llPath: string, options: CompilePlimmixOptions = {}): string {
+  const plugin = buildPlimmixPlugin();
+  return compileToObject(llPath, {
+    llcFlags: [`-load=${plugin}`, ...(options.llcFlags ?? [])],
+    cacheDir: options.cacheDir ?? join(defaultPluginCacheDir(), "objects"),
+  });
+}
