@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { compileToObject, repoRoot } from "../toolchain/llvm-toolchain.js";
+import { compileProgram } from "../toolchain/compile-program.js";
+import { repoRoot } from "../toolchain/llvm-toolchain.js";
 import type { CliIo } from "./main.js";
 import { dumpFiles } from "./dump-command.js";
 
@@ -13,10 +14,7 @@ import { dumpFiles } from "./dump-command.js";
 export async function runDemo(io: CliIo): Promise<void> {
   const source = join(repoRoot(), "src", "demo", "demo-statepoints.ll");
   io.stdout(`rootwalk demo: compiling ${source}\n  opt -passes=rewrite-statepoints-for-gc -spp-rematerialization-threshold=0, llc -O2\n`);
-  const object = compileToObject(source, {
-    optPasses: ["-passes=rewrite-statepoints-for-gc", "-spp-rematerialization-threshold=0"],
-    llcFlags: ["-O2"],
-  });
+  const object = await compileProgram(source, { mode: "statepoint", optFlags: ["-spp-rematerialization-threshold=0"] });
   io.stdout(`  -> ${object}\n\n`);
   io.stdout(dumpFiles([object], "text"));
 }
