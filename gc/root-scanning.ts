@@ -10,6 +10,12 @@
  *   2. updateRoots(forward): after objects moved, the scanner rewrites every root slot it
  *      reported: base' = forward(base), derived' = base' + (derived - base).
  * Null (0) bases are never visited.
+ *
+ * The collector may call scanRoots more than once per collection (with `verify` on it reads the
+ * roots before and after to compare the reachable graph): each call reports the current roots
+ * and replaces what the previous call remembered; updateRoots follows the last scanRoots before
+ * it. `forward` accepts any base this scanner reported and returns it unchanged if it did not
+ * move (large objects, pinned objects, objects outside evacuation candidates).
  */
 export interface RootScanner {
   scanRoots(visit: (baseAddress: number) => void): void;

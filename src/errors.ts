@@ -14,6 +14,7 @@ export type ErrorCode =
   | "DUPLICATE_SAFEPOINT"
   | "INVALID_ARGUMENT"
   | "MEMORY_ACCESS"
+  | "GC"
   | "WALK"
   | "TOOL";
 

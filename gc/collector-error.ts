@@ -1,0 +1,28 @@
+import { RootwalkError, hex } from "../src/errors.js";
+
+/**
+ * What went wrong in the collector:
+ * - OUT_OF_MEMORY: an allocation does not fit even after a collection and growing to the maximum.
+ * - BAD_POINTER: a root or a pointer slot holds an address that is not an object of this heap
+ *   (outside it, misaligned, into a free block or between objects of the large-object space).
+ *   A precise collector cannot skip such a value: it is a bug in the mutator or a scanner.
+ * - REENTRANT: the mutator allocated or asked for a collection while a collection was running.
+ */
+export type CollectorErrorKind = "OUT_OF_MEMORY" | "BAD_POINTER" | "REENTRANT";
+
+/**
+ * The collector's one error class. The message follows the project's pattern
+ * "<what> at <address>: found <value>, expected <value>". Its `code` is "GC"; `kind` says which
+ * failure it is.
+ */
+export class CollectorError extends RootwalkError {
+  constructor(
+    readonly kind: CollectorErrorKind,
+    readonly what: string,
+    readonly address: number,
+    readonly found: string,
+    readonly expected: string,
+  ) {
+    super("GC", `${what} at ${hex(address)}: found ${found}, expected ${expected}`);
+  }
+}

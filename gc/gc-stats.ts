@@ -1,0 +1,100 @@
+/** What one collection did and left behind. Byte counts include object headers. */
+export interface CycleStats {
+  /** 1 for the first collection. */
+  cycle: number;
+  reason: string;
+  /** The line-mark epoch of this collection (1..255; wraps). */
+  epoch: number;
+  pauseMs: number;
+
+  rootsVisited: number;
+  markedObjects: number;
+  markedBytes: number;
+  markedLines: number;
+
+  /** Blocks chosen for evacuation before marking, and the hole count that chose them. */
+  defragCandidateBlocks: number;
+  /** Blocks with at least this many holes were candidates (129 = none; 0 in stress mode). */
+  defragThresholdHoles: number;
+  evacuatedObjects: number;
+  evacuatedBytes: number;
+  /** Objects in candidate blocks marked in place: pinned, or found after the headroom ran out. */
+  markedInPlaceInCandidates: number;
+  headroomExhausted: boolean;
+
+  /** Immix blocks after the sweep, by state; `blocksFree` is what the limit still allows. */
+  blocksFreed: number;
+  blocksFull: number;
+  blocksReusable: number;
+  blocksInUse: number;
+  blocksFree: number;
+  /** Free lines in reusable blocks: the holes the allocators will fill. */
+  reusableLines: number;
+  largeObjects: number;
+  largeBytes: number;
+  largeFreedBytes: number;
+
+  heapLimitBytes: number;
+  usedBytes: number;
+  headroomBytes: number;
+  /** The new limit if the heap grew after this collection, else 0. */
+  grewToBytes: number;
+  /** Free lines in partly used blocks / lines in the heap (the limit). */
+  fragmentation: number;
+
+  /** Failures the verifier found after this collection (0 when verify is off). */
+  verifyFailures: number;
+}
+
+/**
+ * Per-cycle statistics of one collector and running totals. Keeps the last `historyLimit`
+ * cycles; totals cover all of them.
+ */
+export class GcStats {
+  readonly cycles: CycleStats[] = [];
+  collections = 0;
+  totalPauseMs = 0;
+  maxPauseMs = 0;
+  totalMarkedBytes = 0;
+  totalEvacuatedBytes = 0;
+  totalEvacuatedObjects = 0;
+  totalVerifyFailures = 0;
+
+  constructor(readonly historyLimit = 10_000) {}
+
+  get last(): CycleStats | undefined {
+    return this.cycles[this.cycles.length - 1];
+  }
+
+  record(cycle: CycleStats): void {
+    this.collections++;
+    this.totalPauseMs += cycle.pauseMs;
+    this.maxPauseMs = Math.max(this.maxPauseMs, cycle.pauseMs);
+    this.totalMarkedBytes += cycle.markedBytes;
+    this.totalEvacuatedBytes += cycle.evacuatedBytes;
+    this.totalEvacuatedObjects += cycle.evacuatedObjects;
+    this.totalVerifyFailures += cycle.verifyFailures;
+    this.cycles.push(cycle);
+    if (this.cycles.length > this.historyLimit) this.cycles.splice(0, this.cycles.length - this.historyLimit);
+  }
+
+  summary(): string {
+    return (
+      `${this.collections} collections, pause total ${this.totalPauseMs.toFixed(2)} ms, max ${this.maxPauseMs.toFixed(2)} ms, ` +
+      `marked ${this.totalMarkedBytes} B, evacuated ${this.totalEvacuatedObjects} objects / ${this.totalEvacuatedBytes} B, ` +
+      `verify failures ${this.totalVerifyFailures}`
+    );
+  }
+}
+
+/** One line per cycle, for logs and the CLI. */
+export function formatCycle(c: CycleStats): string {
+  const kib = (n: number): string => `${(n / 1024).toFixed(1)} KiB`;
+  return (
+    `gc #${c.cycle} (${c.reason}) ${c.pauseMs.toFixed(3)} ms: marked ${c.markedObjects} objects ${kib(c.markedBytes)}, ` +
+    `evacuated ${c.evacuatedObjects} ${kib(c.evacuatedBytes)} from ${c.defragCandidateBlocks} blocks${c.headroomExhausted ? " (headroom exhausted)" : ""}; ` +
+    `blocks full ${c.blocksFull} reusable ${c.blocksReusable} free ${c.blocksFree}; large ${c.largeObjects} ${kib(c.largeBytes)}; ` +
+    `used ${kib(c.usedBytes)} of ${kib(c.heapLimitBytes)}${c.grewToBytes ? ` (grew to ${kib(c.grewToBytes)})` : ""}; ` +
+    `fragmentation ${(c.fragmentation * 100).toFixed(1)} %${c.verifyFailures ? `; VERIFY FAILURES ${c.verifyFailures}` : ""}`
+  );
+}

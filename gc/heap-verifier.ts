@@ -1,0 +1,131 @@
+import { hex } from "../src/errors.js";
+import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
+import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
+import type { ObjectModel } from "./object-model.js";
+
+/** What a traversal of the reachable graph found. */
+export interface GraphInspection {
+  /** Reachable objects (each counted once). */
+  objects: number;
+  /**
+   * A hash of the reachable graph that does not depend on where objects are: every object's
+   * shape and raw bytes and every pointer as the index (in traversal order) of its target.
+   * Equal before and after a correct collection.
+   */
+  checksum: string;
+  failures: number;
+  /** The first failures, one sentence each. */
+  messages: string[];
+}
+
+/**
+ * Walks the graph reachable from `roots` (breadth first, roots in order, slots in order) and
+ * checks every pointer on the way. Used with `requireLive` right after a collection, when each
+ * reachable object must be:
+ *   - inside the heap, 8-aligned, in a block in use (reusable or full) or the first page of a
+ *     large object, not forwarded (no pointer into evacuated memory);
+ *   - marked, with its first line live, and every line live if it is a medium object
+ *     (no pointer into free memory), and not crossing the end of its block.
+ * Without `requireLive` (before a collection) only the structural checks apply: marks are stale.
+ * A pointer that fails is counted and not followed.
+ */
+export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readonly number[], requireLive: boolean, maxMessages = 20): GraphInspection {
+  const index = new Map<number, number>();
+  const order: number[] = [];
+  const messages: string[] = [];
+  let failures = 0;
+  const h = new Checksum();
+
+  const fail = (where: string, target: number, reason: string): void => {
+    failures++;
+    if (messages.length < maxMessages) messages.push(`${where}: found ${hex(target)} ${reason}, expected a live object`);
+  };
+
+  /** The target's traversal index (discovering it), or -1 if it fails a check. */
+  const reach = (target: number, where: string): number => {
+    const known = index.get(target);
+    if (known !== undefined) return known;
+    const reason = checkObject(space, model, target, requireLive);
+    if (reason !== null) {
+      fail(where, target, reason);
+      return -1;
+    }
+    index.set(target, order.length);
+    order.push(target);
+    return order.length - 1;
+  };
+
+  roots.forEach((root, r) => {
+    h.add(root === 0 ? 0 : reach(root, `root ${r}`) + 1);
+  });
+  for (let k = 0; k < order.length; k++) {
+    const obj = order[k]!;
+    const slots = model.pointerSlotCount(space, obj);
+    const rawCount = model.rawByteCount(space, obj);
+    h.add(slots);
+    h.add(rawCount);
+    const raw = model.rawBytesAddress(space, obj) - space.base;
+    for (let i = 0; i < rawCount; i++) h.add(space.bytes[raw + i]!);
+    for (let i = 0; i < slots; i++) {
+      const v = space.readWord(model.pointerSlotAddress(space, obj, i));
+      h.add(v === 0 ? 0 : reach(v, `slot ${i} of object ${hex(obj)}`) + 1);
+    }
+  }
+  h.add(order.length);
+  return { objects: order.length, checksum: h.digest(), failures, messages };
+}
+
+/** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */
+export function checkObject(space: HeapSpace, model: ObjectModel, address: number, requireLive: boolean): string | null {
+  const offset = address - space.base;
+  if (!Number.isSafeInteger(address) || offset < 0 || offset >= space.sizeBytes) return "outside the heap";
+  if ((offset & 7) !== 0) return "misaligned";
+  const inLargeSpace = offset >= space.los.bottomPage * BYTES_IN_LARGE_PAGE;
+  if (!inLargeSpace) {
+    const block = offset >>> LOG_BYTES_IN_BLOCK;
+    const state = block < space.immixTopBlock ? space.blockState[block]! : BLOCK_UNALLOCATED;
+    if (state === BLOCK_UNALLOCATED) return "in a free block";
+    if (offset - model.headerBytes < block * BYTES_IN_BLOCK) return "at the start of a block, with no room for a header";
+    if (model.isForwarded(space, address)) return `in evacuated memory (forwarded to ${hex(model.forwardee(space, address))})`;
+    const size = model.sizeBytes(space, address);
+    const start = offset - model.headerBytes;
+    if (start + size > (block + 1) * BYTES_IN_BLOCK) return `with a size (${size} bytes) crossing the end of its block`;
+    if (!requireLive) return null;
+    if (state !== BLOCK_MARKED && state !== BLOCK_REUSABLE) return "in a block the sweep did not keep";
+    const first = start >>> LOG_BYTES_IN_LINE;
+    if (space.lineMarks[first] !== space.epoch) return "in a free line";
+    if (size > BYTES_IN_LINE) {
+      const last = (start + size - 1) >>> LOG_BYTES_IN_LINE;
+      for (let l = first + 1; l <= last; l++) if (space.lineMarks[l] !== space.epoch) return `with line ${l - first} of its ${size} bytes free`;
+    }
+    if (!space.isMarked(address)) return "not marked (between or inside dead objects)";
+    return null;
+  }
+  if (space.los.isObjectAt(offset, model.headerBytes)) {
+    const page = offset >>> LOG_BYTES_IN_LARGE_PAGE;
+    const size = model.sizeBytes(space, address);
+    if (size > space.los.runPages[page]! * BYTES_IN_LARGE_PAGE) return `with a size (${size} bytes) larger than its pages`;
+    if (requireLive && !space.isMarked(address)) return "an unmarked large object";
+    return null;
+  }
+  return "between large objects";
+}
+
+/** Two 32-bit FNV-1a-style lanes over 32-bit values (numbers up to 2^53 are split in halves). */
+class Checksum {
+  private a = 0x811c9dc5;
+  private b = 0x01000193;
+
+  add(value: number): void {
+    const lo = value >>> 0;
+    const hi = Math.floor(value / 0x1_0000_0000) >>> 0;
+    this.a = Math.imul(this.a ^ lo, 0x01000193);
+    this.a = Math.imul(this.a ^ hi, 0x01000193);
+    this.b = Math.imul(this.b ^ lo, 0x5bd1e995) ^ (this.b >>> 13);
+    this.b = Math.imul(this.b ^ hi, 0x5bd1e995) ^ (this.b >>> 15);
+  }
+
+  digest(): string {
+    return (this.a >>> 0).toString(16).padStart(8, "0") + (this.b >>> 0).toString(16).padStart(8, "0");
+  }
+}

@@ -1,0 +1,498 @@
+import { InvalidArgumentError, hex } from "../src/errors.js";
+import { CollectorError } from "./collector-error.js";
+import { NO_DEFRAG_THRESHOLD, defragThreshold, flagDefragCandidates } from "./defrag.js";
+import { type CycleStats, GcStats } from "./gc-stats.js";
+import { GlobalRoots, type SlotMemory } from "./global-roots.js";
+import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, DEFAULT_HEADROOM_FRACTION, LINES_IN_BLOCK, LOG_BYTES_IN_BLOCK } from "./heap-constants.js";
+import { type HeapMap, buildHeapMap } from "./heap-map-svg.js";
+import { BLOCK_UNALLOCATED, type BlockSweepSummary, type HeapRegion, HeapSpace } from "./heap-space.js";
+import { type GraphInspection, inspectGraph } from "./heap-verifier.js";
+import { type AllocationOwner, ImmixAllocator, type Mutator } from "./immix-allocator.js";
+import { MarkStack } from "./mark-stack.js";
+import { DEFAULT_OBJECT_MODEL, type ObjectModel } from "./object-model.js";
+import type { RootScanner } from "./root-scanning.js";
+
+export interface CollectorOptions {
+  /**
+   * After every collection, check the reachable graph (every object live, in a live line or the
+   * large-object space, no pointer into free or evacuated memory) and compare its checksum with
+   * the one taken before the collection. Failures are counted in the cycle's stats and their
+   * messages kept in `collector.verifyMessages`. Costs a full traversal twice per collection.
+   */
+  verify?: boolean;
+  /**
+   * Evacuate every movable object at every collection: every block in use is a candidate and the
+   * copy may use the whole reservation (a semi-space in effect). Flushes out relocation bugs.
+   */
+  stress?: boolean;
+  /** Fraction of the heap kept free of mutator objects for evacuation (default 0.025). */
+  headroomFraction?: number;
+  /** Heap size to start with (default: the whole reservation, `heap.sizeBytes`). */
+  initialSizeBytes?: number;
+  /** Grow when used / limit after a collection exceeds this (default 0.7). */
+  growthThreshold?: number;
+  /** Multiply the limit by this when growing (default 2), capped at the reservation. */
+  growthFactor?: number;
+  /**
+   * When to select defragmentation candidates: "auto" (the paper's trigger: recyclable blocks
+   * the allocators did not use, or a collection for an allocation that already failed once),
+   * "always", or "never".
+   */
+  defrag?: "auto" | "always" | "never";
+  /** Collect after every N bytes a mutator allocates (debugging; N = 0 collects at every allocation). */
+  collectEveryBytes?: number;
+  /** Memory of global root slots added without their own memory. */
+  globalMemory?: SlotMemory;
+  /** Roots and slots pointing outside the heap are left alone instead of being an error. */
+  allowForeignPointers?: boolean;
+  /** Verification messages kept per collection (default 20). */
+  maxVerifyMessages?: number;
+}
+
+export interface ImmixCollectorConfig {
+  heap: HeapRegion;
+  /** Default: the native runtime's layout (object-model.ts). */
+  model?: ObjectModel;
+  options?: CollectorOptions;
+}
+
+type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBytes" | "initialSizeBytes">> & {
+  globalMemory: SlotMemory | undefined;
+  collectEveryBytes: number;
+};
+
+/**
+ * A mark-region collector after Immix (Blackburn & McKinley, PLDI 2008) and MMTk's ImmixSpace,
+ * over a heap in memory (simulated or native), with precise roots from RootScanners.
+ *
+ * One collection, stop-the-world, single trace:
+ *   1. select defragmentation candidates from the last sweep's histograms (defrag.ts);
+ *   2. advance the line-mark epoch, clear the mark bitmap, retire every mutator's hole;
+ *   3. scanRoots of every scanner (the registered globals first): each base is traced;
+ *   4. drain the mark stack: an object in a candidate block is copied into clean blocks while the
+ *      headroom lasts (a forwarding pointer left behind), anything else (pinned, out of headroom,
+ *      not a candidate) is marked in place; lines are marked conservatively;
+ *   5. updateRoots(forward) of every scanner; 6. sweep blocks (hole histograms, block states) and
+ *      the large-object space; 7. grow the heap if it is fuller than the growth threshold.
+ *
+ * Mutators are thread-local allocators (`newMutator`); nothing here is thread-safe.
+ */
+export class ImmixCollector implements AllocationOwner {
+  readonly space: HeapSpace;
+  readonly model: ObjectModel;
+  readonly stats = new GcStats();
+  /** The registered global slots: the first root scanner of every collection. */
+  readonly globals = new GlobalRoots();
+  /** Messages of the last collection's verification failures (empty when it passed). */
+  verifyMessages: string[] = [];
+  /** Blocks chosen as defragmentation candidates by the last collection. */
+  lastDefragCandidates: number[] = [];
+
+  private readonly options: Resolved;
+  private readonly scanners: RootScanner[] = [this.globals];
+  private readonly mutators: ImmixAllocator[] = [];
+  private readonly copier: ImmixAllocator;
+  private readonly markStack = new MarkStack();
+  private readonly sweepSummary: BlockSweepSummary = { blocksFreed: 0, blocksFull: 0, blocksReusable: 0, markedLines: 0, reusableLines: 0 };
+  private readonly visitRoot = (base: number): void => {
+    this.rootsVisited++;
+    this.traceObject(base);
+  };
+  private readonly forwardRoot = (oldBase: number): number => this.forward(oldBase);
+  private readonly largeIsLive = (firstPage: number): boolean => this.space.isMarked(this.space.base + firstPage * BYTES_IN_LARGE_PAGE + this.model.headerBytes);
+
+  private collecting = false;
+  private headroomExhausted = false;
+  private rootsVisited = 0;
+  private markedObjects = 0;
+  private markedBytes = 0;
+  private evacuatedObjects = 0;
+  private evacuatedBytes = 0;
+  private markedInPlaceInCandidates = 0;
+
+  constructor(config: ImmixCollectorConfig) {
+    const o = config.options ?? {};
+    this.options = {
+      verify: o.verify ?? false,
+      stress: o.stress ?? false,
+      headroomFraction: o.headroomFraction ?? DEFAULT_HEADROOM_FRACTION,
+      growthThreshold: o.growthThreshold ?? 0.7,
+      growthFactor: o.growthFactor ?? 2,
+      defrag: o.defrag ?? "auto",
+      collectEveryBytes: o.collectEveryBytes ?? Infinity,
+      globalMemory: o.globalMemory,
+      allowForeignPointers: o.allowForeignPointers ?? false,
+      maxVerifyMessages: o.maxVerifyMessages ?? 20,
+    };
+    const { headroomFraction, growthThreshold, growthFactor, collectEveryBytes } = this.options;
+    if (!(headroomFraction >= 0 && headroomFraction < 0.5)) throw new InvalidArgumentError("options.headroomFraction", String(headroomFraction), "a fraction in [0, 0.5)");
+    if (!(growthThreshold > 0 && growthThreshold <= 1)) throw new InvalidArgumentError("options.growthThreshold", String(growthThreshold), "a fraction in (0, 1]");
+    if (!(growthFactor > 1)) throw new InvalidArgumentError("options.growthFactor", String(growthFactor), "a factor above 1");
+    if (!(collectEveryBytes >= 0)) throw new InvalidArgumentError("options.collectEveryBytes", String(collectEveryBytes), "a byte count >= 0");
+    this.model = config.model ?? DEFAULT_OBJECT_MODEL;
+    this.space = new HeapSpace(config.heap, o.initialSizeBytes ?? config.heap.sizeBytes, headroomFraction);
+    this.copier = new ImmixAllocator(this.space, this.model, null, true);
+  }
+
+  /** True while a collection runs (the allocators refuse to allocate then). */
+  get isCollecting(): boolean {
+    return this.collecting;
+  }
+
+  // --- mutators and roots -------------------------------------------------------------------
+
+  /** A thread-local allocator for one mutator thread. */
+  newMutator(): Mutator {
+    const m = new ImmixAllocator(this.space, this.model, this, false);
+    m.bytesUntilPoll = this.options.collectEveryBytes;
+    this.mutators.push(m);
+    return m;
+  }
+
+  /** Stops tracking a mutator (its thread ended); its hole is simply abandoned. */
+  retireMutator(mutator: Mutator): void {
+    const i = this.mutators.indexOf(mutator as ImmixAllocator);
+    if (i >= 0) this.mutators.splice(i, 1);
+  }
+
+  addRootScanner(scanner: RootScanner): void {
+    this.scanners.push(scanner);
+  }
+
+  removeRootScanner(scanner: RootScanner): boolean {
+    const i = this.scanners.indexOf(scanner);
+    if (i <= 0) return false;
+    this.scanners.splice(i, 1);
+    return true;
+  }
+
+  /** Registers a global slot (outside the heap) holding null or an object address. */
+  addGlobalRoot(slotAddress: number, memory: SlotMemory | undefined = this.options.globalMemory): void {
+    if (memory === undefined) throw new InvalidArgumentError("addGlobalRoot", hex(slotAddress), "a SlotMemory (argument or options.globalMemory)");
+    if (this.space.contains(slotAddress)) throw new InvalidArgumentError("addGlobalRoot", hex(slotAddress), "a slot outside the heap");
+    this.globals.add(slotAddress, memory);
+  }
+
+  removeGlobalRoot(slotAddress: number): boolean {
+    return this.globals.remove(slotAddress);
+  }
+
+  // --- objects ------------------------------------------------------------------------------
+
+  /** Pins an object: no collection moves it until unpin. */
+  pin(address: number): void {
+    this.requireObject(address, "pin");
+    this.model.setPinned(this.space, address, true);
+  }
+
+  unpin(address: number): void {
+    this.requireObject(address, "unpin");
+    this.model.setPinned(this.space, address, false);
+  }
+
+  isPinned(address: number): boolean {
+    this.requireObject(address, "isPinned");
+    return this.model.isPinned(this.space, address);
+  }
+
+  pointerSlotCount(address: number): number {
+    return this.model.pointerSlotCount(this.space, address);
+  }
+
+  readPointer(address: number, slot: number): number {
+    return this.space.readWord(this.model.pointerSlotAddress(this.space, address, slot));
+  }
+
+  writePointer(address: number, slot: number, value: number): void {
+    this.space.writeWord(this.model.pointerSlotAddress(this.space, address, slot), value);
+  }
+
+  /** The object's raw bytes, as a view into the heap (valid until the object moves). */
+  rawBytes(address: number): Uint8Array {
+    const start = this.model.rawBytesAddress(this.space, address) - this.space.base;
+    return this.space.bytes.subarray(start, start + this.model.rawByteCount(this.space, address));
+  }
+
+  private requireObject(address: number, what: string): void {
+    const offset = address - this.space.base;
+    const inImmix = offset >= 0 && offset < this.space.immixTopBlock * BYTES_IN_BLOCK && offset % 8 === 0 && this.space.blockState[offset >>> LOG_BYTES_IN_BLOCK] !== BLOCK_UNALLOCATED;
+    if (!inImmix && !(offset >= 0 && this.space.los.isObjectAt(offset, this.model.headerBytes))) {
+      throw new CollectorError("BAD_POINTER", what, address, "no object", "the address of an object of this heap");
+    }
+  }
+
+  // --- state --------------------------------------------------------------------------------
+
+  get epoch(): number {
+    return this.space.epoch;
+  }
+
+  get heapLimitBytes(): number {
+    return this.space.limitBytes;
+  }
+
+  get usedBytes(): number {
+    return this.space.usedBytes();
+  }
+
+  heapMap(): HeapMap {
+    return buildHeapMap(this.space);
+  }
+
+  /** The root bases every scanner reports now, in order (scanRoots is called once more on each). */
+  rootBases(): number[] {
+    const roots: number[] = [];
+    for (const s of this.scanners) s.scanRoots((b) => roots.push(b));
+    return roots;
+  }
+
+  /**
+   * The reachable graph's checksum (shapes, raw bytes, pointers as traversal indices): equal
+   * before and after a correct collection, whatever moved. Structural checks only.
+   */
+  graphChecksum(): string {
+    return inspectGraph(this.space, this.model, this.rootBases(), false, 0).checksum;
+  }
+
+  /**
+   * Checks the reachable graph as the last collection left it (see heap-verifier.ts). Meaningful
+   * right after a collection, before the mutators allocate again.
+   */
+  verifyHeap(): GraphInspection {
+    return inspectGraph(this.space, this.model, this.rootBases(), true, this.options.maxVerifyMessages);
+  }
+
+  // --- allocation failure -------------------------------------------------------------------
+
+  allocationFailed(allocator: ImmixAllocator, sizeBytes: number): number {
+    if (this.collecting) throw new CollectorError("REENTRANT", `allocation of ${sizeBytes} bytes`, this.space.base, "a collection in progress", "no allocation while collecting");
+    this.collectGuarded("allocation failure", false);
+    let start = allocator.allocStorage(sizeBytes);
+    while (start < 0 && this.space.limitBytes < this.space.maxBytes) {
+      const limit = this.space.limitBytes;
+      const needed = this.space.usedBytes() + sizeBytes + this.space.headroomBytes + BYTES_IN_BLOCK;
+      this.space.setLimit(Math.min(this.space.maxBytes, Math.max(needed, limit * this.options.growthFactor)));
+      start = allocator.allocStorage(sizeBytes);
+    }
+    if (start < 0) {
+      this.collectGuarded("allocation failure, defragmenting", true);
+      start = allocator.allocStorage(sizeBytes);
+    }
+    if (start < 0) {
+      const free = this.space.limitBytes - this.space.usedBytes();
+      throw new CollectorError("OUT_OF_MEMORY", `allocation of ${sizeBytes} bytes`, this.space.base, `${free} bytes free of ${this.space.limitBytes} (reservation ${this.space.maxBytes})`, "room for the object after a collection");
+    }
+    return start;
+  }
+
+  poll(_allocator: ImmixAllocator): void {
+    if (!this.collecting) this.collect("collect every N bytes");
+  }
+
+  // --- collection ---------------------------------------------------------------------------
+
+  /** One full collection; returns its statistics (also in `stats`). */
+  collect(reason = "requested"): CycleStats {
+    return this.collectGuarded(reason, false);
+  }
+
+  private collectGuarded(reason: string, forceDefrag: boolean): CycleStats {
+    if (this.collecting) throw new CollectorError("REENTRANT", `collection (${reason})`, this.space.base, "a collection in progress", "one collection at a time");
+    this.collecting = true;
+    try {
+      return this.collectNow(reason, forceDefrag);
+    } finally {
+      this.collecting = false;
+    }
+  }
+
+  private collectNow(reason: string, forceDefrag: boolean): CycleStats {
+    const space = this.space;
+    const { verify, stress } = this.options;
+    const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages) : null;
+    const t0 = performance.now();
+
+    // 1. Candidates, from the last sweep's histograms, before marking.
+    const threshold = this.chooseDefragThreshold(forceDefrag);
+    this.lastDefragCandidates = flagDefragCandidates(space, threshold, stress);
+
+    // 2. Prepare.
+    for (const m of this.mutators) m.reset();
+    this.copier.reset();
+    this.copier.copyBudgetBytes = stress ? space.maxBytes : space.limitBytes;
+    space.prepareMarking();
+    this.headroomExhausted = false;
+    this.rootsVisited = this.markedObjects = this.markedBytes = 0;
+    this.evacuatedObjects = this.evacuatedBytes = this.markedInPlaceInCandidates = 0;
+
+    // 3-4. Trace.
+    for (const s of this.scanners) s.scanRoots(this.visitRoot);
+    this.drainMarkStack();
+
+    // 5. Relocate roots.
+    for (const s of this.scanners) s.updateRoots(this.forwardRoot);
+
+    // 6. Sweep.
+    const sweep = space.sweepBlocks(this.sweepSummary);
+    const largeFreedBytes = space.los.sweep(this.largeIsLive) * BYTES_IN_LARGE_PAGE;
+
+    // 7. Grow.
+    let grewToBytes = 0;
+    const used = space.usedBytes();
+    if (used > this.options.growthThreshold * space.limitBytes && space.limitBytes < space.maxBytes) {
+      space.setLimit(Math.max(space.limitBytes * this.options.growthFactor, used / this.options.growthThreshold));
+      grewToBytes = space.limitBytes;
+    }
+    for (const m of this.mutators) m.bytesUntilPoll = this.options.collectEveryBytes;
+
+    const pauseMs = performance.now() - t0;
+    let verifyFailures = 0;
+    this.verifyMessages = [];
+    if (before !== null) {
+      const after = this.verifyHeap();
+      verifyFailures = before.failures + after.failures;
+      this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
+      if (before.checksum !== after.checksum || before.objects !== after.objects) {
+        verifyFailures++;
+        this.verifyMessages.push(`reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`);
+      }
+    }
+
+    const cycle: CycleStats = {
+      cycle: this.stats.collections + 1,
+      reason,
+      epoch: space.epoch,
+      pauseMs,
+      rootsVisited: this.rootsVisited,
+      markedObjects: this.markedObjects,
+      markedBytes: this.markedBytes,
+      markedLines: sweep.markedLines,
+      defragCandidateBlocks: this.lastDefragCandidates.length,
+      defragThresholdHoles: stress ? 0 : threshold,
+      evacuatedObjects: this.evacuatedObjects,
+      evacuatedBytes: this.evacuatedBytes,
+      markedInPlaceInCandidates: this.markedInPlaceInCandidates,
+      headroomExhausted: this.headroomExhausted,
+      blocksFreed: sweep.blocksFreed,
+      blocksFull: sweep.blocksFull,
+      blocksReusable: sweep.blocksReusable,
+      blocksInUse: space.blocksInUse,
+      blocksFree: Math.max(0, Math.floor((space.limitBytes - space.usedBytes()) / BYTES_IN_BLOCK)),
+      reusableLines: sweep.reusableLines,
+      largeObjects: space.los.objectCount,
+      largeBytes: space.los.pagesInUse * BYTES_IN_LARGE_PAGE,
+      largeFreedBytes,
+      heapLimitBytes: space.limitBytes,
+      usedBytes: space.usedBytes(),
+      headroomBytes: space.headroomBytes,
+      grewToBytes,
+      fragmentation: sweep.reusableLines / (space.limitBytes / BYTES_IN_LINE),
+      verifyFailures,
+    };
+    this.stats.record(cycle);
+    return cycle;
+  }
+
+  private chooseDefragThreshold(forceDefrag: boolean): number {
+    const { defrag, stress } = this.options;
+    if (stress || defrag === "never") return NO_DEFRAG_THRESHOLD;
+    if (defrag === "auto" && !forceDefrag && this.space.unusedRecyclableBlocks() === 0) return NO_DEFRAG_THRESHOLD;
+    const space = this.space;
+    const cleanBlocks = Math.min(space.physicallyFreeBlocks(), Math.floor((space.limitBytes - space.usedBytes()) / BYTES_IN_BLOCK));
+    return defragThreshold(space.markHistogram, Math.max(0, cleanBlocks) * LINES_IN_BLOCK);
+  }
+
+  /**
+   * Marks (or evacuates) the object at `ref` if it is not yet, and returns where it is now.
+   * Allocation-free; the hot path of tracing.
+   */
+  private traceObject(ref: number): number {
+    const space = this.space;
+    const model = this.model;
+    const offset = ref - space.base;
+    if (offset >= 0 && offset < space.immixTopBlock * BYTES_IN_BLOCK) {
+      const block = offset >>> LOG_BYTES_IN_BLOCK;
+      if ((offset & 7) !== 0 || space.blockState[block] === BLOCK_UNALLOCATED) return this.badPointer(ref);
+      if (space.isMarked(ref)) return ref;
+      if (model.isForwarded(space, ref)) return model.forwardee(space, ref);
+      const size = model.sizeBytes(space, ref);
+      const start = ref - model.headerBytes;
+      if (space.blockDefrag[block] !== 0) {
+        if (!this.headroomExhausted && !model.isPinned(space, ref)) {
+          const to = this.copier.allocStorage(size);
+          if (to >= 0) {
+            space.bytes.copyWithin(to - space.base, start - space.base, start - space.base + size);
+            const moved = to + model.headerBytes;
+            model.setForwarding(space, ref, moved);
+            space.markEvacuated(start, size);
+            this.evacuatedObjects++;
+            this.evacuatedBytes += size;
+            this.markAndPush(moved, to, size);
+            return moved;
+          }
+          this.headroomExhausted = true;
+        }
+        this.markedInPlaceInCandidates++;
+      }
+      this.markAndPush(ref, start, size);
+      return ref;
+    }
+    if (offset >= 0 && space.los.isObjectAt(offset, model.headerBytes)) {
+      if (!space.isMarked(ref)) {
+        space.setMarked(ref);
+        this.markedObjects++;
+        this.markedBytes += model.sizeBytes(space, ref);
+        this.markStack.push(ref);
+      }
+      return ref;
+    }
+    if (this.options.allowForeignPointers && !space.contains(ref)) return ref;
+    return this.badPointer(ref);
+  }
+
+  private markAndPush(ref: number, start: number, size: number): void {
+    this.space.setMarked(ref);
+    this.space.markLines(start, size);
+    this.markedObjects++;
+    this.markedBytes += size;
+    this.markStack.push(ref);
+  }
+
+  private drainMarkStack(): void {
+    const space = this.space;
+    const model = this.model;
+    const stack = this.markStack;
+    while (stack.length > 0) {
+      const obj = stack.pop();
+      const n = model.pointerSlotCount(space, obj);
+      for (let i = 0; i < n; i++) {
+        const slot = model.pointerSlotAddress(space, obj, i);
+        const v = space.readWord(slot);
+        if (v === 0) continue;
+        const moved = this.traceObject(v);
+        if (moved !== v) space.writeWord(slot, moved);
+      }
+    }
+  }
+
+  /** Where the object that was at `oldBase` before this collection is now. */
+  private forward(oldBase: number): number {
+    const space = this.space;
+    const offset = oldBase - space.base;
+    if (offset >= 0 && offset < space.immixTopBlock * BYTES_IN_BLOCK && (offset & 7) === 0 && !space.isMarked(oldBase) && this.model.isForwarded(space, oldBase)) {
+      return this.model.forwardee(space, oldBase);
+    }
+    return oldBase;
+  }
+
+  private badPointer(ref: number): never {
+    const space = this.space;
+    const offset = ref - space.base;
+    let found: string;
+    if (!Number.isSafeInteger(ref) || !space.contains(ref)) found = "an address outside the heap";
+    else if ((offset & 7) !== 0) found = "a misaligned address";
+    else if (offset < space.los.bottomPage * BYTES_IN_LARGE_PAGE) found = `an address in free block ${offset >>> LOG_BYTES_IN_BLOCK}`;
+    else found = "an address that is not a large object";
+    throw new CollectorError("BAD_POINTER", "pointer traced", ref, found, `an object in [${hex(space.base)}, ${hex(space.base + space.sizeBytes)})`);
+  }
+}

@@ -1,0 +1,61 @@
+// The verifier catches broken heaps: a dangling pointer planted into free memory, a scanner that
+// does not update its roots (pointers into evacuated memory), and a model that copies too little
+// (the reachable graph's checksum changes across the collection).
+import { describe, expect, it } from "vitest";
+import { BYTES_IN_BLOCK } from "../../gc/heap-constants.js";
+import { DefaultObjectModel, type HeapMemory } from "../../gc/object-model.js";
+import { allocOneLineObjects, fillRaw, keepOnly, makeHeap } from "./support/mock-vm.js";
+
+describe("verify catches a broken heap", () => {
+  it("reports a pointer planted into a free line and into a free block", () => {
+    const t = makeHeap({ defrag: "never", verify: true });
+    const { collector: c, scanner } = t;
+    const objects = allocOneLineObjects(t, 600); // blocks 0, 1 and part of 2
+    const holder = t.mutator.alloc(2, 0); // block 2
+    keepOnly(t, objects, [0]);
+    scanner.roots.push(holder);
+    expect(c.collect().verifyFailures).toBe(0);
+    expect(c.verifyHeap().failures).toBe(0);
+
+    const deadInFreeLine = objects[50]!; // block 0, its line is free now
+    const deadInFreeBlock = objects[300]!; // block 1 holds nothing live: free
+    c.writePointer(holder, 0, deadInFreeLine);
+    c.writePointer(holder, 1, deadInFreeBlock);
+    const report = c.verifyHeap();
+    expect(report.failures).toBe(2);
+    expect(report.messages[0]).toContain(`found 0x${deadInFreeLine.toString(16)} in a free line`);
+    expect(report.messages[1]).toContain(`found 0x${deadInFreeBlock.toString(16)} in a free block`);
+  });
+
+  it("reports roots left pointing into evacuated memory by a scanner that skips updateRoots", () => {
+    const t = makeHeap({ stress: true, verify: true });
+    const { collector: c, mutator: m, scanner } = t;
+    const a = m.alloc(1, 16);
+    c.writePointer(a, 0, m.alloc(0, 16));
+    const pinned = m.alloc(0, 16); // keeps block 0 in use, so a's old copy is evacuated memory, not a free block
+    c.pin(pinned);
+    scanner.roots = [a, pinned];
+    scanner.skipUpdates = true;
+    const cycle = c.collect();
+    expect(cycle.evacuatedObjects).toBe(2);
+    expect(cycle.verifyFailures).toBeGreaterThan(0);
+    expect(c.verifyMessages.join("\n")).toMatch(/root 0: found 0x[0-9a-f]+ in evacuated memory \(forwarded to 0x[0-9a-f]+\)/);
+    expect(c.stats.totalVerifyFailures).toBe(cycle.verifyFailures);
+  });
+
+  it("reports a changed graph when objects are copied short", () => {
+    class ShortCopyModel extends DefaultObjectModel {
+      override sizeBytes(heap: HeapMemory, address: number): number {
+        return super.sizeBytes(heap, address) - 8; // loses the last word of every copy
+      }
+    }
+    const t = makeHeap({ stress: true, verify: true, model: new ShortCopyModel(), sizeBytes: 8 * BYTES_IN_BLOCK });
+    const { collector: c, mutator: m, scanner } = t;
+    const a = m.alloc(0, 32);
+    fillRaw(c, a, 9);
+    scanner.roots = [a];
+    const cycle = c.collect();
+    expect(cycle.verifyFailures).toBe(1);
+    expect(c.verifyMessages[0]).toMatch(/^reachable graph changed: 1 objects, checksum [0-9a-f]{16} before; 1 objects, checksum [0-9a-f]{16} after$/);
+  });
+});
