@@ -14,6 +14,9 @@ commands:
                                                walk a recorded stack and print every frame and root
   compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... FILE.ll -o OUT.o
                                                compile a program for rootwalk (llc -O2, default options)
+  sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress] [--verify]
+      [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]
+                                               the collector and walker on simulated stacks
   demo                                         compile a bundled example and dump its stack maps
 `;
 
@@ -55,6 +58,35 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(`${output}\n`);
         return 0;
       }
+      case "sim": {
+        const { positional, options, flags } = parseOptions(rest, ["workload", "heap", "svg", "scale", "threads", "seed"], ["stress", "verify", "json", "sweep"]);
+        if (positional.length > 0) throw new InvalidArgumentError("sim", positional.join(" "), "no positional arguments");
+        const { WORKLOADS } = await import("./sim/workloads.js");
+        const { parseSize, simCommand } = await import("./sim/sim-command.js");
+        const workload = (options.get("workload") ?? "gcbench") as (typeof WORKLOADS)[number];
+        if (!WORKLOADS.includes(workload)) throw new InvalidArgumentError("--workload", workload, WORKLOADS.join(" | "));
+        const number = (name: string, fallback: number, min: number) => {
+          const v = options.has(name) ? Number(options.get(name)) : fallback;
+          if (!(v >= min) || !Number.isFinite(v)) throw new InvalidArgumentError(`--${name}`, String(options.get(name)), `a number >= ${min}`);
+          return v;
+        };
+        const stress = flags.has("stress");
+        return await simCommand(
+          {
+            workload,
+            heapBytes: parseSize(options.get("heap") ?? "64M"),
+            stress,
+            verify: flags.has("verify"),
+            scale: number("scale", stress ? 0.02 : 1, 0.0001),
+            threads: Math.floor(number("threads", 4, 1)),
+            seed: Math.floor(number("seed", 42, 0)),
+            json: flags.has("json"),
+            sweep: flags.has("sweep"),
+            ...(options.has("svg") ? { svg: options.get("svg")! } : {}),
+          },
+          io,
+        );
+      }
       case "demo": {
         const { runDemo } = await import("./demo-command.js");
         await runDemo(io);
@@ -67,7 +99,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(USAGE);
         return command === undefined ? 1 : 0;
       default:
-        throw new InvalidArgumentError("command", command, "dump | walk | compile | demo");
+        throw new InvalidArgumentError("command", command, "dump | walk | compile | sim | demo");
     }
   } catch (e) {
     if (e instanceof RootwalkError) {
