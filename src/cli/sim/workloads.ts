@@ -223,7 +223,7 @@ function deepRecursion(ctx: SimContext, thread: SimThread): void {
 function mtGcbench(ctx: SimContext): void {
   const threads = ctx.threads;
   const tableSize = 256;
-  const rounds = Math.max(20, Math.round(400 * ctx.scale));
+  const rounds = Math.max(1, Math.round(400 * ctx.scale));
   const slice = 50;
   const tables: number[] = [];
   // Each thread's table is a heap object whose pointer slots hold its live objects, kept in the

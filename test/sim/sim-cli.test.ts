@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { runCli } from "../../src/cli/main.js";
+
+async function run(...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+describe("rootwalk sim", () => {
+  it("--json prints one line with the documented fields", async () => {
+    const { code, stdout } = await run("sim", "--workload", "deep-recursion", "--stress", "--verify", "--scale", "0.005", "--json");
+    expect(code).toBe(0);
+    expect(stdout.trim().split("\n")).toHaveLength(1);
+    const out = JSON.parse(stdout) as Record<string, number>;
+    expect(Object.keys(out)).toEqual(["collections", "objectsMoved", "maxPauseMs", "verifyFailures", "fragmentation"]);
+    expect(out.collections).toBeGreaterThan(0);
+    expect(out.verifyFailures).toBe(0);
+  });
+
+  it("a summary table, progress on stderr, and an SVG heap map a browser can open", async () => {
+    const svg = join(tmpdir(), `rootwalk-sim-${process.pid}.svg`);
+    rmSync(svg, { force: true });
+    const { code, stdout, stderr } = await run("sim", "--workload", "mt-gcbench", "--heap", "6M", "--verify", "--scale", "0.2", "--svg", svg);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/collections\s+\d+/);
+    expect(stdout).toMatch(/fragmentation \(last \/ max\)/);
+    expect(stderr).toMatch(/mt-gcbench: \d+ %/);
+    expect(existsSync(svg)).toBe(true);
+    expect(readFileSync(svg, "utf8")).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  });
+
+  it("--sweep prints the minimum heap and a row for each of 1x..6x", async () => {
+    const { code, stdout } = await run("sim", "--workload", "gcbench", "--sweep", "--scale", "0.01");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/minimum heap for gcbench/);
+    for (let x = 1; x <= 6; x++) expect(stdout).toMatch(new RegExp(`\\s${x}x\\s`));
+  }, 120_000);
+
+  it("bad options: exit 1 with one line", async () => {
+    expect((await run("sim", "--workload", "nbody")).code).toBe(1);
+    expect((await run("sim", "--heap", "lots")).code).toBe(1);
+  });
+});
