@@ -131,7 +131,7 @@ function gcbench(ctx: SimContext, thread: SimThread, maxDepth = Math.max(6, Math
     for (let d = 4; d <= maxDepth; d += 2) depths.push(d);
     let done = 0;
     for (const d of depths) {
-      const iterations = Math.max(1, Math.floor((2 * treeSize(stretch)) / treeSize(d) / 8));
+      const iterations = Math.max(1, Math.floor((2 * treeSize(stretch)) / treeSize(d)));
       for (let k = 0; k < iterations; k++) {
         f.set(0, thread.alloc(NODE_POINTERS, NODE_RAW));
         populate(ctx, thread, d, f.get(0));
