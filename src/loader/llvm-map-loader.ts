@@ -1,22 +1,15 @@
 import { MalformedInputError } from "../errors.js";
 import {
   CALLEE_SAVED_COUNT,
-  DWARF_RBP,
-  DWARF_RSP,
-  FLAG_DYNAMIC_FRAME,
-  FLAG_FRAME_POINTER_CFA,
-  FLAG_FRAME_SIZE_DIFFERS,
-  FLAG_NO_UNWIND_INFO,
   FLAG_STATEPOINT,
   FrameDescriptorBuilder,
   FrameDescriptors,
-  NO_CFA_RULE,
   ROOT_TYPE_NONE,
-  calleeSavedIndex,
   encodeLocationWord0,
 } from "../safepoints/frame-descriptors.js";
 import { LocationKind, LocationView, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import { DEFAULT_STATEPOINT_RECOGNITION, decodeStatepoint, type StatepointRecognition } from "../stackmap/statepoint.js";
+import { frameAtSafepoint } from "./safepoint-frame.js";
 
 /** The CFI facts the loader needs at one address (see src/unwind/cfi.ts). */
 export interface UnwindRow {
@@ -93,30 +86,11 @@ export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: Ll
         const lookupAt = returnAddress > resolved.address ? returnAddress - 1 : returnAddress;
         const row = options.unwindRowAt?.(lookupAt, resolved.sectionIndex);
 
-        let flags = dynamic ? FLAG_DYNAMIC_FRAME : 0;
-        let frameSize = stackSize;
-        let cfaRegister = NO_CFA_RULE;
-        let cfaOffset = 0;
-        saved.fill(0);
-        if (row === undefined) {
-          flags |= FLAG_NO_UNWIND_INFO;
-        } else {
-          cfaRegister = row.cfaRegister;
-          cfaOffset = row.cfaOffset;
-          for (const [reg, offset] of row.savedRegisters) {
-            const k = calleeSavedIndex(reg);
-            if (k >= 0) saved[k] = offset;
-          }
-          if (row.cfaRegister === DWARF_RSP) {
-            frameSize = row.cfaOffset - 8;
-          } else if (row.cfaRegister === DWARF_RBP) {
-            flags |= FLAG_FRAME_POINTER_CFA;
-            frameSize = !dynamic && row.argsSizeBytes > 0 ? stackSize + row.argsSizeBytes : -1;
-          } else {
-            frameSize = -1;
-          }
-          if (!dynamic && frameSize >= 0 && frameSize !== stackSize) flags |= FLAG_FRAME_SIZE_DIFFERS;
-        }
+        const frame = frameAtSafepoint(row, stackSize, saved);
+        let flags = frame.flags;
+        const frameSize = frame.frameSizeBytes;
+        const cfaRegister = frame.cfaRegister;
+        const cfaOffset = frame.cfaOffsetBytes;
 
         const statepoint = decodeStatepoint(blob, r, recognition);
         const locStart = builder.nextLocationIndex;

@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { ElfFile } from "../elf/elf-file.js";
-import { ET_DYN, ET_EXEC, ET_REL, R_X86_64_PC32 } from "../elf/elf-constants.js";
+import { ET_DYN, ET_EXEC, ET_REL } from "../elf/elf-constants.js";
 import { relocatedSection } from "../elf/relocate.js";
 import type { ElfSection } from "../elf/elf-section.js";
 import { MalformedInputError, RootwalkError, UnsupportedInputError, withContext } from "../errors.js";
 import type { FrameDescriptors } from "../safepoints/frame-descriptors.js";
 import { parseStackMapSection, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
-import { cfiRowAt } from "../unwind/cfi.js";
-import { parseEhFrame, type EhFrame } from "../unwind/eh-frame.js";
-import { buildLlvmDescriptors, type ResolvedFunction, type UnwindRow } from "./llvm-map-loader.js";
+import type { EhFrame } from "../unwind/eh-frame.js";
+import { loadElfUnwind } from "./elf-unwind.js";
+import { buildLlvmDescriptors, type ResolvedFunction } from "./llvm-map-loader.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { elfSoname } from "../elf/dynamic.js";
 
@@ -37,11 +37,6 @@ export interface ObjectStackMaps {
   contentKey: string;
 }
 
-/**
- * In a `.o`, addresses are offsets within their section. Text sections are told apart by giving
- * each a disjoint window of a synthetic address space for the unwind index only.
- */
-const SECTION_WINDOW = 2 ** 32;
 
 /**
  * Reads the `.llvm_stackmaps` of an ELF object, shared library or executable. Returns undefined
@@ -80,13 +75,7 @@ export function loadObjectStackMaps(
     });
     if (kind !== "relocatable") nameLinkedFunctions(elf, functions);
 
-    const unwind = loadEhFrame(elf, kind);
-    const unwindRowAt = (address: number, sectionIndex: number | undefined): UnwindRow | undefined => {
-      if (unwind === undefined) return undefined;
-      const key = kind === "relocatable" ? (sectionIndex ?? 0) * SECTION_WINDOW + address : address;
-      const fde = unwind.findFde(key);
-      return fde === undefined ? undefined : cfiRowAt(fde, key);
-    };
+    const { unwind, unwindRowAt } = loadElfUnwind(elf, kind);
     const descriptors = buildLlvmDescriptors(blobs, {
       resolveFunction: (b, f) => functions[b]![f]!,
       unwindRowAt,
@@ -118,28 +107,4 @@ function nameLinkedFunctions(elf: ElfFile, functions: ResolvedFunction[][]): voi
     }
   }
   for (const list of functions) for (const fn of list) fn.name ??= byAddress.get(fn.address);
-}
-
-/**
- * `.eh_frame` with pc_begin made comparable to the stack map's function addresses: link-time
- * addresses in a linked file; (section window + offset) in a `.o`, from `.rela.eh_frame`.
- */
-function loadEhFrame(elf: ElfFile, kind: ObjectKind): EhFrame | undefined {
-  const section = elf.section(".eh_frame");
-  if (section === undefined || !section.hasFileBytes) return undefined;
-  if (kind !== "relocatable") return parseEhFrame(section.bytes(), { sectionAddress: section.addr });
-  const pcBeginTargets = new Map<number, number>();
-  for (const rel of elf.relocationSectionsFor(section.index)) {
-    const symbols = elf.symbols();
-    for (const r of elf.relocations(rel)) {
-      if (r.type !== R_X86_64_PC32) continue;
-      const symbol = symbols[r.symbolIndex];
-      if (symbol?.definedSectionIndex === undefined) continue;
-      pcBeginTargets.set(r.offset, symbol.definedSectionIndex * SECTION_WINDOW + symbol.value + r.addend);
-    }
-  }
-  return parseEhFrame(section.bytes(), {
-    sectionAddress: 0,
-    resolvePcBegin: (fieldOffset, decoded) => pcBeginTargets.get(fieldOffset) ?? decoded,
-  });
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
-import { ET_DYN, ET_EXEC, ET_REL, R_X86_64_PC32, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
+import { ET_DYN, ET_EXEC, ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
 import { ElfFile } from "../elf/elf-file.js";
 import type { ElfSection } from "../elf/elf-section.js";
 import type { ElfSymbol } from "../elf/elf-symbol.js";
@@ -10,26 +10,20 @@ import { InvalidArgumentError, MalformedInputError, RootwalkError, UnsupportedIn
 import {
   CALLEE_SAVED_COUNT,
   DWARF_CFA,
-  DWARF_RBP,
-  DWARF_RSP,
-  FLAG_DYNAMIC_FRAME,
-  FLAG_FRAME_POINTER_CFA,
-  FLAG_FRAME_SIZE_DIFFERS,
-  FLAG_NO_UNWIND_INFO,
   FrameDescriptorBuilder,
   type FrameDescriptors,
-  NO_CFA_RULE,
   ROOT_TYPE_ATOMIC,
-  calleeSavedIndex,
   encodeLocationWord0,
 } from "../safepoints/frame-descriptors.js";
 import type { SafepointRegistry } from "../safepoints/registry.js";
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { PLIMMIX_SYMBOL_PREFIX, PlimmixMap, parsePlimmixBlob } from "../stackmap/plimmix-map.js";
-import { cfiRowAt } from "../unwind/cfi.js";
-import { parseEhFrame, type EhFrame } from "../unwind/eh-frame.js";
+import { type EhFrame } from "../unwind/eh-frame.js";
 import type { ResolvedFunction, UnwindRow } from "./llvm-map-loader.js";
 import type { ObjectKind } from "./object-file.js";
+import { frameAtSafepoint } from "./safepoint-frame.js";
+import { loadElfUnwind } from "./elf-unwind.js";
+export { frameAtSafepoint, loadElfUnwind };
 
 /**
  * The pseudo DWARF register of CFA-relative root locations (defined with the descriptors; the
@@ -64,45 +58,6 @@ export interface PlimmixLoadOptions {
   resolveFunction?: (mapIndex: number, functionIndex: number) => ResolvedFunction;
   /** The CFI row that applies at `address` of `sectionIndex`, if unwind info covers it. */
   unwindRowAt?: (address: number, sectionIndex: number | undefined) => UnwindRow | undefined;
-}
-
-/** The frame facts of one safepoint (see the rules above); `saved` is filled in place. */
-export interface SafepointFrame {
-  frameSizeBytes: number;
-  flags: number;
-  cfaRegister: number;
-  cfaOffsetBytes: number;
-}
-
-/**
- * Frame size, CFA rule and flags at a safepoint from its CFI row, for a frame whose recorded
- * size is `recordedBytes` (-1: dynamic). Shared by the plimmix and OCaml loaders.
- */
-export function frameAtSafepoint(row: UnwindRow | undefined, recordedBytes: number, saved: Int16Array): SafepointFrame {
-  const dynamic = recordedBytes < 0;
-  saved.fill(0);
-  let flags = dynamic ? FLAG_DYNAMIC_FRAME : 0;
-  if (row === undefined) {
-    flags |= FLAG_NO_UNWIND_INFO;
-    if (!dynamic) return { frameSizeBytes: recordedBytes, flags, cfaRegister: NO_CFA_RULE, cfaOffsetBytes: 0 };
-    saved[calleeSavedIndex(DWARF_RBP)] = -16;
-    return { frameSizeBytes: -1, flags: flags | FLAG_FRAME_POINTER_CFA, cfaRegister: DWARF_RBP, cfaOffsetBytes: 16 };
-  }
-  for (const [reg, offset] of row.savedRegisters) {
-    const k = calleeSavedIndex(reg);
-    if (k >= 0) saved[k] = offset;
-  }
-  let frameSizeBytes: number;
-  if (row.cfaRegister === DWARF_RSP) {
-    frameSizeBytes = row.cfaOffset - 8;
-  } else if (row.cfaRegister === DWARF_RBP) {
-    flags |= FLAG_FRAME_POINTER_CFA;
-    frameSizeBytes = !dynamic && row.argsSizeBytes > 0 ? recordedBytes + row.argsSizeBytes : -1;
-  } else {
-    frameSizeBytes = -1;
-  }
-  if (!dynamic && frameSizeBytes >= 0 && frameSizeBytes !== recordedBytes) flags |= FLAG_FRAME_SIZE_DIFFERS;
-  return { frameSizeBytes, flags, cfaRegister: row.cfaRegister, cfaOffsetBytes: row.cfaOffset };
 }
 
 /** The CFA offset of a `_GC_MAP_` root (see the layout comment of plimmix-map.ts). */
@@ -391,46 +346,3 @@ function nameLinkedAddresses(elf: ElfFile, functions: ResolvedFunction[][], glob
   for (const list of globals) for (const g of list) g.name ??= objectNames.get(g.address);
 }
 
-/**
- * In a `.o`, addresses are offsets within their section. Text sections are told apart by giving
- * each a disjoint window of a synthetic address space for the unwind index only.
- */
-const SECTION_WINDOW = 2 ** 32;
-
-/**
- * `.eh_frame` with pc_begin made comparable to the maps' addresses (link-time addresses in a
- * linked file; section window + offset in a `.o`, from `.rela.eh_frame`), and the row lookup.
- */
-export function loadElfUnwind(
-  elf: ElfFile,
-  kind: ObjectKind,
-): { unwind: EhFrame | undefined; unwindRowAt: (address: number, sectionIndex: number | undefined) => UnwindRow | undefined } {
-  const unwind = parseElfEhFrame(elf, kind);
-  const unwindRowAt = (address: number, sectionIndex: number | undefined): UnwindRow | undefined => {
-    if (unwind === undefined) return undefined;
-    const key = kind === "relocatable" ? (sectionIndex ?? 0) * SECTION_WINDOW + address : address;
-    const fde = unwind.findFde(key);
-    return fde === undefined ? undefined : cfiRowAt(fde, key);
-  };
-  return { unwind, unwindRowAt };
-}
-
-function parseElfEhFrame(elf: ElfFile, kind: ObjectKind): EhFrame | undefined {
-  const section = elf.section(".eh_frame");
-  if (section === undefined || !section.hasFileBytes) return undefined;
-  if (kind !== "relocatable") return parseEhFrame(section.bytes(), { sectionAddress: section.addr });
-  const pcBeginTargets = new Map<number, number>();
-  for (const rel of elf.relocationSectionsFor(section.index)) {
-    const symbols = elf.symbols();
-    for (const r of elf.relocations(rel)) {
-      if (r.type !== R_X86_64_PC32) continue;
-      const symbol = symbols[r.symbolIndex];
-      if (symbol?.definedSectionIndex === undefined) continue;
-      pcBeginTargets.set(r.offset, symbol.definedSectionIndex * SECTION_WINDOW + symbol.value + r.addend);
-    }
-  }
-  return parseEhFrame(section.bytes(), {
-    sectionAddress: 0,
-    resolvePcBegin: (fieldOffset, decoded) => pcBeginTargets.get(fieldOffset) ?? decoded,
-  });
-}

@@ -1,17 +1,10 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
+import { run } from "../support/run-cli.js";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
 import { loadPlimmixFromElf } from "../../src/loader/plimmix-loader.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
-
-async function run(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 describe("rootwalk compile", () => {
   const out = join(repoRoot(), ".cache", "cli-test");

@@ -1,16 +1,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
+import { run } from "../support/run-cli.js";
 import { defaultCacheDir } from "../../src/toolchain/llvm-toolchain.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
-
-async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 const stackArgs = compileCorpusEntry(corpusEntry("stack-args"));
 const dynamic = compileCorpusEntry(corpusEntry("dynamic-frame"));

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
+import { run } from "../support/run-cli.js";
 import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "../formats/compile-formats.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
-
-async function run(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 type Dumped = { maps: { format: string; safepoints: { roots: { type?: string }[]; frameSizeBytes: number | null; kind: string }[] }[] };
 

@@ -1,14 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
+import { run } from "../support/run-cli.js";
 import { SPLIT_STACK_FIXTURE as FIXTURE_PATH } from "../support/fixtures.js";
-
-async function run(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 describe("rootwalk walk", () => {
   const fixture = JSON.parse(readFileSync(FIXTURE_PATH, "utf8")) as { expectedRoots: { slot: string; value: string }[] };

@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { RootwalkError } from "../../src/errors.js";
 import { buildLlvmDescriptors } from "../../src/loader/llvm-map-loader.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
@@ -23,6 +24,18 @@ export interface FuzzReport {
   /** Cases that threw something other than a RootwalkError, or took too long. */
   failures: { seed: number; input: number; error: string }[];
   slowestMs: number;
+}
+
+/**
+ * Asserts a fuzz run was clean (no exception other than a RootwalkError, no hang) and exercised
+ * both paths: most mutations rejected by validation, some accepted.
+ */
+export function expectCleanFuzz(name: string, report: FuzzReport): void {
+  const summary = `${name}: ${report.cases} cases, ${report.accepted} accepted, ${report.rejected} rejected with a RootwalkError, slowest ${report.slowestMs.toFixed(1)} ms`;
+  console.log(summary);
+  expect(report.failures.slice(0, 5), summary).toEqual([]);
+  expect(report.rejected).toBeGreaterThan(report.cases / 10);
+  expect(report.accepted).toBeGreaterThan(0);
 }
 
 /**

@@ -2,14 +2,7 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { runCli } from "../../src/cli/main.js";
-
-async function run(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
+import { run } from "../support/run-cli.js";
 
 describe("rootwalk sim", () => {
   it("--json prints one line with the documented fields", async () => {

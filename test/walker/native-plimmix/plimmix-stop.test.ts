@@ -106,12 +106,6 @@ function recordOf(maps: LiveMap[], ra: number): { module: string; map: PlimmixMa
   throw new Error(`no live map has a safepoint at ${hex(ra)}`);
 }
 
-function stackPiece(s: PlimmixStop): Piece {
-  const piece = s.memory[0];
-  if (piece === undefined) throw new Error("no stack piece");
-  return piece;
-}
-
 describe("gc_init: each module registers its own _GC_MAP_ label", () => {
   it("two distinct pointers from three calls (the repeat is ignored), and they are the two labels", () => {
     expect(stop.gcInitCalls).toBe(3);
