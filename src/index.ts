@@ -26,3 +26,28 @@ export { loadObjectStackMaps, type ObjectStackMaps } from "./loader/object-file.
 export { registerObjectFile, registerStackMapBytes } from "./loader/register-maps.js";
 export { describeLlvmMaps, type MapDescription, type SafepointDescription } from "./loader/describe-safepoints.js";
 export { compileToObject, linkSharedLibrary, findLlvmTool } from "./toolchain/llvm-toolchain.js";
+export { compileProgram, compileProgramTo, type CompileMode, type CompileProgramOptions } from "./toolchain/compile-program.js";
+export { buildPlimmixPlugin, compilePlimmix } from "./toolchain/plimmix-plugin.js";
+export { PlimmixMap, plimmixMapLength } from "./stackmap/plimmix-map.js";
+export { OcamlFrametable } from "./stackmap/ocaml-frametable.js";
+export { loadPlimmixFromElf, registerPlimmixBytes, registerPlimmixFile, buildPlimmixDescriptors } from "./loader/plimmix-loader.js";
+export { loadOcamlFromElf, registerOcamlFile, buildOcamlDescriptors } from "./loader/ocaml-loader.js";
+export { type Memory, type MemoryRange, SimulatedMemory, RangedMemory } from "./memory/memory.js";
+
+// The walker (walker/): it implements the collector's RootScanner.
+export { Unwinder, WalkError, type WalkStart, type ManagedChunk, type UnwinderOptions, type StopReason } from "../walker/unwinder.js";
+export { RegisterContext } from "../walker/register-context.js";
+export { RootPairs, collectFrameRoots } from "../walker/frame-roots.js";
+export { relocateRootPairs } from "../walker/relocate-roots.js";
+export { StackRootScanner, type ThreadStack } from "../walker/stack-root-scanner.js";
+export { walkStack, type WalkResult } from "../walker/walk-stack.js";
+export { type SplitStacks, type Stacklet, type SplitStackRange } from "../walker/split-stacks.js";
+
+// The collector (gc/).
+export { ImmixCollector, type CollectorOptions, type ImmixCollectorConfig } from "../gc/immix-collector.js";
+export { type RootScanner } from "../gc/root-scanning.js";
+export { type ObjectModel, DEFAULT_OBJECT_MODEL } from "../gc/object-model.js";
+export { type Mutator } from "../gc/immix-allocator.js";
+export { GcStats, type CycleStats, formatCycle } from "../gc/gc-stats.js";
+export { renderHeapMapSvg } from "../gc/heap-map-svg.js";
+export { CollectorError } from "../gc/collector-error.js";
