@@ -1,0 +1,373 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseStackMapSection } from "../src/stackmap/llvm-stackmap.js";
+import { buildLlvmDescriptors } from "../src/loader/llvm-map-loader.js";
+import { SafepointRegistry } from "../src/safepoints/registry.js";
+import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
+import { RootPairs, collectFrameRoots } from "../walker/frame-roots.js";
+import { readSlot } from "../walker/slot.js";
+import { Unwinder } from "../walker/unwinder.js";
+import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
+import { inputPath, runReference } from "./native-refs.js";
+import { type StackCorpus, buildStackCorpus, stackCorpusFile, tableBytesPerSafepoint } from "./stack-corpus.js";
+import { encodeSyntheticStackMap } from "./synthetic-stackmap.js";
+import { type TimingOptions, median, timeBatches } from "./timing.js";
+
+/*
+ * The benchmark corpus: every case is named `Layer/operation`, times a batch of operations on
+ * the TypeScript side and the C/C++ reference on the SAME bytes (written to a file), and reports
+ * ns per operation for both and their ratio (rootwalk / reference; lower is better).
+ */
+
+export interface CaseResult {
+  name: string;
+  /** What one operation is: a frame walked, a lookup, a record parsed + indexed, an object marked. */
+  unit: string;
+  /** Input size (frames, keys, records, objects), for the chart's x axis. */
+  size: number;
+  rootwalkNsPerOp: number;
+  referenceNsPerOp: number;
+  ratio: number;
+  rootwalkSamples: number[];
+  referenceSamples: number[];
+  iterations: number;
+  reference: string;
+  extra?: Record<string, number | string>;
+}
+
+export interface BenchCase {
+  name: string;
+  /** Run with --quick. */
+  quick: boolean;
+  run(timing: TimingOptions): CaseResult | { name: string; skipped: string };
+}
+
+function result(name: string, unit: string, size: number, reference: string, ts: { iterations: number; samplesNsPerOp: number[] }, ref: { samplesNsPerOp: number[] }, extra?: CaseResult["extra"]): CaseResult {
+  const rootwalkNsPerOp = median(ts.samplesNsPerOp);
+  const referenceNsPerOp = median(ref.samplesNsPerOp);
+  return {
+    name, unit, size, reference, rootwalkNsPerOp, referenceNsPerOp, ratio: rootwalkNsPerOp / referenceNsPerOp,
+    rootwalkSamples: ts.samplesNsPerOp, referenceSamples: ref.samplesNsPerOp, iterations: ts.iterations, ...(extra ? { extra } : {}),
+  };
+}
+
+// ---- Walk and Lookup ---------------------------------------------------------------------------
+
+const FEW_SITES = { functions: 4, recordsPerFunction: 4, rootsPerRecord: 4 };
+const MANY_SITES = { functions: 2_000, recordsPerFunction: 10, rootsPerRecord: 4 };
+const LOOKUP_QUERIES = 1 << 20;
+
+const stacks = new Map<string, StackCorpus>();
+function stack(frames: number, many: boolean): StackCorpus {
+  const key = `${frames}-${many}`;
+  let c = stacks.get(key);
+  if (c === undefined) {
+    c = buildStackCorpus(key, many ? MANY_SITES : FEW_SITES, frames, many ? LOOKUP_QUERIES : 0, 0x5eed + frames);
+    stacks.set(key, c);
+  }
+  return c;
+}
+
+/**
+ * One walk with the real walker: Unwinder init/valid/next + collectFrameRoots into a reused
+ * RootPairs, then every root's value read. Returns a checksum (frames + root values).
+ */
+function makeWalk(c: StackCorpus): () => number {
+  const u = new Unwinder(c.snapshot, c.memory, { mode: "strict" });
+  const pairs = new RootPairs();
+  return () => {
+    pairs.clear();
+    let frames = 0;
+    for (u.init(c.start); u.valid(); u.next()) {
+      collectFrameRoots(u, pairs);
+      frames++;
+    }
+    let sum = 0;
+    const slots = pairs.derivedSlots;
+    for (let i = 0; i < pairs.count; i++) sum += readSlot(slots[i]!, c.memory, u.contexts);
+    return frames + sum + pairs.count;
+  };
+}
+
+/*
+ * NOT rootwalk's number: a sketch of the walker's fast path, to show where the real walker's time
+ * goes (bench/README.md, "Why the walk is slow"). Same table (SafepointTable.find) and the same
+ * descriptor columns, but monomorphic direct Uint32Array reads instead of Memory.readWord, no
+ * Unwinder/RootPairs object traffic, and only the frame shape of this corpus (static frame size,
+ * SP-relative Indirect roots; anything else throws). Reported as `sketchNsPerOp` only.
+ */
+function makeSketchWalk(c: StackCorpus): () => number {
+  const words = c.memory.words;
+  const base = c.memory.base;
+  const end = base + c.memory.sizeBytes;
+  const table = c.snapshot.table;
+  const d = c.snapshot.moduleBySlot[0]!.descriptors;
+  const slots = new Float64Array(c.roots + 16);
+  const TWO_32 = 0x1_0000_0000;
+  const INDIRECT_RSP = 3 | (7 << 8);
+  return () => {
+    let sp = c.start.sp;
+    let ra = c.start.ra;
+    const top = c.start.stackTop!;
+    let frames = 0;
+    let n = 0;
+    let sum = 0;
+    while (sp < top) {
+      const t = table.find(ra);
+      if (t < 0) throw new Error("sketch: unknown return address");
+      const i = table.descriptorAt(t);
+      const frameSize = d.frameSizeBytes[i]!;
+      if (frameSize < 0 || (sp & 7) !== 0 || sp < base || sp + frameSize + 8 > end) throw new Error("sketch: frame shape not handled");
+      const pairStart = d.pairStart[i]!;
+      const pairCount = d.pairCount[i]!;
+      for (let p = 0; p < pairCount; p++) {
+        const loc = d.pairs[(pairStart + p) * 2 + 1]!;
+        if ((d.locations[loc * 2]! & 0xff0f) !== INDIRECT_RSP) throw new Error("sketch: location not handled");
+        const slot = sp + d.locations[loc * 2 + 1]!;
+        slots[n++] = slot;
+        const w = (slot - base) >>> 2;
+        sum += words[w + 1]! * TWO_32 + words[w]!;
+      }
+      const r = (sp + frameSize - base) >>> 2;
+      ra = words[r + 1]! * TWO_32 + words[r]!;
+      sp += frameSize + 8;
+      frames++;
+    }
+    return frames + sum + n;
+  };
+}
+
+/**
+ * NOT rootwalk's number: the sketch above plus the second suggestion, 64-bit values kept as two
+ * uint32 halves end to end: the return address read as (lo, hi) from the stack words, hashed
+ * and compared as int32s against a table whose keys are two Uint32Arrays (built here from the
+ * real table's entries, same hash and probing). No double is built per frame.
+ */
+function makeSplitKeySketchWalk(c: StackCorpus): () => number {
+  const words = c.memory.words;
+  const base = c.memory.base;
+  const end = base + c.memory.sizeBytes;
+  const d = c.snapshot.moduleBySlot[0]!.descriptors;
+  const capacity = c.snapshot.table.capacity;
+  const log = Math.log2(capacity);
+  const mask = capacity - 1;
+  const keyLo = new Uint32Array(capacity);
+  const keyHi = new Uint32Array(capacity);
+  const value = new Int32Array(capacity).fill(-1);
+  const slotOf = (lo: number, hi: number): number => Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> (32 - log);
+  for (const [ra, , index] of c.snapshot.table.entries()) {
+    const lo = ra >>> 0;
+    const hi = (ra / 0x1_0000_0000) >>> 0;
+    let t = slotOf(lo, hi);
+    while (value[t] !== -1) t = (t + 1) & mask;
+    keyLo[t] = lo;
+    keyHi[t] = hi;
+    value[t] = index;
+  }
+  const slots = new Float64Array(c.roots + 16);
+  const TWO_32 = 0x1_0000_0000;
+  const INDIRECT_RSP = 3 | (7 << 8);
+  return () => {
+    let sp = c.start.sp;
+    let raLo = c.start.ra >>> 0;
+    let raHi = (c.start.ra / TWO_32) >>> 0;
+    const top = c.start.stackTop!;
+    let frames = 0;
+    let n = 0;
+    let sum = 0;
+    while (sp < top) {
+      let t = slotOf(raLo, raHi);
+      let i = -1;
+      for (;;) {
+        const v = value[t]!;
+        if (v < 0) break;
+        if (keyLo[t] === raLo && keyHi[t] === raHi) {
+          i = v;
+          break;
+        }
+        t = (t + 1) & mask;
+      }
+      if (i < 0) throw new Error("sketch: unknown return address");
+      const frameSize = d.frameSizeBytes[i]!;
+      if (frameSize < 0 || (sp & 7) !== 0 || sp < base || sp + frameSize + 8 > end) throw new Error("sketch: frame shape not handled");
+      const pairStart = d.pairStart[i]!;
+      const pairCount = d.pairCount[i]!;
+      const w0 = (sp - base) >>> 2;
+      for (let p = 0; p < pairCount; p++) {
+        const loc = d.pairs[(pairStart + p) * 2 + 1]!;
+        if ((d.locations[loc * 2]! & 0xff0f) !== INDIRECT_RSP) throw new Error("sketch: location not handled");
+        const offset = d.locations[loc * 2 + 1]!;
+        slots[n++] = sp + offset;
+        const w = w0 + (offset >> 2);
+        sum += words[w + 1]! * TWO_32 + words[w]!;
+      }
+      const r = w0 + (frameSize >> 2);
+      raLo = words[r]!;
+      raHi = words[r + 1]!;
+      sp += frameSize + 8;
+      frames++;
+    }
+    return frames + sum + n;
+  };
+}
+
+function walkCase(frames: number, many: boolean, quick: boolean): BenchCase {
+  const sites = many ? "20k-sites" : "16-sites";
+  const name = `Walk/${frames / 1000}k-frames-${sites}`;
+  return {
+    name,
+    quick,
+    run(timing) {
+      const c = stack(frames, many);
+      const walk = makeWalk(c);
+      // Check once that the walk saw every frame and read every root.
+      const check = walk();
+      const expected = c.frames + c.rootValueSum + c.roots;
+      if (check !== expected) throw new Error(`${name}: walk checksum ${check}, expected ${expected}`);
+      const file = inputPath(`stack-${c.name}.bin`);
+      writeFileAtomic(file, stackCorpusFile(c, new Float64Array(0)));
+      const ts = timeBatches(walk, c.frames, timing);
+      const ref = runReference("walk-ref.c", ["walk", file, ts.iterations, timing.repeats]);
+      const sketch = makeSketchWalk(c);
+      if (sketch() !== expected) throw new Error(`${name}: sketch checksum differs`);
+      const sketchNsPerOp = median(timeBatches(sketch, c.frames, timing).samplesNsPerOp);
+      const split = makeSplitKeySketchWalk(c);
+      if (split() !== expected) throw new Error(`${name}: split-key sketch checksum differs`);
+      const splitKeySketchNsPerOp = median(timeBatches(split, c.frames, timing).samplesNsPerOp);
+      if (ref["frames"] !== c.frames) throw new Error(`${name}: C walker saw ${String(ref["frames"])} frames, expected ${c.frames}`);
+      return result(name, "frame", frames, "C walker (bench/native/walk-ref.c)", ts, ref, {
+        rootsPerFrame: c.roots / c.frames,
+        rootwalkFramesPerSec: 1e9 / median(ts.samplesNsPerOp),
+        rootwalkRootsPerSec: (1e9 * c.roots) / c.frames / median(ts.samplesNsPerOp),
+        referenceFramesPerSec: 1e9 / median(ref.samplesNsPerOp),
+        sketchNsPerOp,
+        sketchRatio: sketchNsPerOp / median(ref.samplesNsPerOp),
+        splitKeySketchNsPerOp,
+        splitKeySketchRatio: splitKeySketchNsPerOp / median(ref.samplesNsPerOp),
+      });
+    },
+  };
+}
+
+function lookupCase(hits: boolean): BenchCase {
+  const name = `Lookup/${hits ? "hit" : "miss"}-20k-keys`;
+  return {
+    name,
+    quick: true,
+    run(timing) {
+      const c = stack(10_000, true);
+      const queries = hits ? c.hitQueries : c.missQueries;
+      const table = c.snapshot.table;
+      const lookups = (): number => {
+        let acc = 0;
+        for (let q = 0; q < queries.length; q++) acc += table.find(queries[q]!);
+        return acc;
+      };
+      const file = inputPath(`lookup-${hits ? "hit" : "miss"}.bin`);
+      writeFileAtomic(file, stackCorpusFile(c, queries));
+      const ts = timeBatches(lookups, queries.length, timing);
+      const ref = runReference("walk-ref.c", ["lookup", file, ts.iterations, timing.repeats]);
+      return result(name, "lookup", c.sites.length, "C open-addressing table (bench/native/walk-ref.c)", ts, ref, {
+        queries: queries.length,
+        tableBytesPerSafepoint: c.tableBytesPerSafepoint,
+      });
+    },
+  };
+}
+
+// ---- Parse + index -----------------------------------------------------------------------------
+
+function parseCase(records: number, quick: boolean): BenchCase {
+  const label = records >= 1_000_000 ? `${records / 1_000_000}M` : `${records / 1000}k`;
+  const name = `Parse/index-${label}-records`;
+  return {
+    name,
+    quick,
+    run(timing) {
+      const bytes = encodeSyntheticStackMap({ functions: records / 10, recordsPerFunction: 10, rootsPerRecord: 4 });
+      const file = inputPath(`stackmap-${label}.bin`);
+      writeFileAtomic(file, bytes);
+      let lastSafepointBytes = 0;
+      const parseAndIndex = (): number => {
+        const registry = new SafepointRegistry();
+        registry.register({ name: "bench", format: "llvm-v3", descriptors: buildLlvmDescriptors(parseStackMapSection(bytes)), contentKey: "bench" });
+        const snapshot = registry.snapshot();
+        lastSafepointBytes = tableBytesPerSafepoint(snapshot);
+        return snapshot.safepointCount;
+      };
+      const ts = timeBatches(parseAndIndex, records, timing);
+      const ref = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats]);
+      return result(name, "record", records, "LLVM StackMapParser + std::unordered_map (bench/native/parse-ref.cpp)", ts, ref, {
+        mapBytes: bytes.length,
+        tableBytesPerSafepoint: lastSafepointBytes,
+      });
+    },
+  };
+}
+
+// ---- Collector ---------------------------------------------------------------------------------
+
+function collectorCase(objects: number, quick: boolean): BenchCase {
+  const name = `Collector/mark-${objects / 1000}k-objects`;
+  return {
+    name,
+    quick,
+    run(timing) {
+      const h = buildHeapCorpus(objects, 256, 0xc011ec7);
+      const first = h.collector.collect("bench warm-up");
+      const marked = first.markedObjects;
+      const file = inputPath(`heap-${objects}.bin`);
+      writeFileAtomic(file, heapCorpusFile(h));
+      const pauses: number[] = [];
+      const collect = (): number => {
+        const cycle = h.collector.collect("bench");
+        pauses.push(cycle.pauseMs);
+        if (cycle.markedObjects !== marked) throw new Error(`${name}: marked ${cycle.markedObjects}, first collection ${marked}`);
+        return cycle.markedObjects;
+      };
+      const ts = timeBatches(collect, marked, { ...timing, batchMs: Math.max(timing.batchMs, 1) });
+      const ref = runReference("mark-ref.c", [file, ts.iterations, timing.repeats]);
+      if (ref["objects"] !== marked) throw new Error(`${name}: C marked ${String(ref["objects"])} objects, the collector ${marked}`);
+      return result(name, "marked object", objects, "C mark loop (bench/native/mark-ref.c): mark bits + line marks only", ts, ref, {
+        markedObjects: marked,
+        markedBytes: first.markedBytes,
+        rootwalkPauseMs: median(pauses),
+        referenceMarkMs: (median(ref.samplesNsPerOp) * marked) / 1e6,
+        rootwalkMarkedObjectsPerSec: 1e9 / median(ts.samplesNsPerOp),
+        note: "rootwalk = a whole ImmixCollector.collect() (prepare, mark, line marks, sweep); the C loop only marks",
+      });
+    },
+  };
+}
+
+// ---- Native scan -------------------------------------------------------------------------------
+
+const nativeScanCase: BenchCase = {
+  name: "NativeScan/frames",
+  quick: true,
+  run() {
+    // TODO(native scan): when src/native/ exists, walk a real native stack captured by the native
+    // runtime (koffi views) and compare with the C walker on the same snapshot; report
+    // nativeFramesPerSec.
+    const exists = existsSync(join(repoRoot(), "src", "native"));
+    return { name: "NativeScan/frames", skipped: exists ? "TODO: src/native/ exists but this case is not written yet" : "src/native/ does not exist yet" };
+  },
+};
+
+export function corpus(): BenchCase[] {
+  return [
+    walkCase(10_000, false, true),
+    walkCase(10_000, true, true),
+    walkCase(100_000, false, false),
+    walkCase(100_000, true, false),
+    lookupCase(true),
+    lookupCase(false),
+    parseCase(1_000, true),
+    parseCase(10_000, true),
+    parseCase(100_000, true),
+    parseCase(1_000_000, false),
+    nativeScanCase,
+    collectorCase(100_000, true),
+    collectorCase(1_000_000, false),
+  ];
+}

@@ -1,0 +1,58 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { cacheKey, repoRoot, runTool } from "../src/toolchain/llvm-toolchain.js";
+
+/*
+ * The C/C++ references: sources in bench/native/, built by the bench itself with gcc/g++ -O2 and
+ * cached in .cache/bench/bin under a key of (source, flags, compiler version). Each program reads
+ * an input file the TypeScript side wrote and prints one JSON line of per-repeat samples.
+ */
+
+export interface NativeSamples {
+  /** ns per operation (frame, lookup, record, marked object) for each repeat. */
+  samplesNsPerOp: number[];
+  [field: string]: unknown;
+}
+
+const LLVM_CONFIG = "llvm-config-14";
+
+function cacheDir(): string {
+  return join(repoRoot(), ".cache", "bench");
+}
+
+function llvmCxxFlags(): string[] {
+  const tool = existsSync("/usr/bin/llvm-config-14") ? LLVM_CONFIG : "llvm-config";
+  return runTool(tool, ["--cxxflags"]).trim().split(/\s+/);
+}
+
+const built = new Map<string, string>();
+
+/** Builds bench/native/<source> (cached) and returns the executable's path. */
+export function buildReference(source: string): string {
+  const cached = built.get(source);
+  if (cached !== undefined) return cached;
+  const path = join(repoRoot(), "bench", "native", source);
+  const cpp = source.endsWith(".cpp");
+  const compiler = cpp ? "g++" : "gcc";
+  // StackMapParser.h is header-only; the define drops the one link-time symbol (ABI checks) its
+  // includes would otherwise pull from libLLVMSupport.
+  const flags = cpp ? ["-O2", ...llvmCxxFlags(), "-DLLVM_DISABLE_ABI_BREAKING_CHECKS_ENFORCING=1"] : ["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L"];
+  const key = cacheKey([readFileSync(path), ...flags, runTool(compiler, ["--version"])]).slice(0, 16);
+  const exe = join(cacheDir(), "bin", `${source.replace(/\.[a-z]+$/, "")}-${key}`);
+  if (!existsSync(exe)) {
+    runTool("mkdir", ["-p", join(cacheDir(), "bin")]);
+    runTool(compiler, [...flags, path, "-o", exe]);
+  }
+  built.set(source, exe);
+  return exe;
+}
+
+export function runReference(source: string, args: readonly (string | number)[]): NativeSamples {
+  const out = runTool(buildReference(source), args.map(String)).trim();
+  const parsed = JSON.parse(out) as NativeSamples;
+  return parsed;
+}
+
+export function inputPath(name: string): string {
+  return join(cacheDir(), "inputs", name);
+}

@@ -1,0 +1,147 @@
+/*
+ * Reference for the Walk and Lookup cases: the same algorithm as rootwalk's SafepointTable and
+ * Unwinder over the same bytes, in C. The table is the one of src/safepoints/safepoint-table.ts
+ * (power-of-two capacity >= 2x entries, linear probing, slot = high bits of a multiplicative mix
+ * of both 32-bit halves, 0 = empty). The walk, per frame: look the return address up -> frame
+ * size; check SP (in the stack, 8-aligned, below the top); record each root slot sp + offset into
+ * a reused buffer and read its value; read the caller's return address at sp + frameSize; step.
+ *
+ * Input file (little-endian, written by bench/stack-corpus.ts):
+ *   u64 magic 'RWBENCH1', u64 siteCount, u64 memBase, u64 memSize, u64 sp0, u64 ra0, u64 stackTop,
+ *   u64 queryCount
+ *   siteCount x { u64 ra; i32 frameSizeBytes; i32 rootCount (<= 4); i32 rootOffsets[4] }   32 B
+ *   queryCount x u64 return addresses (lookup queries)
+ *   memSize bytes of stack memory mapped at memBase
+ *
+ * usage: walk-ref walk|lookup <file> <iterations> <repeats>
+ * prints one JSON line with per-repeat ns per frame (walk) or per lookup.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct { uint64_t ra; int32_t frameSizeBytes; int32_t rootCount; int32_t rootOffsets[4]; } Site;
+
+static uint64_t *keys;
+static int32_t *values;
+static int logCapacity;
+static uint32_t mask;
+
+static inline uint32_t slot_of(uint64_t a) {
+  uint32_t lo = (uint32_t)a, hi = (uint32_t)(a >> 32);
+  uint32_t mixed = (lo ^ (hi * 0x85ebca6bu)) * 0x9e3779b1u;
+  return mixed >> (32 - logCapacity);
+}
+
+static inline int32_t find(uint64_t a) {
+  uint32_t i = slot_of(a);
+  for (;;) {
+    uint64_t k = keys[i];
+    if (k == a) return values[i];
+    if (k == 0) return -1;
+    i = (i + 1) & mask;
+  }
+}
+
+static void build_table(const Site *sites, uint64_t n) {
+  logCapacity = 4;
+  while ((1ull << logCapacity) < n * 2) logCapacity++;
+  mask = (1u << logCapacity) - 1;
+  keys = calloc((size_t)1 << logCapacity, 8);
+  values = calloc((size_t)1 << logCapacity, 4);
+  for (uint64_t s = 0; s < n; s++) {
+    uint32_t i = slot_of(sites[s].ra);
+    while (keys[i] != 0) i = (i + 1) & mask;
+    keys[i] = sites[s].ra;
+    values[i] = (int32_t)s;
+  }
+}
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static const Site *sites;
+static const uint8_t *mem;
+static uint64_t memBase, memSize, sp0, ra0, stackTop;
+static uint64_t *slotBuffer;
+static uint64_t slotCapacity;
+
+/* One walk; returns the number of frames, adds the root values into *sum. */
+static uint64_t walk(uint64_t *sum) {
+  uint64_t sp = sp0, ra = ra0, frames = 0, roots = 0, acc = 0;
+  const uint64_t end = memBase + memSize;
+  while (sp < stackTop) {
+    int32_t d = find(ra);
+    if (d < 0) break;                                   /* unknown return address */
+    if ((sp & 7) != 0 || sp < memBase) break;           /* misaligned / out of range */
+    const Site *s = &sites[d];
+    if (sp + (uint64_t)s->frameSizeBytes + 8 > end) break; /* return-address slot unreadable */
+    const uint8_t *p = mem + (sp - memBase);
+    for (int32_t k = 0; k < s->rootCount; k++) {
+      uint64_t slot = sp + (int64_t)s->rootOffsets[k];
+      if (roots == slotCapacity) { slotCapacity *= 2; slotBuffer = realloc(slotBuffer, slotCapacity * 8); }
+      slotBuffer[roots++] = slot;
+      uint64_t v;
+      memcpy(&v, p + s->rootOffsets[k], 8);
+      acc += v;
+    }
+    memcpy(&ra, p + s->frameSizeBytes, 8);
+    sp += (uint64_t)s->frameSizeBytes + 8;
+    frames++;
+  }
+  *sum += acc + roots;
+  return frames;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) { fprintf(stderr, "usage: %s walk|lookup <file> <iterations> <repeats>\n", argv[0]); return 2; }
+  FILE *f = fopen(argv[2], "rb");
+  if (!f) { perror(argv[2]); return 1; }
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *file = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
+  if (fread(file, 1, size, f) != (size_t)size) { perror("read"); return 1; }
+  fclose(f);
+  uint64_t h[8];
+  memcpy(h, file, sizeof h);
+  if (h[0] != 0x31484e4542575252ull) { fprintf(stderr, "bad magic\n"); return 1; }
+  uint64_t siteCount = h[1], queryCount = h[7];
+  memBase = h[2]; memSize = h[3]; sp0 = h[4]; ra0 = h[5]; stackTop = h[6];
+  sites = (const Site *)(file + 64);
+  const uint64_t *queries = (const uint64_t *)(file + 64 + siteCount * sizeof(Site));
+  mem = (const uint8_t *)(queries + queryCount);
+  build_table(sites, siteCount);
+  slotCapacity = 1024;
+  slotBuffer = malloc(slotCapacity * 8);
+
+  const int iterations = atoi(argv[3]), repeats = atoi(argv[4]);
+  uint64_t sum = 0;
+  if (strcmp(argv[1], "walk") == 0) {
+    uint64_t frames = walk(&sum); /* warm-up */
+    printf("{\"case\":\"walk\",\"frames\":%llu,\"samplesNsPerOp\":[", (unsigned long long)frames);
+    for (int r = 0; r < repeats; r++) {
+      double t0 = now_ns();
+      for (int i = 0; i < iterations; i++) walk(&sum);
+      double t1 = now_ns();
+      printf("%s%.4f", r ? "," : "", (t1 - t0) / ((double)iterations * frames));
+    }
+  } else {
+    for (uint64_t q = 0; q < queryCount; q++) sum += (uint64_t)(int64_t)find(queries[q]); /* warm-up */
+    printf("{\"case\":\"lookup\",\"queries\":%llu,\"samplesNsPerOp\":[", (unsigned long long)queryCount);
+    for (int r = 0; r < repeats; r++) {
+      double t0 = now_ns();
+      for (int i = 0; i < iterations; i++)
+        for (uint64_t q = 0; q < queryCount; q++) sum += (uint64_t)(int64_t)find(queries[q]);
+      double t1 = now_ns();
+      printf("%s%.4f", r ? "," : "", (t1 - t0) / ((double)iterations * queryCount));
+    }
+  }
+  printf("],\"checksum\":%llu}\n", (unsigned long long)sum);
+  return 0;
+}

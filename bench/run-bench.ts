@@ -1,0 +1,133 @@
+import { join } from "node:path";
+import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
+import { type BenchCase, type CaseResult, corpus } from "./corpus.js";
+import { ratiosSvg } from "./ratios-svg.js";
+import { type TimingOptions, sink } from "./timing.js";
+
+/*
+ * `npm run bench [-- options]`: runs the corpus (bench/corpus.ts) and prints a table of ns/op,
+ * rootwalk versus the native reference, and their ratio (lower is better). Writes
+ * bench/results/latest.json and bench/results/ratios.svg.
+ *
+ *   --quick           the quick subset, short batches (well under 60 s)
+ *   --json            print only one JSON object on stdout (progress goes to stderr)
+ *   --filter TEXT     only cases whose name contains TEXT (repeatable)
+ *   --list            list the case names and exit
+ */
+
+const USAGE = "usage: run-bench [--quick] [--json] [--filter TEXT]... [--list]";
+
+const QUICK: TimingOptions = { warmupMs: 200, batchMs: 50, repeats: 7 };
+const FULL: TimingOptions = { warmupMs: 400, batchMs: 120, repeats: 11 };
+
+interface Cli {
+  quick: boolean;
+  json: boolean;
+  list: boolean;
+  filters: string[];
+}
+
+function parseArgs(argv: readonly string[]): Cli {
+  const cli: Cli = { quick: false, json: false, list: false, filters: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--quick") cli.quick = true;
+    else if (a === "--json") cli.json = true;
+    else if (a === "--list") cli.list = true;
+    else if (a === "--filter" && argv[i + 1] !== undefined) cli.filters.push(argv[++i]!);
+    else if (a.startsWith("--filter=")) cli.filters.push(a.slice("--filter=".length));
+    else {
+      process.stderr.write(`${USAGE}\nunknown argument: ${a}\n`);
+      process.exit(2);
+    }
+  }
+  return cli;
+}
+
+function pad(s: string, n: number, right = false): string {
+  return right ? s.padStart(n) : s.padEnd(n);
+}
+
+function table(results: readonly CaseResult[], skipped: readonly { name: string; skipped: string }[]): string {
+  const lines = [
+    `${pad("case", 36)} ${pad("unit", 13)} ${pad("rootwalk ns/op", 15, true)} ${pad("reference ns/op", 16, true)} ${pad("ratio", 8, true)}`,
+    "-".repeat(92),
+  ];
+  for (const r of results) {
+    lines.push(`${pad(r.name, 36)} ${pad(r.unit, 13)} ${pad(r.rootwalkNsPerOp.toFixed(2), 15, true)} ${pad(r.referenceNsPerOp.toFixed(2), 16, true)} ${pad(`${r.ratio.toFixed(2)}x`, 8, true)}`);
+  }
+  for (const s of skipped) lines.push(`${pad(s.name, 36)} skipped: ${s.skipped}`);
+  return lines.join("\n");
+}
+
+function ratioOf(results: readonly CaseResult[], name: string): number | null {
+  return results.find((r) => r.name === name)?.ratio ?? null;
+}
+
+function main(): void {
+  const cli = parseArgs(process.argv.slice(2));
+  let cases: BenchCase[] = corpus();
+  if (cli.list) {
+    for (const c of cases) process.stdout.write(`${c.name}${c.quick ? "" : "  (full only)"}\n`);
+    return;
+  }
+  if (cli.quick) cases = cases.filter((c) => c.quick);
+  if (cli.filters.length > 0) cases = cases.filter((c) => cli.filters.some((f) => c.name.includes(f)));
+  const timing = cli.quick ? QUICK : FULL;
+  const log = (s: string): void => void (cli.json ? process.stderr : process.stdout).write(`${s}\n`);
+
+  const started = performance.now();
+  const results: CaseResult[] = [];
+  const skipped: { name: string; skipped: string }[] = [];
+  for (const c of cases) {
+    const t0 = performance.now();
+    const r = c.run(timing);
+    if ("skipped" in r) {
+      skipped.push(r);
+      log(`${c.name}: skipped (${r.skipped})`);
+    } else {
+      results.push(r);
+      log(`${c.name}: ${r.rootwalkNsPerOp.toFixed(2)} vs ${r.referenceNsPerOp.toFixed(2)} ns/${r.unit} = ${r.ratio.toFixed(2)}x  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    }
+  }
+
+  const bytesPerSafepoint = results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ?? results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ?? null;
+  const summary = {
+    mode: cli.quick ? "quick" : "full",
+    walkRatio: ratioOf(results, "Walk/10k-frames-16-sites"),
+    walkRatioManySites: ratioOf(results, "Walk/10k-frames-20k-sites"),
+    parseRatio: ratioOf(results, "Parse/index-100k-records"),
+    lookupRatio: ratioOf(results, "Lookup/hit-20k-keys"),
+    lookupMissRatio: ratioOf(results, "Lookup/miss-20k-keys"),
+    collectorRatio: ratioOf(results, "Collector/mark-100k-objects"),
+    nativeFramesPerSec: null as number | null,
+    walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,
+    bytesPerSafepoint,
+    targets: { walkRatio: 1.5, walkRatioManySites: 2, parseRatio: 2 },
+    timing,
+    node: process.version,
+    elapsedSeconds: Math.round((performance.now() - started) / 100) / 10,
+    sink: sink(),
+    cases: results,
+    skipped,
+  };
+
+  const resultsDir = join(repoRoot(), "bench", "results");
+  writeFileAtomic(join(resultsDir, cli.quick ? "latest-quick.json" : "latest.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  if (!cli.quick && cli.filters.length === 0) {
+    writeFileAtomic(join(resultsDir, "ratios.svg"), ratiosSvg(results, `rootwalk / native reference (lower is better), ${new Date().toISOString().slice(0, 10)}, node ${process.version}`));
+  }
+
+  if (cli.json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } else {
+    log("");
+    log(table(results, skipped));
+    log("");
+    log(`bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"}`);
+    log(`walkRatio ${summary.walkRatio?.toFixed(2)} (target 1.5), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target 2), parseRatio ${summary.parseRatio?.toFixed(2)} (target 2), lookupRatio ${summary.lookupRatio?.toFixed(2)}`);
+    log(`results: bench/results/${cli.quick ? "latest-quick.json" : "latest.json"}${!cli.quick && cli.filters.length === 0 ? ", bench/results/ratios.svg" : ""}  (${summary.elapsedSeconds} s)`);
+  }
+}
+
+main();
