@@ -4,6 +4,8 @@ import {
   DWARF_RSP,
   ROOT_TYPE_ATOMIC,
   ROOT_TYPE_COMPLEX,
+  ROOT_TYPE_NONE,
+  ROOT_TYPE_POINTER,
   ROOT_TYPE_TRAIT,
   calleeSavedIndex,
   locationDwarfReg,
@@ -68,16 +70,38 @@ export class RootPairs {
 }
 
 const NOT_A_SLOT = Number.NaN;
+/** Word 0 (size bits masked off) of an Indirect location relative to rsp: untyped, or POINTER. */
+const SP_INDIRECT_UNTYPED = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
+const SP_INDIRECT_POINTER = LocationKind.Indirect | (ROOT_TYPE_POINTER << 4) | (DWARF_RSP << 8);
 
 /** Appends every root pair of the unwinder's current frame to `out`. */
 export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
   const d = u.descriptors;
   const i = u.descriptor;
   const pairStart = d.pairStart[i]!;
+  const pairs = d.pairs;
+  const locations = d.locations;
+  const sp = u.sp;
+  const cfa = u.cfa;
   for (let p = 0; p < d.pairCount[i]!; p++) {
-    const baseLoc = d.pairs[(pairStart + p) * 2]!;
-    const derivedLoc = d.pairs[(pairStart + p) * 2 + 1]!;
-    const w0 = d.locations[derivedLoc * 2]!;
+    const baseLoc = pairs[(pairStart + p) * 2]!;
+    const derivedLoc = pairs[(pairStart + p) * 2 + 1]!;
+    const w0 = locations[derivedLoc * 2]!;
+    // The common case, base and derived in stack slots [sp + off] inside the frame (checked by
+    // the unwinder as a whole): no decoding beyond the first words, no further range check.
+    const derivedShape = w0 & 0xffff;
+    const baseShape = locations[baseLoc * 2]! & 0xffff;
+    if (
+      (derivedShape === SP_INDIRECT_UNTYPED || derivedShape === SP_INDIRECT_POINTER) &&
+      (baseShape === SP_INDIRECT_UNTYPED || baseShape === SP_INDIRECT_POINTER)
+    ) {
+      const derivedSlot = sp + locations[derivedLoc * 2 + 1]!;
+      const baseSlot = sp + locations[baseLoc * 2 + 1]!;
+      if (derivedSlot >= sp && derivedSlot + 8 <= cfa && (derivedSlot & 7) === 0 && baseSlot >= sp && baseSlot + 8 <= cfa && (baseSlot & 7) === 0) {
+        out.push(baseSlot, derivedSlot, u.index);
+        continue;
+      }
+    }
     const type = locationRootType(w0);
     if (type === ROOT_TYPE_ATOMIC) continue;
     let derivedSlot = locationSlot(u, derivedLoc);
@@ -144,6 +168,7 @@ function registerValuePlusOffset(u: Unwinder, reg: number, offset: number, loc: 
 
 /** A stack slot must be in the memory the walker was given, and aligned: checked before any access. */
 function checkSlot(u: Unwinder, slot: number): void {
+  if (slot >= u.sp && slot + 8 <= u.cfa && (slot & 7) === 0) return; // inside the checked frame
   if (slot >= 0 && ((slot & 7) !== 0 || !u.memory.contains(slot, 8))) {
     throw new WalkError(slot, u.index, `root slot ${hex(slot)} of safepoint ${hex(u.ra)} is outside the stack's memory or misaligned`, "a corrupt frame pointer or register value, or a stack map for different code");
   }

@@ -184,9 +184,8 @@ export class Unwinder {
   /** Steps to the caller of the current frame (or into the next chunk). */
   next(): void {
     if (!this.active) return;
-    const raSlot = this.cfa - 8;
-    const callerRa = this.read(raSlot, "return-address slot");
-    if (!this.active) return;
+    // resolve() checked that [sp, cfa) lies in memory, so the return-address slot is readable.
+    const callerRa = this.memory.readWord(this.cfa - 8);
     const d = this.descriptors;
     const base = this.descriptor * CALLEE_SAVED_COUNT;
     for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
@@ -236,10 +235,6 @@ export class Unwinder {
     }
     if ((this.sp & 7) !== 0) {
       this.fail("misaligned-sp", this.sp, `SP ${hex(this.sp)} is not 8-byte aligned`, "a corrupt frame size or saved frame pointer");
-      return;
-    }
-    if (!this.memory.contains(this.sp, 8)) {
-      this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size, frame pointer or return address");
       return;
     }
     const slot = this.snapshot.table.find(this.ra);
@@ -294,8 +289,14 @@ export class Unwinder {
       this.fail("unreadable", this.ra, "the frame has no static size and no frame pointer rule", "a stack map without unwind information for a dynamic frame");
       return;
     }
-    if (!this.memory.contains(this.cfa - 8, 8)) {
-      this.fail("sp-out-of-range", this.cfa - 8, `return-address slot ${hex(this.cfa - 8)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
+    // One check for the whole frame [sp, cfa): root slots inside it and the return-address slot
+    // at cfa - 8 need no further check (frame-roots.ts relies on this).
+    if (!this.memory.contains(this.sp, this.cfa - this.sp)) {
+      if (!this.memory.contains(this.sp, 8)) {
+        this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size, frame pointer or return address");
+      } else {
+        this.fail("sp-out-of-range", this.cfa - 8, `return-address slot ${hex(this.cfa - 8)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
+      }
     }
   }
 

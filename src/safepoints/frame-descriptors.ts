@@ -50,9 +50,12 @@ export const NO_CFA_RULE = 255;
  */
 export const DWARF_CFA = 254;
 
+const CALLEE_SAVED_INDEX_BY_DWARF = new Int8Array(256).fill(-1);
+CALLEE_SAVED_DWARF.forEach((reg, k) => (CALLEE_SAVED_INDEX_BY_DWARF[reg] = k));
+
 /** Index of a DWARF register in CALLEE_SAVED_DWARF, or -1. */
 export function calleeSavedIndex(dwarfReg: number): number {
-  return (CALLEE_SAVED_DWARF as readonly number[]).indexOf(dwarfReg);
+  return dwarfReg >= 0 && dwarfReg < 256 ? CALLEE_SAVED_INDEX_BY_DWARF[dwarfReg]! : -1;
 }
 
 export const FLAG_DYNAMIC_FRAME = 1; // StackSize was UINT64_MAX (or plimmix -1)
