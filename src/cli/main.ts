@@ -17,7 +17,9 @@ commands:
   sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress] [--verify]
       [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]
                                                the collector and walker on simulated stacks
-  demo                                         compile a bundled example and dump its stack maps
+  run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--json]
+                                               compile, link with the native runtime and run rw_main with the collector
+  demo                                         compile and run the bundled example programs
 `;
 
 export interface CliIo {
@@ -87,6 +89,10 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
           io,
         );
       }
+      case "run": {
+        const { runCommand } = await import("./run-command.js");
+        return await runCommand(rest, io);
+      }
       case "demo": {
         const { runDemo } = await import("./demo-command.js");
         await runDemo(io);
@@ -99,7 +105,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(USAGE);
         return command === undefined ? 1 : 0;
       default:
-        throw new InvalidArgumentError("command", command, "dump | walk | compile | sim | demo");
+        throw new InvalidArgumentError("command", command, "dump | walk | compile | sim | run | demo");
     }
   } catch (e) {
     if (e instanceof RootwalkError) {

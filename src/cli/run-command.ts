@@ -1,0 +1,151 @@
+import { InvalidArgumentError, RootwalkError } from "../errors.js";
+
+/**
+ * `rootwalk run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify]
+ *  [--heap SIZE] [--json]`
+ *
+ * Compiles the program (statepoint: RS4GC + llc -O2; --plimmix: the plimmix plugin), links it
+ * with the native runtime (src/native/), runs its `i64 @rw_main()` with the Immix collector and
+ * prints the result and statistics. The program runs IN THIS PROCESS (koffi): a failure inside
+ * the native code or a collector callback ends the process with exit code 3 and a message.
+ */
+
+export interface RunIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export const RUN_USAGE =
+  "rootwalk run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--json]";
+
+export interface RunArguments {
+  programs: string[];
+  plimmix: boolean;
+  llcFlags: string[];
+  optFlags: string[];
+  stressEvery: number;
+  noGc: boolean;
+  verify: boolean;
+  heapBytes: number;
+  json: boolean;
+}
+
+export function parseSize(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([kKmMgG]?)i?[bB]?$/.exec(text.trim());
+  if (m === null) throw new InvalidArgumentError("--heap", text, "a size like 64M, 1G or 1048576");
+  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as "" | "k" | "m" | "g"];
+  const bytes = Math.floor(Number(m[1]) * unit);
+  if (!(bytes >= 1 << 20) || bytes > 2 ** 32 - 32768) throw new InvalidArgumentError("--heap", text, "between 1M and 4G");
+  return bytes;
+}
+
+export function parseRunArguments(args: readonly string[]): RunArguments {
+  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, heapBytes: 256 << 20, json: false };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith("--")) {
+      out.programs.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
+    const value = (): string => {
+      const v = inline ?? args[++i];
+      if (v === undefined) throw new InvalidArgumentError(arg, "no value", "a value");
+      return v;
+    };
+    const flag = (): true => {
+      if (inline !== undefined) throw new InvalidArgumentError(arg, inline, "no value");
+      return true;
+    };
+    switch (name) {
+      case "plimmix":
+        out.plimmix = flag();
+        break;
+      case "no-gc":
+        out.noGc = flag();
+        break;
+      case "verify":
+        out.verify = flag();
+        break;
+      case "json":
+        out.json = flag();
+        break;
+      case "llc-flag":
+        out.llcFlags.push(value());
+        break;
+      case "opt-flag":
+        out.optFlags.push(value());
+        break;
+      case "heap":
+        out.heapBytes = parseSize(value());
+        break;
+      case "stress": {
+        const n = inline === undefined ? 1 : Number(inline);
+        if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("--stress", String(inline), "a whole number >= 1");
+        out.stressEvery = n;
+        break;
+      }
+      default:
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --json");
+    }
+  }
+  if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll (${RUN_USAGE})`);
+  if (out.noGc && out.stressEvery > 0) throw new InvalidArgumentError("run", "--no-gc with --stress", "at most one of them");
+  return out;
+}
+
+/** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
+export async function runCommand(args: readonly string[], io: RunIo): Promise<number> {
+  try {
+    const parsed = parseRunArguments(args);
+    const { compileProgram } = await import("../toolchain/compile-program.js");
+    const { buildRuntime, linkProgram } = await import("../native/build-runtime.js");
+    const { runNativeProgram } = await import("../native/native-runtime.js");
+    const objects: string[] = [];
+    for (const program of parsed.programs) {
+      objects.push(await compileProgram(program, { mode: parsed.plimmix ? "plimmix" : "statepoint", llcFlags: parsed.llcFlags, optFlags: parsed.optFlags }));
+    }
+    const runtime = buildRuntime();
+    const library = linkProgram(objects, runtime);
+    const r = await runNativeProgram({
+      program: library,
+      runtime,
+      heapBytes: parsed.heapBytes,
+      stressEvery: parsed.stressEvery,
+      noGc: parsed.noGc,
+      verify: parsed.verify,
+    });
+    if (parsed.json) {
+      io.stdout(
+        `${JSON.stringify({
+          result: r.result,
+          collections: r.collections,
+          framesScanned: r.framesScanned,
+          rootsRelocated: r.rootsRelocated,
+          objectsMoved: r.objectsMoved,
+          maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
+          verifyFailures: r.verifyFailures,
+        })}\n`,
+      );
+    } else {
+      io.stdout(
+        `result: ${r.result}\n` +
+          `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
+          `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n`,
+      );
+    }
+    if (r.verifyFailures > 0) {
+      io.stderr(`rootwalk run: ${r.verifyFailures} heap verification failures\n`);
+      return 4;
+    }
+    return 0;
+  } catch (e) {
+    if (e instanceof RootwalkError) {
+      io.stderr(`rootwalk run: ${e.message.split("\n").slice(0, 3).join("\n")}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

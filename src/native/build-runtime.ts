@@ -1,0 +1,77 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { InvalidArgumentError } from "../errors.js";
+import { cacheKey, repoRoot, runTool } from "../toolchain/llvm-toolchain.js";
+
+/**
+ * Builds the native runtime (runtime.c + runtime-entry.S -> librwruntime-<hash>.so) and links
+ * programs against it (prog-<hash>.so), both cached under `<repo>/.cache/native/` by content
+ * (sources, flags, `gcc --version`).
+ */
+
+export const RUNTIME_GCC_FLAGS = ["-O2", "-fPIC", "-shared", "-pthread", "-Wall", "-Wextra", "-Werror"] as const;
+/** .llvm_stackmaps holds absolute function addresses: text relocations are intended. */
+export const PROGRAM_LINK_FLAGS = ["-shared", "-Wl,-z,notext"] as const;
+
+let gccVersionText: string | undefined;
+function gccVersion(): string {
+  return (gccVersionText ??= runTool("gcc", ["--version"]));
+}
+
+export function nativeCacheDir(): string {
+  return join(repoRoot(), ".cache", "native");
+}
+
+/** The directory holding runtime.c (works from src/ and from dist/src/). */
+function sourceDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  if (existsSync(join(here, "runtime.c"))) return here;
+  const fromRoot = join(repoRoot(), "src", "native");
+  if (existsSync(join(fromRoot, "runtime.c"))) return fromRoot;
+  throw new InvalidArgumentError("native runtime sources", here, "a directory with runtime.c and runtime-entry.S");
+}
+
+function temporary(path: string, suffix: string): string {
+  return `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}${suffix}`;
+}
+
+/** Path of the runtime shared library, built if needed. */
+export function buildRuntime(): string {
+  const dir = sourceDir();
+  const sources = ["runtime.c", "runtime-entry.S"].map((name) => join(dir, name));
+  const key = cacheKey(["librwruntime/v1", ...sources.map((s) => readFileSync(s)), JSON.stringify(RUNTIME_GCC_FLAGS), gccVersion()]);
+  const out = join(nativeCacheDir(), `librwruntime-${key.slice(0, 16)}.so`);
+  if (existsSync(out)) return out;
+  mkdirSync(nativeCacheDir(), { recursive: true });
+  const tmp = temporary(out, ".so");
+  try {
+    runTool("gcc", [...RUNTIME_GCC_FLAGS, "-o", tmp, ...sources, "-ldl"]);
+    renameSync(tmp, out);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return out;
+}
+
+/**
+ * Links the program's objects into one shared library that depends on the runtime (its
+ * references to gc_* resolve to the runtime when both are loaded, the runtime first, with
+ * RTLD_GLOBAL semantics via the DT_NEEDED entry).
+ */
+export function linkProgram(objects: readonly string[], runtime: string): string {
+  if (objects.length === 0) throw new InvalidArgumentError("program", "no objects", "at least one object");
+  const contents = objects.map((o) => readFileSync(resolve(o)));
+  const key = cacheKey(["rw-program/v1", ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
+  const out = join(nativeCacheDir(), `prog-${key.slice(0, 16)}.so`);
+  if (existsSync(out)) return out;
+  mkdirSync(nativeCacheDir(), { recursive: true });
+  const tmp = temporary(out, ".so");
+  try {
+    runTool("gcc", [...PROGRAM_LINK_FLAGS, "-o", tmp, ...objects.map((o) => resolve(o)), runtime, `-Wl,-rpath,${dirname(runtime)}`]);
+    renameSync(tmp, out);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return out;
+}

@@ -1,0 +1,477 @@
+import { readFileSync, writeSync } from "node:fs";
+import koffi from "koffi";
+import { ImmixCollector } from "../../gc/immix-collector.js";
+import type { Mutator } from "../../gc/immix-allocator.js";
+import { RegisterContext } from "../../walker/register-context.js";
+import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
+import { ElfFile } from "../elf/elf-file.js";
+import { RootwalkError, hex } from "../errors.js";
+import { registerPlimmixBytes, registerPlimmixFile } from "../loader/plimmix-loader.js";
+import { registerObjectFile, registerStackMapBytes } from "../loader/register-maps.js";
+import { SafepointRegistry } from "../safepoints/registry.js";
+import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
+import { NativeMemory } from "./native-memory.js";
+
+/*
+ * The TypeScript half of the native runtime (runtime.c): loads the runtime and the program,
+ * owns the heap (native memory reserved by C, seen as an ArrayBuffer through koffi.view), the
+ * Immix collector, the safepoint registry and the stack scanner, and answers the runtime's one
+ * callback. Every callback runs with the world stopped (runtime.c) on Node's main thread while
+ * the native threads wait; rw_main runs on a native thread started by rw_run_main, called with
+ * koffi's .async() (never synchronously: the callbacks need the main thread).
+ *
+ * A callback that throws would let native code continue with stale roots: every callback
+ * catches everything, writes the message to stderr and returns -1, on which runtime.c exits
+ * the process (code 3).
+ */
+
+/** Thread record layout (runtime.c rw_thread): word indexes. */
+const RECORD_WORDS = 32;
+const R_STATE = 0;
+const R_SP = 1;
+const R_RA = 2;
+const R_REGS = 3;
+const R_STACK_TOP = 9;
+const R_BOUNDARY = 10;
+const R_CURSOR = 11;
+const R_LIMIT = 12;
+const MAX_THREADS = 1024;
+
+const ST_PARKED = 2;
+const ST_SAFE = 3;
+const ST_STUCK = 4;
+const ST_NOGC = 5;
+const ST_DEAD = 6;
+
+const JS_INIT = 1;
+const JS_COLLECT = 2;
+const JS_ALLOC = 3;
+const JS_STUCK_START = 4;
+const JS_STUCK_END = 5;
+const JS_ADD_GLOBAL = 6;
+
+const REG_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
+const BELOW_SP_BYTES = 256;
+const TWO_32 = 0x1_0000_0000;
+
+export interface NativeRunOptions {
+  /** The linked program (prog-*.so) and the runtime it depends on (librwruntime-*.so). */
+  program: string;
+  runtime: string;
+  heapBytes: number;
+  /** Collect at every Nth gc_safepoint and every Nth gc_alloc (0: off), evacuating everything. */
+  stressEvery: number;
+  noGc: boolean;
+  verify: boolean;
+  mainStackBytes?: number;
+  threadStackBytes?: number;
+}
+
+export interface NativeRunResult {
+  /** rw_main's return value, signed decimal. */
+  result: string;
+  collections: number;
+  framesScanned: number;
+  rootsRelocated: number;
+  objectsMoved: number;
+  maxPauseMs: number;
+  verifyFailures: number;
+  totalPauseMs: number;
+  mapsRegistered: number;
+  threads: number;
+}
+
+/** Runs the program's rw_main to completion. Only one program per process. */
+export async function runNativeProgram(options: NativeRunOptions): Promise<NativeRunResult> {
+  const runtime = koffi.load(options.runtime);
+  const rwSetup = runtime.func("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack)");
+  const rwHeapReserve = runtime.func("void *rw_heap_reserve(uint64_t bytes)");
+  const rwInitPath = runtime.func("const char *rw_init_path(void)");
+  const rwInitBase = runtime.func("uint64_t rw_init_base(void)");
+  const rwThreadCount = runtime.func("int rw_thread_count(void)");
+  const rwThreadsAddress = runtime.func("void *rw_threads_address(void)");
+  const rwResultText = runtime.func("const char *rw_result_text(void)");
+  const rwRunMain = runtime.func("int rw_run_main(const char *program)");
+
+  // Loaded here so that its DT_NEEDED runtime is the one above; rw_run_main finds rw_main in it.
+  koffi.load(options.program);
+
+  // ---- heap and collector ----
+  const heapBytes = Math.floor(options.heapBytes / 32768) * 32768;
+  const heapPointer = rwHeapReserve(heapBytes) as bigint | null;
+  if (heapPointer === null || heapPointer === 0n) throw new RootwalkError("GC", `cannot reserve a heap of ${heapBytes} bytes`);
+  const heapBase = Number(heapPointer);
+  const heapBuffer = koffi.view(heapPointer, heapBytes);
+  const collector = new ImmixCollector({
+    heap: { base: heapBase, buffer: heapBuffer, sizeBytes: heapBytes },
+    options: { verify: options.verify, stress: options.stressEvery > 0, globalMemory: new GlobalSlotMemory() },
+  });
+
+  // ---- thread records ----
+  const recordsPointer = rwThreadsAddress() as bigint;
+  const recordWords = new Uint32Array(koffi.view(recordsPointer, MAX_THREADS * RECORD_WORDS * 8));
+  const word = (t: number, k: number): number => recordWords[(t * RECORD_WORDS + k) * 2 + 1]! * TWO_32 + recordWords[(t * RECORD_WORDS + k) * 2]!;
+  const wordBig = (t: number, k: number): bigint => (BigInt(recordWords[(t * RECORD_WORDS + k) * 2 + 1]!) << 32n) | BigInt(recordWords[(t * RECORD_WORDS + k) * 2]!);
+  const setWord = (t: number, k: number, value: number): void => {
+    recordWords[(t * RECORD_WORDS + k) * 2] = value % TWO_32;
+    recordWords[(t * RECORD_WORDS + k) * 2 + 1] = Math.floor(value / TWO_32);
+  };
+  const setWordBig = (t: number, k: number, value: bigint): void => {
+    recordWords[(t * RECORD_WORDS + k) * 2] = Number(BigInt.asUintN(32, value));
+    recordWords[(t * RECORD_WORDS + k) * 2 + 1] = Number(BigInt.asUintN(32, value >> 32n));
+  };
+
+  const mutators = new Map<number, Mutator>();
+  const registry = new SafepointRegistry();
+  let mapsRegistered = 0;
+  const registeredFiles = new Set<string>();
+
+  // The stopped threads of the current callback (built once per callback: the scanner asks twice).
+  interface Stopped {
+    index: number;
+    stack: ThreadStack;
+    registers: RegisterContext;
+  }
+  let stopped: Stopped[] | null = null;
+  const stoppedThreads = (): Stopped[] => {
+    if (stopped !== null) return stopped;
+    const list: Stopped[] = [];
+    const count = rwThreadCount() as number;
+    for (let t = 0; t < count; t++) {
+      const state = word(t, R_STATE);
+      if (state !== ST_PARKED && state !== ST_SAFE && state !== ST_STUCK) continue;
+      list.push(stoppedThread(t));
+    }
+    return (stopped = list);
+  };
+  const stoppedThread = (t: number): Stopped => {
+    const sp = word(t, R_SP);
+    const ra = word(t, R_RA);
+    const stackTop = word(t, R_STACK_TOP);
+    if (sp === 0 || ra === 0) throw new RootwalkError("GC", `thread #${t} is stopped without recorded frames`);
+    const regs: Record<string, bigint> = {};
+    REG_NAMES.forEach((name, k) => (regs[name] = wordBig(t, R_REGS + k)));
+    const registers = RegisterContext.from(regs);
+    const low = sp - BELOW_SP_BYTES;
+    const memory = new NativeMemory(low, stackTop - low);
+    return { index: t, registers, stack: { memory, chunks: [{ sp, ra, registers, boundaryRa: word(t, R_BOUNDARY), stackTop }] } };
+  };
+
+  const scanner = new StackRootScanner(registry, () => stoppedThreads().map((s) => s.stack));
+  collector.addRootScanner(scanner);
+  if (options.noGc) {
+    collector.addRootScanner({
+      scanRoots() {
+        throw new RootwalkError("GC", "the heap is full and --no-gc forbids collecting (give a bigger --heap)");
+      },
+      updateRoots() {},
+    });
+  }
+
+  let framesScanned = 0;
+  let rootsRelocated = 0;
+
+  const mutatorOf = (t: number): Mutator => {
+    let m = mutators.get(t);
+    if (m === undefined) {
+      m = collector.newMutator();
+      mutators.set(t, m);
+    }
+    return m;
+  };
+
+  /** Hands the native holes back to the mutators (before anything that may allocate or collect). */
+  const syncCursorsIn = (): void => {
+    for (const [t, m] of mutators) {
+      const state = word(t, R_STATE);
+      if (state === ST_DEAD || state === ST_NOGC) {
+        collector.retireMutator(m);
+        mutators.delete(t);
+        continue;
+      }
+      const cursor = word(t, R_CURSOR);
+      const hole = m.hole();
+      if (cursor !== hole.cursor && cursor !== 0) m.setCursor(cursor);
+    }
+  };
+  /** Gives every thread its (possibly new) hole, and relocated registers to the stopped threads. */
+  const syncOut = (): void => {
+    for (const [t, m] of mutators) {
+      const hole = m.hole();
+      setWord(t, R_CURSOR, hole.cursor);
+      setWord(t, R_LIMIT, hole.limit);
+    }
+    if (stopped !== null) {
+      for (const s of stopped) {
+        if (word(s.index, R_STATE) === ST_STUCK) continue; // pinned: nothing moved
+        REG_NAMES.forEach((_, k) => {
+          if (s.registers.isKnown(k)) setWordBig(s.index, R_REGS + k, s.registers.exact[k]!);
+        });
+      }
+    }
+  };
+
+  /** Runs `body` as a collection may: counts the frames and roots of each collection it made. */
+  const collecting = <T>(body: () => T): T => {
+    const before = collector.stats.collections;
+    const result = body();
+    if (collector.stats.collections !== before) {
+      framesScanned += scanner.framesScanned;
+      rootsRelocated += scanner.rootsRelocated;
+    }
+    return result;
+  };
+
+  // ---- stuck threads: pin what their frames reference ----
+  const pinCounts = new Map<number, number>();
+  const pinnedByThread = new Map<number, number[]>();
+  const stuckStart = (t: number): void => {
+    const one = stoppedThread(t);
+    const single = new StackRootScanner(registry, () => [one.stack]);
+    const bases = new Set<number>();
+    single.scanRoots((b) => bases.add(b));
+    const pinned: number[] = [];
+    for (const b of bases) {
+      const n = pinCounts.get(b) ?? 0;
+      if (n === 0) {
+        if (collector.isPinned(b)) continue; // pinned by someone else: leave it
+        collector.pin(b);
+      }
+      pinCounts.set(b, n + 1);
+      pinned.push(b);
+    }
+    pinnedByThread.set(t, pinned);
+  };
+  const stuckEnd = (t: number): void => {
+    for (const b of pinnedByThread.get(t) ?? []) {
+      const n = pinCounts.get(b)! - 1;
+      if (n === 0) {
+        pinCounts.delete(b);
+        collector.unpin(b);
+      } else pinCounts.set(b, n);
+    }
+    pinnedByThread.delete(t);
+  };
+
+  // ---- gc_init ----
+  const registerMap = (address: number): void => {
+    const path = rwInitPath() as string;
+    const base = Number(rwInitBase() as number | bigint);
+    const readable = readableBytesAt(address);
+    if (readable < 8) throw new RootwalkError("GC", `gc_init(${hex(address)}): the map pointer does not point into readable memory`);
+    const head = new Uint8Array(koffi.view(BigInt(address), 8));
+    const isV3 = head[0] === 3;
+    const isV1 = head[0] === 1 && head[1] === 0 && head[2] === 0 && head[3] === 0;
+    if (!isV3 && !isV1) {
+      throw new RootwalkError(
+        "GC",
+        `gc_init(${hex(address)}): the map is neither an LLVM stack map v3 (first byte 3) nor a _GC_MAP_ v1 blob (first word 1); first bytes ${[...head].map((b) => b.toString(16).padStart(2, "0")).join(" ")}`,
+      );
+    }
+    // Preferred: the file the map lives in (its .eh_frame makes pushed call arguments right).
+    if (path !== "" && base !== 0) {
+      const key = `${path}@${base}`;
+      let elf: ElfFile | undefined;
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = readFileSync(path);
+        elf = ElfFile.parse(bytes);
+      } catch {
+        elf = undefined;
+      }
+      if (elf !== undefined && bytes !== undefined) {
+        const offset = address - base;
+        if (isV3) {
+          const section = elf.section(".llvm_stackmaps");
+          if (section !== undefined && offset >= section.addr && offset < section.addr + section.size) {
+            if (!registeredFiles.has(key)) {
+              if (registerObjectFile(registry, bytes, { path, loadBias: base }) === undefined) throw new RootwalkError("GC", `${path}: no stack maps`);
+              registeredFiles.add(key);
+              mapsRegistered++;
+            }
+            return;
+          }
+        } else {
+          const symbol = elf.symbols().find((s) => s.name.startsWith(PLIMMIX_SYMBOL_PREFIX) && s.value === offset);
+          if (symbol !== undefined) {
+            if (!registeredFiles.has(key)) {
+              if (registerPlimmixFile(registry, bytes, { path, loadBias: base }) === undefined) throw new RootwalkError("GC", `${path}: no _GC_MAP_ maps`);
+              registeredFiles.add(key);
+              mapsRegistered++;
+            }
+            return;
+          }
+        }
+      }
+    }
+    // Fallback: the live bytes (no .eh_frame: frames with pushed arguments may be wrong).
+    const memory = new NativeMemory(address - (address % 8), Math.min(readable + (address % 8), 1 << 30) & ~7);
+    if (isV3) {
+      const length = llvmStackMapLength(memory, address, readable);
+      const bytes = new Uint8Array(koffi.view(BigInt(address), length)).slice();
+      registerStackMapBytes(registry, bytes, { name: `gc_init@${hex(address)}` });
+    } else {
+      const length = plimmixMapLength((a) => memory.readWordBigInt(a), address, readable);
+      const bytes = new Uint8Array(koffi.view(BigInt(address), length)).slice();
+      registerPlimmixBytes(registry, bytes, { name: `gc_init@${hex(address)}` });
+    }
+    mapsRegistered++;
+  };
+
+  const handle = (kind: number, thread: number, a: number, b: number): number => {
+    stopped = null;
+    syncCursorsIn();
+    let result = 0;
+    switch (kind) {
+      case JS_INIT:
+        registerMap(a);
+        break;
+      case JS_COLLECT:
+        collecting(() => collector.collect(options.stressEvery > 0 ? "stress" : "gc_collect"));
+        break;
+      case JS_ALLOC: {
+        const m = mutatorOf(thread);
+        result = collecting(() => m.alloc(a, b));
+        break;
+      }
+      case JS_STUCK_START:
+        stuckStart(thread);
+        break;
+      case JS_STUCK_END:
+        stuckEnd(thread);
+        break;
+      case JS_ADD_GLOBAL:
+        collector.addGlobalRoot(a);
+        break;
+      default:
+        throw new Error(`unknown callback kind ${kind}`);
+    }
+    syncOut();
+    stopped = null;
+    return result;
+  };
+
+  const callbackType = koffi.proto("int64_t rw_js_callback(int32_t kind, int32_t thread, uint64_t a, uint64_t b)");
+  const callback = koffi.register(
+    (kind: number, thread: number, a: number | bigint, b: number | bigint): number => {
+      try {
+        return handle(kind, thread, Number(a), Number(b));
+      } catch (e) {
+        const message = e instanceof RootwalkError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+        try {
+          writeSync(2, `rootwalk run: ${message}\n`);
+        } catch {
+          // nothing more to do
+        }
+        return -1;
+      }
+    },
+    koffi.pointer(callbackType),
+  );
+
+  rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0);
+
+  await new Promise<void>((resolvePromise, reject) => {
+    (rwRunMain as unknown as { async: (...args: unknown[]) => void }).async(options.program, (err: unknown, status: unknown) => {
+      if (err) reject(err);
+      else if (status !== 0) reject(new RootwalkError("GC", `${options.program}: no function rw_main (the program must define i64 @rw_main())`));
+      else resolvePromise();
+    });
+  });
+  koffi.unregister(callback);
+
+  const stats = collector.stats;
+  return {
+    result: rwResultText() as string,
+    collections: stats.collections,
+    framesScanned,
+    rootsRelocated,
+    objectsMoved: stats.totalEvacuatedObjects,
+    maxPauseMs: stats.maxPauseMs,
+    verifyFailures: stats.totalVerifyFailures,
+    totalPauseMs: stats.totalPauseMs,
+    mapsRegistered,
+    threads: rwThreadCount() as number,
+  };
+}
+
+/** Bytes readable from `address` to the end of its mapping (/proc/self/maps). */
+function readableBytesAt(address: number): number {
+  let text: string;
+  try {
+    text = readFileSync("/proc/self/maps", "utf8");
+  } catch {
+    return 0;
+  }
+  let end = 0;
+  let at = address;
+  // Adjacent readable mappings count as one range.
+  for (;;) {
+    let found = false;
+    for (const line of text.split("\n")) {
+      const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+)/.exec(line);
+      if (m === null) continue;
+      const lo = parseInt(m[1]!, 16);
+      const hi = parseInt(m[2]!, 16);
+      if (at >= lo && at < hi && m[3]!.startsWith("r")) {
+        end = hi;
+        at = hi;
+        found = true;
+        break;
+      }
+    }
+    if (!found) break;
+  }
+  return end === 0 ? 0 : end - address;
+}
+
+/** Length of the LLVM v3 stack map blob at `address` from its counts (bounded by `readable`). */
+function llvmStackMapLength(memory: NativeMemory, address: number, readable: number): number {
+  const u8 = (rel: number): number => {
+    if (rel + 1 > readable) throw new RootwalkError("GC", `gc_init(${hex(address)}): the stack map runs past readable memory at +${rel}`);
+    const a = address + rel;
+    const w = memory.readWordBigInt(a - (a % 8));
+    return Number((w >> BigInt((a % 8) * 8)) & 0xffn);
+  };
+  const u16 = (rel: number): number => u8(rel) | (u8(rel + 1) << 8);
+  const u32 = (rel: number): number => (u16(rel) | (u16(rel + 2) << 16)) >>> 0;
+  const functions = u32(4);
+  const constants = u32(8);
+  const records = u32(12);
+  if (functions > 1_000_000 || constants > 10_000_000 || records > 10_000_000) {
+    throw new RootwalkError("GC", `gc_init(${hex(address)}): implausible stack map counts (${functions} functions, ${constants} constants, ${records} records): a corrupted map?`);
+  }
+  let rel = 16 + functions * 24 + constants * 8;
+  for (let r = 0; r < records; r++) {
+    const locations = u16(rel + 14);
+    rel += 16 + locations * 12;
+    rel = (rel + 7) & ~7;
+    const liveOuts = u16(rel + 2);
+    rel += 4 + liveOuts * 4;
+    rel = (rel + 7) & ~7;
+    if (rel > readable) throw new RootwalkError("GC", `gc_init(${hex(address)}): the stack map runs past readable memory (record ${r})`);
+  }
+  return rel;
+}
+
+/** Global slots in the program's data (8 bytes each, through a view per access). */
+class GlobalSlotMemory {
+  private readonly views = new Map<number, Uint32Array>();
+  private view(address: number): Uint32Array {
+    let v = this.views.get(address);
+    if (v === undefined) {
+      v = new Uint32Array(koffi.view(BigInt(address), 8));
+      this.views.set(address, v);
+    }
+    return v;
+  }
+  readWord(address: number): number {
+    const v = this.view(address);
+    return v[1]! * TWO_32 + v[0]!;
+  }
+  writeWord(address: number, value: number): void {
+    const v = this.view(address);
+    v[0] = value % TWO_32;
+    v[1] = Math.floor(value / TWO_32);
+  }
+}

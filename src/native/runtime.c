@@ -1,0 +1,495 @@
+/*
+ * rootwalk native runtime (librwruntime): the C side of `rootwalk run`.
+ *
+ * Managed code (LLVM IR compiled by rootwalk) calls the ABI functions gc_init, gc_alloc,
+ * gc_safepoint, gc_collect, gc_thread_start, gc_thread_join, thread_stuck_start,
+ * thread_stuck_end, no_gc_thread and gc_add_global. Each enters through an assembly stub
+ * (runtime-entry.S) that hands the C implementation rw_impl_<name> the managed caller's
+ * callee-saved registers and return address (`frame`). The collector itself is TypeScript
+ * (gc/, walker/): the runtime calls ONE JavaScript callback (registered with koffi) with the
+ * world stopped, and the callback reads and rewrites the thread records below.
+ *
+ * Threads. Each thread that runs managed code has a record (rw_thread, 256 bytes, in the
+ * global array rw_threads). States:
+ *   RUNNING  running managed code; a collection waits until it parks.
+ *   PARKED   stopped inside a runtime entry (its frames are recorded), or initiating a
+ *            collection / a JavaScript call.
+ *   SAFE     blocked in gc_thread_join: frames recorded on entry; scanned and relocated while
+ *            it waits; never waited for.
+ *   STUCK    between thread_stuck_start and thread_stuck_end: frames recorded at
+ *            thread_stuck_start, their referents pinned (by JavaScript); never waited for; may
+ *            not allocate.
+ *   NOGC     no_gc_thread was called: not scanned, may not allocate.
+ *   DEAD     finished.
+ * A record's sp/ra/regs are written only by its own thread while it is RUNNING (no collection
+ * can run then), or under the lock once no collection is requested.
+ *
+ * Stop the world: one mutex + condvar. The initiator sets gc_requested, parks itself and waits
+ * until no thread is RUNNING, calls JavaScript, clears gc_requested and wakes everyone. A
+ * RUNNING thread parks at its next runtime entry (gc_safepoint, gc_alloc, ...).
+ *
+ * Allocation: the fast path bumps the thread's hole [cursor, limit) (zeroed by the collector)
+ * for objects up to 128 bytes and writes the header (gc/object-model.ts); anything else calls
+ * JavaScript (stop the world, mutator.alloc), which may collect.
+ *
+ * Any failure (a JavaScript callback that threw, an allocation by a stuck thread, a runtime call
+ * before gc_init) ends the process with a message on stderr and exit code 3: never continue with
+ * stale roots.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define RW_EXPORT __attribute__((visibility("default")))
+#define RW_MAX_THREADS 1024
+#define RW_LINE_BYTES 128
+#define RW_MAX_POINTER_SLOTS ((1ull << 28) - 1)
+#define RW_MAX_RAW_BYTES ((1ull << 29) - 1)
+
+enum {
+  ST_FREE = 0,
+  ST_RUNNING = 1,
+  ST_PARKED = 2,
+  ST_SAFE = 3,
+  ST_STUCK = 4,
+  ST_NOGC = 5,
+  ST_DEAD = 6,
+};
+
+/* JavaScript call kinds (native-runtime.ts has the same numbers). */
+enum {
+  JS_INIT = 1,
+  JS_COLLECT = 2,
+  JS_ALLOC = 3,
+  JS_STUCK_START = 4,
+  JS_STUCK_END = 5,
+  JS_ADD_GLOBAL = 6,
+};
+
+/* Word indexes of a record, as JavaScript reads them (native-runtime.ts RECORD_*). */
+typedef struct rw_thread {
+  uint64_t state;       /* 0 */
+  uint64_t sp;          /* 1: managed caller's SP after the call returns */
+  uint64_t ra;          /* 2: return address into the managed caller */
+  uint64_t regs[6];     /* 3..8: rbx, rbp, r12, r13, r14, r15 */
+  uint64_t stack_top;   /* 9: exclusive upper end of the thread's scanned stack */
+  uint64_t boundary_ra; /* 10: rw_managed_return */
+  uint64_t cursor;      /* 11: allocation hole */
+  uint64_t limit;       /* 12 */
+  uint64_t stuck_sp;    /* 13: unused by C; kept for JavaScript diagnostics */
+  uint64_t pad[18];
+} rw_thread;
+
+_Static_assert(sizeof(rw_thread) == 256, "thread record is 32 words");
+
+typedef int64_t (*rw_js_callback)(int32_t kind, int32_t thread, uint64_t a, uint64_t b);
+
+RW_EXPORT rw_thread rw_threads[RW_MAX_THREADS];
+static int thread_count;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static volatile int gc_requested;
+static int running;
+static rw_js_callback js_callback;
+static volatile int initialized;
+static uint64_t stress_every;
+static int no_gc;
+static uint64_t safepoint_counter;
+static uint64_t alloc_counter;
+static uint64_t thread_stack_bytes = 64ull << 20;
+static uint64_t main_stack_bytes = 1ull << 30;
+
+static char init_path[4096];
+static uint64_t init_base;
+static char result_text[64];
+
+static __thread rw_thread *self;
+
+extern char rw_managed_return[];
+extern uint64_t rw_call_managed(void *fn, uint64_t arg);
+
+static void fatal(const char *format, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void fatal(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  fputs("rootwalk run: ", stderr);
+  vfprintf(stderr, format, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fflush(stderr);
+  _exit(3);
+}
+
+/* ---- records and the world ------------------------------------------------------------------ */
+
+static void capture(const uint64_t *frame) {
+  self->sp = (uint64_t)(uintptr_t)frame + 56;
+  self->ra = frame[6];
+  for (int k = 0; k < 6; k++) self->regs[k] = frame[k];
+}
+
+static void restore(uint64_t *frame) {
+  for (int k = 0; k < 6; k++) frame[k] = self->regs[k];
+}
+
+static void require_running(const char *what) {
+  if (self == NULL) fatal("%s called from a thread the runtime did not start", what);
+  switch (self->state) {
+    case ST_RUNNING:
+      return;
+    case ST_STUCK:
+      fatal("%s called by a stuck thread (between thread_stuck_start and thread_stuck_end)", what);
+    case ST_NOGC:
+      fatal("%s called by a thread that called no_gc_thread", what);
+    default:
+      fatal("%s called by a thread in state %llu", what, (unsigned long long)self->state);
+  }
+}
+
+static void require_initialized(const char *what) {
+  if (!initialized) fatal("%s called before gc_init: the program never registered its stack map (call gc_init first)", what);
+}
+
+/* Lock held, self RUNNING: park until no collection is requested. */
+static void park_locked(void) {
+  self->state = ST_PARKED;
+  running--;
+  pthread_cond_broadcast(&cond);
+  while (gc_requested) pthread_cond_wait(&cond, &lock);
+  self->state = ST_RUNNING;
+  running++;
+}
+
+static void poll(void) {
+  if (__atomic_load_n(&gc_requested, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&lock);
+    if (gc_requested) park_locked();
+    pthread_mutex_unlock(&lock);
+  }
+}
+
+/* Lock held, self RUNNING with its frames recorded: stop every other thread. */
+static void stw_begin(void) {
+  while (gc_requested) park_locked();
+  gc_requested = 1;
+  self->state = ST_PARKED;
+  running--;
+  while (running > 0) pthread_cond_wait(&cond, &lock);
+}
+
+static void stw_end(uint64_t new_state) {
+  self->state = new_state;
+  if (new_state == ST_RUNNING) running++;
+  __atomic_store_n(&gc_requested, 0, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&cond);
+}
+
+static int64_t js_call(int32_t kind, uint64_t a, uint64_t b) {
+  int64_t r = js_callback(kind, (int32_t)(self - rw_threads), a, b);
+  if (r < 0) fatal("the collector failed (see the message above); stopping rather than running on with stale roots");
+  return r;
+}
+
+static void collect_now(void) {
+  pthread_mutex_lock(&lock);
+  stw_begin();
+  if (!no_gc) js_call(JS_COLLECT, 0, 0);
+  stw_end(ST_RUNNING);
+  pthread_mutex_unlock(&lock);
+}
+
+static int stress_hit(uint64_t *counter) {
+  if (stress_every == 0) return 0;
+  return __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED) % stress_every == 0;
+}
+
+/* Lock held. A new record for the calling thread, RUNNING. */
+static void register_self_locked(uint64_t stack_top) {
+  while (gc_requested) pthread_cond_wait(&cond, &lock);
+  if (thread_count >= RW_MAX_THREADS) fatal("more than %d threads", RW_MAX_THREADS);
+  rw_thread *t = &rw_threads[thread_count++];
+  memset(t, 0, sizeof *t);
+  t->stack_top = stack_top;
+  t->boundary_ra = (uint64_t)(uintptr_t)rw_managed_return;
+  t->state = ST_RUNNING;
+  running++;
+  self = t;
+}
+
+static void unregister_self(void) {
+  pthread_mutex_lock(&lock);
+  if (self->state == ST_RUNNING) running--;
+  self->state = ST_DEAD;
+  pthread_cond_broadcast(&cond);
+  pthread_mutex_unlock(&lock);
+}
+
+/* ---- the ABI -------------------------------------------------------------------------------- */
+
+void rw_impl_gc_init(void *map, uint64_t unused, uint64_t *frame) {
+  (void)unused;
+  require_running("gc_init");
+  capture(frame);
+  if (map == NULL) fatal("gc_init(NULL): the stack map pointer is null (is @__LLVM_StackMaps defined? the program needs at least one statepoint)");
+  pthread_mutex_lock(&lock);
+  stw_begin();
+  Dl_info info;
+  memset(&info, 0, sizeof info);
+  if (dladdr(map, &info) != 0 && info.dli_fname != NULL) {
+    snprintf(init_path, sizeof init_path, "%s", info.dli_fname);
+    init_base = (uint64_t)(uintptr_t)info.dli_fbase;
+  } else {
+    init_path[0] = 0;
+    init_base = 0;
+  }
+  js_call(JS_INIT, (uint64_t)(uintptr_t)map, 0);
+  __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
+  stw_end(ST_RUNNING);
+  pthread_mutex_unlock(&lock);
+  restore(frame);
+}
+
+void *rw_impl_gc_alloc(uint64_t pointer_slots, uint64_t raw_bytes, uint64_t *frame) {
+  require_running("gc_alloc");
+  require_initialized("gc_alloc");
+  if (pointer_slots > RW_MAX_POINTER_SLOTS || raw_bytes > RW_MAX_RAW_BYTES) {
+    fatal("gc_alloc(%lld, %lld): sizes out of range (pointer slots < 2^28, raw bytes < 2^29)", (long long)pointer_slots, (long long)raw_bytes);
+  }
+  capture(frame);
+  poll();
+  if (stress_hit(&alloc_counter)) collect_now();
+  uint64_t body = pointer_slots * 8 + ((raw_bytes + 7) & ~7ull);
+  uint64_t size = 8 + (body < 8 ? 8 : body);
+  void *result;
+  uint64_t c = self->cursor;
+  if (size <= RW_LINE_BYTES && c + size <= self->limit && c != 0) {
+    uint64_t *header = (uint64_t *)(uintptr_t)c;
+    *header = (pointer_slots << 32) | (raw_bytes << 3);
+    self->cursor = c + size;
+    result = (void *)(uintptr_t)(c + 8);
+  } else {
+    pthread_mutex_lock(&lock);
+    stw_begin();
+    result = (void *)(uintptr_t)js_call(JS_ALLOC, pointer_slots, raw_bytes);
+    stw_end(ST_RUNNING);
+    pthread_mutex_unlock(&lock);
+  }
+  restore(frame);
+  return result;
+}
+
+void rw_impl_gc_safepoint(uint64_t a, uint64_t b, uint64_t *frame) {
+  (void)a;
+  (void)b;
+  if (self != NULL && self->state == ST_NOGC) return;
+  require_running("gc_safepoint");
+  require_initialized("gc_safepoint");
+  capture(frame);
+  if (stress_hit(&safepoint_counter)) collect_now();
+  else poll();
+  restore(frame);
+}
+
+void rw_impl_gc_collect(uint64_t a, uint64_t b, uint64_t *frame) {
+  (void)a;
+  (void)b;
+  require_running("gc_collect");
+  require_initialized("gc_collect");
+  capture(frame);
+  collect_now();
+  restore(frame);
+}
+
+typedef struct start_args {
+  void *fn;
+  uint64_t arg;
+  uint64_t result;
+  int is_main;
+} start_args;
+
+typedef struct join_slot {
+  pthread_t thread;
+  start_args *args;
+  int used;
+  int joined;
+} join_slot;
+
+static join_slot joins[RW_MAX_THREADS];
+static int join_count;
+
+static void *thread_main(void *p) {
+  start_args *args = p;
+  uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0) + 16;
+  pthread_mutex_lock(&lock);
+  register_self_locked(top);
+  pthread_mutex_unlock(&lock);
+  args->result = rw_call_managed(args->fn, args->arg);
+  unregister_self();
+  return NULL;
+}
+
+static pthread_t spawn(start_args *args, uint64_t stack_bytes) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (pthread_attr_setstacksize(&attr, stack_bytes) != 0) fatal("cannot set a thread stack of %llu bytes", (unsigned long long)stack_bytes);
+  pthread_t thread;
+  int e = pthread_create(&thread, &attr, thread_main, args);
+  pthread_attr_destroy(&attr);
+  if (e != 0) fatal("pthread_create failed: %s", strerror(e));
+  return thread;
+}
+
+int64_t rw_impl_gc_thread_start(void *fn, uint64_t arg, uint64_t *frame) {
+  require_running("gc_thread_start");
+  capture(frame);
+  poll();
+  if (fn == NULL) fatal("gc_thread_start: null function");
+  start_args *args = calloc(1, sizeof *args);
+  if (args == NULL) fatal("out of memory");
+  args->fn = fn;
+  args->arg = arg;
+  pthread_mutex_lock(&lock);
+  if (join_count >= RW_MAX_THREADS) fatal("more than %d threads", RW_MAX_THREADS);
+  int index = join_count++;
+  joins[index].args = args;
+  joins[index].used = 1;
+  pthread_mutex_unlock(&lock);
+  joins[index].thread = spawn(args, thread_stack_bytes);
+  restore(frame);
+  return index + 1;
+}
+
+void rw_impl_gc_thread_join(int64_t handle, uint64_t b, uint64_t *frame) {
+  (void)b;
+  require_running("gc_thread_join");
+  capture(frame);
+  if (handle < 1 || handle > join_count || !joins[handle - 1].used || joins[handle - 1].joined) {
+    fatal("gc_thread_join(%lld): not a handle from gc_thread_start, or joined already", (long long)handle);
+  }
+  join_slot *slot = &joins[handle - 1];
+  pthread_mutex_lock(&lock);
+  while (gc_requested) park_locked();
+  self->state = ST_SAFE; /* frames recorded above: scanned and relocated while we wait */
+  running--;
+  pthread_cond_broadcast(&cond);
+  pthread_mutex_unlock(&lock);
+  pthread_join(slot->thread, NULL);
+  slot->joined = 1;
+  pthread_mutex_lock(&lock);
+  while (gc_requested) pthread_cond_wait(&cond, &lock);
+  self->state = ST_RUNNING;
+  running++;
+  pthread_mutex_unlock(&lock);
+  restore(frame);
+}
+
+void rw_impl_thread_stuck_start(uint64_t a, uint64_t b, uint64_t *frame) {
+  (void)a;
+  (void)b;
+  require_running("thread_stuck_start");
+  require_initialized("thread_stuck_start");
+  capture(frame);
+  pthread_mutex_lock(&lock);
+  stw_begin();
+  js_call(JS_STUCK_START, 0, 0); /* pins what the recorded frames reference */
+  self->stuck_sp = self->sp;
+  stw_end(ST_STUCK); /* stays out of the running count */
+  pthread_mutex_unlock(&lock);
+  restore(frame);
+}
+
+void rw_impl_thread_stuck_end(uint64_t a, uint64_t b, uint64_t *frame) {
+  (void)a;
+  (void)b;
+  if (self == NULL || self->state != ST_STUCK) fatal("thread_stuck_end without thread_stuck_start");
+  pthread_mutex_lock(&lock);
+  while (gc_requested) pthread_cond_wait(&cond, &lock);
+  capture(frame);
+  self->state = ST_RUNNING;
+  running++;
+  stw_begin();
+  js_call(JS_STUCK_END, 0, 0); /* unpins */
+  stw_end(ST_RUNNING);
+  pthread_mutex_unlock(&lock);
+  restore(frame);
+}
+
+void rw_impl_no_gc_thread(uint64_t a, uint64_t b, uint64_t *frame) {
+  (void)a;
+  (void)b;
+  (void)frame;
+  require_running("no_gc_thread");
+  pthread_mutex_lock(&lock);
+  self->state = ST_NOGC;
+  running--;
+  pthread_cond_broadcast(&cond);
+  pthread_mutex_unlock(&lock);
+}
+
+void rw_impl_gc_add_global(void *slot, uint64_t b, uint64_t *frame) {
+  (void)b;
+  require_running("gc_add_global");
+  require_initialized("gc_add_global");
+  if (slot == NULL || ((uintptr_t)slot & 7) != 0) fatal("gc_add_global(%p): not an 8-aligned slot", slot);
+  capture(frame);
+  pthread_mutex_lock(&lock);
+  stw_begin();
+  js_call(JS_ADD_GLOBAL, (uint64_t)(uintptr_t)slot, 0);
+  stw_end(ST_RUNNING);
+  pthread_mutex_unlock(&lock);
+  restore(frame);
+}
+
+/* ---- what JavaScript calls ------------------------------------------------------------------ */
+
+RW_EXPORT int rw_setup(void *callback, uint64_t stress, int disable_gc, uint64_t main_stack, uint64_t thread_stack) {
+  js_callback = (rw_js_callback)callback;
+  stress_every = stress;
+  no_gc = disable_gc;
+  if (main_stack != 0) main_stack_bytes = main_stack;
+  if (thread_stack != 0) thread_stack_bytes = thread_stack;
+  return 0;
+}
+
+/* The heap reservation: `bytes` rounded up to 32 KiB blocks, aligned to 32 KiB. */
+RW_EXPORT void *rw_heap_reserve(uint64_t bytes) {
+  const uint64_t block = 32 * 1024;
+  bytes = (bytes + block - 1) & ~(block - 1);
+  void *p = mmap(NULL, bytes + block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  uintptr_t aligned = ((uintptr_t)p + block - 1) & ~(uintptr_t)(block - 1);
+  return (void *)aligned;
+}
+
+RW_EXPORT const char *rw_init_path(void) { return init_path; }
+RW_EXPORT uint64_t rw_init_base(void) { return init_base; }
+RW_EXPORT int rw_thread_count(void) { return thread_count; }
+RW_EXPORT void *rw_threads_address(void) { return rw_threads; }
+RW_EXPORT void *rw_managed_return_address(void) { return rw_managed_return; }
+RW_EXPORT const char *rw_result_text(void) { return result_text; }
+
+/* Runs the program's i64 rw_main() on a new thread with a big stack and waits for it. Call with .async(). */
+RW_EXPORT int rw_run_main(const char *program) {
+  if (js_callback == NULL) fatal("rw_run_main before rw_setup");
+  void *handle = dlopen(program, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == NULL) handle = dlopen(program, RTLD_NOW);
+  if (handle == NULL) return -2;
+  void *fn = dlsym(handle, "rw_main");
+  if (fn == NULL) return -1;
+  start_args args;
+  memset(&args, 0, sizeof args);
+  args.fn = fn;
+  args.is_main = 1;
+  pthread_t thread = spawn(&args, main_stack_bytes);
+  pthread_join(thread, NULL);
+  snprintf(result_text, sizeof result_text, "%lld", (long long)args.result);
+  return 0;
+}
