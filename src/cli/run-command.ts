@@ -16,7 +16,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--json]";
+  "rootwalk run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--json]";
 
 export interface RunArguments {
   programs: string[];
@@ -26,6 +26,8 @@ export interface RunArguments {
   stressEvery: number;
   noGc: boolean;
   verify: boolean;
+  /** Write the heap map (SVG) after the run. */
+  svg?: string;
   heapBytes: number;
   json: boolean;
 }
@@ -81,6 +83,9 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
       case "heap":
         out.heapBytes = parseSize(value());
         break;
+      case "svg":
+        out.svg = value();
+        break;
       case "stress": {
         const n = inline === undefined ? 1 : Number(inline);
         if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("--stress", String(inline), "a whole number >= 1");
@@ -88,7 +93,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --json");
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --json");
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll (${RUN_USAGE})`);
@@ -116,6 +121,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       stressEvery: parsed.stressEvery,
       noGc: parsed.noGc,
       verify: parsed.verify,
+      ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
     });
     if (parsed.json) {
       io.stdout(

@@ -1,4 +1,5 @@
-import { readFileSync, writeSync } from "node:fs";
+import { renderHeapMapSvg } from "../../gc/heap-map-svg.js";
+import { readFileSync, writeFileSync, writeSync } from "node:fs";
 import koffi from "koffi";
 import { ImmixCollector } from "../../gc/immix-collector.js";
 import type { Mutator } from "../../gc/immix-allocator.js";
@@ -65,6 +66,8 @@ export interface NativeRunOptions {
   verify: boolean;
   mainStackBytes?: number;
   threadStackBytes?: number;
+  /** Write the heap map (SVG: blocks by lines, free / live / evacuated / large) here at the end. */
+  svg?: string;
 }
 
 export interface NativeRunResult {
@@ -381,6 +384,9 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   koffi.unregister(callback);
 
   const stats = collector.stats;
+  if (options.svg !== undefined) {
+    writeFileSync(options.svg, renderHeapMapSvg(collector.heapMap(), { title: "rootwalk run: the heap after rw_main returned" }));
+  }
   return {
     result: rwResultText() as string,
     collections: stats.collections,
