@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { ToolError } from "../errors.js";
 import { repoRoot } from "../toolchain/llvm-toolchain.js";
 import type { CliIo } from "./main.js";
+import type { NativeRunResult } from "../native/native-runtime.js";
 
 /**
  * `rootwalk demo` (what `npm start` runs): compiles the bundled example programs and runs them
@@ -26,15 +27,8 @@ const VARIANTS: Variant[] = [
 ];
 export const DEMO_EXPECTED_RESULT = "200053367";
 
-interface RunJson {
-  result: string;
-  collections: number;
-  framesScanned: number;
-  rootsRelocated: number;
-  objectsMoved: number;
-  maxPauseMs: number;
-  verifyFailures: number;
-}
+/** What `rootwalk run --json` prints. */
+type RunJson = Pick<NativeRunResult, "result" | "collections" | "framesScanned" | "rootsRelocated" | "objectsMoved" | "maxPauseMs" | "verifyFailures">;
 
 /** Each program runs in a child process: the runtime allows one program per process. */
 function runChild(args: string[]): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {

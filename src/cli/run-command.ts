@@ -1,3 +1,4 @@
+import { parseSize } from "./parse-size.js";
 import { InvalidArgumentError, RootwalkError } from "../errors.js";
 
 /**
@@ -32,11 +33,8 @@ export interface RunArguments {
   json: boolean;
 }
 
-export function parseSize(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([kKmMgG]?)i?[bB]?$/.exec(text.trim());
-  if (m === null) throw new InvalidArgumentError("--heap", text, "a size like 64M, 1G or 1048576");
-  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as "" | "k" | "m" | "g"];
-  const bytes = Math.floor(Number(m[1]) * unit);
+export function parseHeapSize(text: string): number {
+  const bytes = parseSize(text, "--heap");
   if (!(bytes >= 1 << 20) || bytes > 2 ** 32 - 32768) throw new InvalidArgumentError("--heap", text, "between 1M and 4G");
   return bytes;
 }
@@ -81,7 +79,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         out.optFlags.push(value());
         break;
       case "heap":
-        out.heapBytes = parseSize(value());
+        out.heapBytes = parseHeapSize(value());
         break;
       case "svg":
         out.svg = value();

@@ -35,8 +35,12 @@ const TWO_32 = 0x1_0000_0000;
 export const POISON_WORD_LO = 0xdeadbeef;
 export const POISON_WORD_HI = 0xdeadbeef;
 
-/** One contiguous buffer of words mapped at `base` (8-aligned). */
-export class SimulatedMemory implements Memory {
+/**
+ * One contiguous range of words at `base` (8-aligned) over any ArrayBuffer: a simulated stack, or
+ * a koffi view of live native memory (src/native/native-memory.ts). Words are read as
+ * `lo + hi * 2^32` from a Uint32Array; every access is checked against the range.
+ */
+export class WordMemory implements Memory {
   readonly ranges: readonly MemoryRange[];
   readonly words: Uint32Array;
   readonly bytes: Uint8Array;
@@ -45,20 +49,13 @@ export class SimulatedMemory implements Memory {
   constructor(
     readonly base: number,
     readonly sizeBytes: number,
-    options: { poison?: boolean; contents?: Uint8Array } = {},
+    buffer: ArrayBuffer,
   ) {
     if (!Number.isSafeInteger(base) || base < 0 || base % WORD_BYTES !== 0 || sizeBytes % WORD_BYTES !== 0 || sizeBytes <= 0) {
-      throw new MemoryAccessError(base, sizeBytes, "write", "a simulated memory needs an 8-aligned base and a positive multiple of 8 bytes");
+      throw new MemoryAccessError(base, sizeBytes, "write", "a memory range needs an 8-aligned base and a positive multiple of 8 bytes");
     }
-    this.words = new Uint32Array(sizeBytes / 4);
-    this.bytes = new Uint8Array(this.words.buffer);
-    if (options.poison ?? true) {
-      for (let i = 0; i < this.words.length; i += 2) {
-        this.words[i] = POISON_WORD_LO;
-        this.words[i + 1] = POISON_WORD_HI;
-      }
-    }
-    if (options.contents) this.bytes.set(options.contents.subarray(0, sizeBytes));
+    this.words = new Uint32Array(buffer, 0, sizeBytes / 4);
+    this.bytes = new Uint8Array(buffer, 0, sizeBytes);
     this.end = base + sizeBytes;
     this.ranges = [{ base, sizeBytes }];
   }
@@ -96,6 +93,20 @@ export class SimulatedMemory implements Memory {
     const i = this.index(address, "write");
     this.words[i] = Number(BigInt.asUintN(32, value));
     this.words[i + 1] = Number(BigInt.asUintN(32, value >> 32n));
+  }
+}
+
+/** A WordMemory over a fresh buffer, poison-filled: reads of never-written words are conspicuous. */
+export class SimulatedMemory extends WordMemory {
+  constructor(base: number, sizeBytes: number, options: { poison?: boolean; contents?: Uint8Array } = {}) {
+    super(base, sizeBytes, new ArrayBuffer(Math.max(8, sizeBytes - (sizeBytes % 8))));
+    if (options.poison ?? true) {
+      for (let i = 0; i < this.words.length; i += 2) {
+        this.words[i] = POISON_WORD_LO;
+        this.words[i + 1] = POISON_WORD_HI;
+      }
+    }
+    if (options.contents) this.bytes.set(options.contents.subarray(0, sizeBytes));
   }
 }
 

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseRunArguments, parseSize } from "../../src/cli/run-command.js";
+import { parseHeapSize as parseSize, parseRunArguments } from "../../src/cli/run-command.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
 /*

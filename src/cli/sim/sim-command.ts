@@ -3,8 +3,8 @@ import { CollectorError } from "../../../gc/collector-error.js";
 import { renderHeapMapSvg } from "../../../gc/heap-map-svg.js";
 import { ImmixCollector } from "../../../gc/immix-collector.js";
 import { StackRootScanner, type ThreadStack } from "../../../walker/stack-root-scanner.js";
-import { InvalidArgumentError } from "../../errors.js";
 import type { CliIo } from "../main.js";
+export { parseSize } from "../parse-size.js";
 import { SimThread, loadFrameTemplates } from "./sim-thread.js";
 import { type WorkloadName, runWorkload } from "./workloads.js";
 
@@ -50,13 +50,6 @@ export interface SimResult {
 const HEAP_BASE = 0x2000_0000_0000;
 const STACK_BYTES = 32 * 1024 * 1024;
 
-/** Parses `64M`, `512K`, `1G`, or a plain byte count. */
-export function parseSize(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)([KMG]?)(i?B)?$/i.exec(text.trim());
-  if (!m) throw new InvalidArgumentError("--heap", text, "a size such as 64M, 512K or 1G");
-  const unit = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"];
-  return Math.floor(Number(m[1]) * unit);
-}
 
 export async function runSimulation(options: SimOptions, onProgress: (fraction: number) => void = () => {}): Promise<SimResult> {
   const { registry, templates } = await loadFrameTemplates();
