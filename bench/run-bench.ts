@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
-import { type BenchCase, type CaseResult, corpus } from "./corpus.js";
+import { type BenchCase, type CaseResult, type NativeScanResult, corpus, measureNativeScan } from "./corpus.js";
 import { ratiosSvg } from "./ratios-svg.js";
 import { type TimingOptions, sink } from "./timing.js";
 
@@ -64,7 +64,7 @@ function ratioOf(results: readonly CaseResult[], name: string): number | null {
   return results.find((r) => r.name === name)?.ratio ?? null;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const cli = parseArgs(process.argv.slice(2));
   let cases: BenchCase[] = corpus();
   if (cli.list) {
@@ -91,6 +91,13 @@ function main(): void {
     }
   }
 
+  let native: NativeScanResult | null = null;
+  if (cli.filters.length === 0 || cli.filters.some((f) => "NativeScan/frames".includes(f))) {
+    log("NativeScan/frames: a real 100,001-frame native stack, scanned at every safepoint ...");
+    native = await measureNativeScan();
+    log(`NativeScan/frames: ${(native.framesPerSec / 1e6).toFixed(1)} million frames/s (${native.frames} frames in ${native.scanMs.toFixed(1)} ms over ${native.collections} collections; target 20)`);
+  }
+
   const bytesPerSafepoint = results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ?? results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ?? null;
   const summary = {
     mode: cli.quick ? "quick" : "full",
@@ -100,7 +107,8 @@ function main(): void {
     lookupRatio: ratioOf(results, "Lookup/hit-20k-keys"),
     lookupMissRatio: ratioOf(results, "Lookup/miss-20k-keys"),
     collectorRatio: ratioOf(results, "Collector/mark-100k-objects"),
-    nativeFramesPerSec: null as number | null,
+    nativeFramesPerSec: native?.framesPerSec ?? null,
+    nativeScan: native,
     walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,
     bytesPerSafepoint,
     targets: { walkRatio: 1.5, walkRatioManySites: 2, parseRatio: 2 },
@@ -130,4 +138,7 @@ function main(): void {
   }
 }
 
-main();
+main().catch((e: unknown) => {
+  process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

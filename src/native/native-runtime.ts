@@ -82,6 +82,9 @@ export interface NativeRunResult {
   totalPauseMs: number;
   mapsRegistered: number;
   threads: number;
+  /** Time spent in stack scans (walks and koffi views) and the frames they walked, all scans. */
+  scanMs: number;
+  scanFrames: number;
 }
 
 /** Runs the program's rw_main to completion. Only one program per process. */
@@ -161,7 +164,21 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   };
 
   const scanner = new StackRootScanner(registry, () => stoppedThreads().map((s) => s.stack));
-  collector.addRootScanner(scanner);
+  // Every scan is timed as a whole, koffi views of the stopped stacks included (the bench's
+  // native-scan number: frames per second).
+  let scanMs = 0;
+  let scanFrames = 0;
+  collector.addRootScanner({
+    scanRoots(visit) {
+      const start = performance.now();
+      scanner.scanRoots(visit);
+      scanMs += performance.now() - start;
+      scanFrames += scanner.framesScanned;
+    },
+    updateRoots(forward) {
+      scanner.updateRoots(forward);
+    },
+  });
   if (options.noGc) {
     collector.addRootScanner({
       scanRoots() {
@@ -398,6 +415,8 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     totalPauseMs: stats.totalPauseMs,
     mapsRegistered,
     threads: rwThreadCount() as number,
+    scanMs,
+    scanFrames,
   };
 }
 
