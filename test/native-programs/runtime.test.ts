@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { NATIVE_PROGRAMS, runReference } from "./programs.js";
-import { buildRunEntry, programArguments, runNativeJson } from "./run-native.js";
+import { buildRunEntry, programArguments, runNativeJson } from "../support/native-run.js";
 
 /*
  * The 14 differential programs (programs.ts) under the REAL runtime (`rootwalk run`, the Immix

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseHeapSize as parseSize, parseRunArguments } from "../../src/cli/run-command.js";
+import { ENTRY, buildRunEntry, type RunJson } from "../support/native-run.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
 /*
@@ -19,18 +19,6 @@ import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
 const ROOT = repoRoot();
 const PROGRAMS = join(dirname(fileURLToPath(import.meta.url)), "programs");
-const OUT_DIR = join(ROOT, ".cache", "native", "test-dist");
-const ENTRY = join(OUT_DIR, "src", "native", "run-entry.js");
-
-interface RunJson {
-  result: string;
-  collections: number;
-  framesScanned: number;
-  rootsRelocated: number;
-  objectsMoved: number;
-  maxPauseMs: number;
-  verifyFailures: number;
-}
 
 interface Outcome {
   status: number | null;
@@ -60,10 +48,7 @@ function expectStressed(r: RunJson, expected: string): void {
 }
 
 beforeAll(() => {
-  const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-  const r = spawnSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json"), "--outDir", OUT_DIR], { encoding: "utf8", cwd: ROOT });
-  // tsc emits even when some unrelated file has a type error; only the entry matters here.
-  if (!existsSync(ENTRY)) throw new Error(`could not build ${ENTRY}:\n${r.stdout}\n${r.stderr}`);
+  buildRunEntry();
 }, 300_000);
 
 describe("rootwalk run: argument parsing", () => {

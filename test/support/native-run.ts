@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { cacheKey, repoRoot } from "../../src/toolchain/llvm-toolchain.js";
-import type { NativeProgram } from "./programs.js";
+import type { NativeProgram } from "../native-programs/programs.js";
 
 /*
  * Runs `rootwalk run` in a CHILD node process (same approach as test/native-runtime/run.test.ts:
