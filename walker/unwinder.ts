@@ -1,5 +1,5 @@
 import { RootwalkError, hex } from "../src/errors.js";
-import type { Memory } from "../src/memory/memory.js";
+import { type Memory, WordMemory } from "../src/memory/memory.js";
 import {
   CALLEE_SAVED_COUNT,
   DWARF_RBP,
@@ -152,12 +152,32 @@ export class Unwinder {
   private active = false;
   private readonly maxDepth: number;
 
+  /**
+   * When the memory is one flat word array (a simulated stack, a native stack's koffi view),
+   * frames inside it are range-checked with two comparisons and return addresses read straight
+   * from its words: the per-frame cost that dominated the walk benchmark.
+   */
+  private readonly words: Uint32Array | undefined;
+  private readonly wordsBase: number = 0;
+  private readonly wordsEnd: number = 0;
+
   constructor(
     readonly snapshot: RegistrySnapshot,
     readonly memory: Memory,
     readonly options: UnwinderOptions,
   ) {
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    if (memory instanceof WordMemory && memory.sizeBytes < 2 ** 32) {
+      this.words = memory.words;
+      this.wordsBase = memory.base;
+      this.wordsEnd = memory.base + memory.sizeBytes;
+    }
+  }
+
+  /** The word at `address`, inside [wordsBase, wordsEnd) and 8-aligned (checked by the caller). */
+  private wordAt(address: number): number {
+    const i = (address - this.wordsBase) >>> 2;
+    return this.words![i + 1]! * 0x1_0000_0000 + this.words![i]!;
   }
 
   /** Starts (or restarts) a walk: one chunk, or several innermost first. */
@@ -185,7 +205,8 @@ export class Unwinder {
   next(): void {
     if (!this.active) return;
     // resolve() checked that [sp, cfa) lies in memory, so the return-address slot is readable.
-    const callerRa = this.memory.readWord(this.cfa - 8);
+    const raSlot = this.cfa - 8;
+    const callerRa = this.words !== undefined ? this.wordAt(raSlot) : this.memory.readWord(raSlot);
     const d = this.descriptors;
     const base = this.descriptor * CALLEE_SAVED_COUNT;
     for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
@@ -291,7 +312,8 @@ export class Unwinder {
     }
     // One check for the whole frame [sp, cfa): root slots inside it and the return-address slot
     // at cfa - 8 need no further check (frame-roots.ts relies on this).
-    if (!this.memory.contains(this.sp, this.cfa - this.sp)) {
+    const inFlat = this.words !== undefined && this.sp >= this.wordsBase && this.cfa <= this.wordsEnd;
+    if (!inFlat && !this.memory.contains(this.sp, this.cfa - this.sp)) {
       if (!this.memory.contains(this.sp, 8)) {
         this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size, frame pointer or return address");
       } else {
