@@ -37,7 +37,8 @@ export function buildReference(source: string): string {
   // StackMapParser.h is header-only; the define drops the one link-time symbol (ABI checks) its
   // includes would otherwise pull from libLLVMSupport.
   const flags = cpp ? ["-O2", ...llvmCxxFlags(), "-DLLVM_DISABLE_ABI_BREAKING_CHECKS_ENFORCING=1"] : ["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L"];
-  const key = cacheKey([readFileSync(path), ...flags, runTool(compiler, ["--version"])]).slice(0, 16);
+  const header = readFileSync(join(repoRoot(), "bench", "native", "read-input.h"));
+  const key = cacheKey([readFileSync(path), header, ...flags, runTool(compiler, ["--version"])]).slice(0, 16);
   const exe = join(cacheDir(), "bin", `${source.replace(/\.[a-z]+$/, "")}-${key}`);
   if (!existsSync(exe)) {
     runTool("mkdir", ["-p", join(cacheDir(), "bin")]);

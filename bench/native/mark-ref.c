@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "read-input.h"
 
 static double now_ns(void) {
   struct timespec t;
@@ -80,14 +81,8 @@ static uint64_t mark(const uint64_t *roots, uint64_t rootCount, uint64_t *bytesO
 
 int main(int argc, char **argv) {
   if (argc != 4) { fprintf(stderr, "usage: %s <heap.bin> <iterations> <repeats>\n", argv[0]); return 2; }
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) { perror(argv[1]); return 1; }
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *file = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
-  if (fread(file, 1, size, f) != (size_t)size) { perror("read"); return 1; }
-  fclose(f);
+  long size;
+  uint8_t *file = read_input(argv[1], &size);
   uint64_t h[4];
   memcpy(h, file, sizeof h);
   if (h[0] != 0x3130415045485752ull) { fprintf(stderr, "bad magic\n"); return 1; }

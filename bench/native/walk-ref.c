@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "read-input.h"
 
 typedef struct { uint64_t ra; int32_t frameSizeBytes; int32_t rootCount; int32_t rootOffsets[4]; } Site;
 
@@ -100,14 +101,8 @@ static uint64_t walk(uint64_t *sum) {
 
 int main(int argc, char **argv) {
   if (argc != 5) { fprintf(stderr, "usage: %s walk|lookup <file> <iterations> <repeats>\n", argv[0]); return 2; }
-  FILE *f = fopen(argv[2], "rb");
-  if (!f) { perror(argv[2]); return 1; }
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *file = aligned_alloc(64, ((size_t)size + 63) & ~(size_t)63);
-  if (fread(file, 1, size, f) != (size_t)size) { perror("read"); return 1; }
-  fclose(f);
+  long size;
+  uint8_t *file = read_input(argv[2], &size);
   uint64_t h[8];
   memcpy(h, file, sizeof h);
   if (h[0] != 0x31484e4542575252ull) { fprintf(stderr, "bad magic\n"); return 1; }
