@@ -138,6 +138,14 @@ describe("rootwalk run: bad programs", () => {
     expect(r.stderr).toMatch(/gc_init\(0x[0-9a-f]+\).*corrupted map/);
   });
 
+  it("an exception inside the collector (a wild pointer in a heap object): its message, exit 3, no stale roots", () => {
+    const r = run("wild-pointer.ll", [], 30_000);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/pointer traced at 0x1234: found an address outside the heap, expected an object in \[0x[0-9a-f]+, 0x[0-9a-f]+\)/);
+    expect(r.stderr).toMatch(/stopping rather than running on with stale roots/);
+    expect(r.stdout).not.toMatch(/result/);
+  });
+
   it("a missing program file", () => {
     const r = run("does-not-exist.ll", [], 30_000);
     expect(r.status).toBe(1);
