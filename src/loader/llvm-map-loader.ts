@@ -53,7 +53,15 @@ export interface LlvmLoadOptions {
  *  - no FDE: the recorded StackSize is all there is (FLAG_NO_UNWIND_INFO).
  */
 export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: LlvmLoadOptions = {}): FrameDescriptors {
-  const builder = new FrameDescriptorBuilder();
+  // Size the columns once: every record is a safepoint; a statepoint has at most as many pairs as
+  // locations, a plain record exactly as many.
+  let records = 0;
+  let locations = 0;
+  for (const blob of blobs) {
+    records += blob.numRecords;
+    for (let r = 0; r < blob.numRecords; r++) locations += blob.numLocations(r);
+  }
+  const builder = new FrameDescriptorBuilder({ safepoints: records, locations, pairs: locations });
   const loc = new LocationView();
   const saved = new Int16Array(CALLEE_SAVED_COUNT);
   const recognition = options.recognition ?? DEFAULT_STATEPOINT_RECOGNITION;

@@ -98,29 +98,55 @@ export function locationSizeBytes(word0: number): number {
   return word0 >>> 16;
 }
 
-/** Growable typed-array columns; `finish()` freezes them into a FrameDescriptors. */
+/**
+ * Growable typed-array columns; `finish()` freezes them into a FrameDescriptors. Loaders that
+ * know their counts up front pass them as hints, so the columns are allocated once.
+ */
 export class FrameDescriptorBuilder {
   private n = 0;
-  private cap = 16;
-  private returnAddress = new Float64Array(16);
-  private frameSizeBytes = new Int32Array(16);
-  private stackSizeBytes = new Int32Array(16);
-  private cfaRegister = new Uint8Array(16);
-  private cfaOffsetBytes = new Int32Array(16);
-  private savedRegOffsets = new Int16Array(16 * CALLEE_SAVED_COUNT);
-  private flags = new Uint8Array(16);
-  private functionIndex = new Uint32Array(16);
-  private blobIndex = new Uint32Array(16);
-  private recordIndex = new Uint32Array(16);
-  private locStart = new Uint32Array(16);
-  private deoptCount = new Uint16Array(16);
-  private pairStart = new Uint32Array(16);
-  private pairCount = new Uint16Array(16);
-  private allocaCount = new Uint16Array(16);
-  private locations = new Int32Array(64);
+  private cap: number;
+  private returnAddress: Float64Array;
+  private frameSizeBytes: Int32Array;
+  private stackSizeBytes: Int32Array;
+  private cfaRegister: Uint8Array;
+  private cfaOffsetBytes: Int32Array;
+  private savedRegOffsets: Int16Array;
+  private flags: Uint8Array;
+  private functionIndex: Uint32Array;
+  private blobIndex: Uint32Array;
+  private recordIndex: Uint32Array;
+  private locStart: Uint32Array;
+  private deoptCount: Uint16Array;
+  private pairStart: Uint32Array;
+  private pairCount: Uint16Array;
+  private allocaCount: Uint16Array;
+  private locations: Int32Array;
   private locCount = 0;
-  private pairs = new Uint32Array(64);
+  private pairs: Uint32Array;
   private pairWords = 0;
+
+  constructor(hints: { safepoints?: number; locations?: number; pairs?: number } = {}) {
+    const cap = Math.max(16, hints.safepoints ?? 0);
+    this.cap = cap;
+    this.returnAddress = new Float64Array(cap);
+    this.frameSizeBytes = new Int32Array(cap);
+    this.stackSizeBytes = new Int32Array(cap);
+    this.cfaRegister = new Uint8Array(cap);
+    this.cfaOffsetBytes = new Int32Array(cap);
+    this.savedRegOffsets = new Int16Array(cap * CALLEE_SAVED_COUNT);
+    this.flags = new Uint8Array(cap);
+    this.functionIndex = new Uint32Array(cap);
+    this.blobIndex = new Uint32Array(cap);
+    this.recordIndex = new Uint32Array(cap);
+    this.locStart = new Uint32Array(cap);
+    this.deoptCount = new Uint16Array(cap);
+    this.pairStart = new Uint32Array(cap);
+    this.pairCount = new Uint16Array(cap);
+    this.allocaCount = new Uint16Array(cap);
+    this.locations = new Int32Array(Math.max(64, 2 * (hints.locations ?? 0)));
+    this.pairs = new Uint32Array(Math.max(64, 2 * (hints.pairs ?? 0)));
+  }
+
   readonly functions: FunctionInfo[] = [];
 
   get count(): number {
