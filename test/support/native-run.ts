@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import type { NativeRunResult } from "../../src/native/native-runtime.js";
 import { cacheKey, repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import type { NativeProgram } from "../native-programs/programs.js";
 
@@ -65,15 +66,8 @@ export function buildRunEntry(): string {
   return ENTRY;
 }
 
-export interface RunJson {
-  result: string;
-  collections: number;
-  framesScanned: number;
-  rootsRelocated: number;
-  objectsMoved: number;
-  maxPauseMs: number;
-  verifyFailures: number;
-}
+/** What `rootwalk run --json` prints (the runtime's result, as documented in the README). */
+export type RunJson = Pick<NativeRunResult, "result" | "collections" | "framesScanned" | "rootsRelocated" | "objectsMoved" | "maxPauseMs" | "verifyFailures">;
 
 export interface Outcome {
   status: number | null;
