@@ -122,8 +122,12 @@
 //   plain identifiers (`"_GC_MAP_dir/a.c"`), which GNU as and llvm-mc accept. C code whose source
 //   name is not an identifier refers to the label with an asm label:
 //       extern const char plimmix_map[] __asm__("_GC_MAP_dir/a.c");
-//   The module itself may declare the label (`@"_GC_MAP_a.c" = external global i8`) to pass it to
-//   gc_init: the printer defines that very symbol. Two modules with the same source file name
+//   The module itself may declare the label (`@"_GC_MAP_a.c" = external global i8`, or the seed's
+//   weak reference `extern_weak global i8`) to pass it to gc_init: the printer defines that very
+//   symbol. An extern_weak declaration is made external before code generation (beginAssembly):
+//   the printer defines the label, so the reference can never be null, and the AsmPrinter would
+//   otherwise mark the symbol .weak and the object writer reject the .globl definition
+//   ("changed binding to STB_GLOBAL"). The label stays STB_GLOBAL either way. Two modules with the same source file name
 //   define the same global symbol: linking them fails with a duplicate-symbol error, which is
 //   loud, never a silent overwrite. Give every module a distinct source_filename.
 //   LLVM runs a GC printer only for strategies that some defined function uses: a module with
@@ -469,12 +473,20 @@ std::vector<const GlobalVariable *> globalRoots(const Module &module, Diagnostic
 
 class PlimmixPrinter : public GCMetadataPrinter {
 public:
+  void beginAssembly(Module &module, GCModuleInfo &info, AsmPrinter &printer) override;
   void finishAssembly(Module &module, GCModuleInfo &info, AsmPrinter &printer) override;
 
 private:
   static void emit(const Module &module, const std::vector<FunctionRecord> &records,
                    const std::vector<const GlobalVariable *> &globals, MCSymbol *label, AsmPrinter &printer);
 };
+
+void PlimmixPrinter::beginAssembly(Module &module, GCModuleInfo &, AsmPrinter &) {
+  GlobalValue *declared = module.getNamedValue((Twine(LABEL_PREFIX) + module.getSourceFileName()).str());
+  if (declared != nullptr && declared->isDeclaration() && declared->hasExternalWeakLinkage()) {
+    declared->setLinkage(GlobalValue::ExternalLinkage);
+  }
+}
 
 void PlimmixPrinter::finishAssembly(Module &module, GCModuleInfo &info, AsmPrinter &printer) {
   Diagnostics diagnostics(module.getContext());
