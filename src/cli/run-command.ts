@@ -2,10 +2,11 @@ import { parseSize } from "./parse-size.js";
 import { InvalidArgumentError, RootwalkError } from "../errors.js";
 
 /**
- * `rootwalk run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify]
+ * `rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify]
  *  [--heap SIZE] [--json]`
  *
- * Compiles the program (statepoint: RS4GC + llc -O2; --plimmix: the plimmix plugin), links it
+ * Compiles each `.ll` (statepoint: RS4GC + llc -O2; --plimmix: the plimmix plugin), takes each
+ * `.o` and `.so` the user built as it is (src/native/program-input.ts), links them
  * with the native runtime (src/native/), runs its `i64 @rw_main()` with the Immix collector and
  * prints the result and statistics. The program runs IN THIS PROCESS (koffi): a failure inside
  * the native code or a collector callback ends the process with exit code 3 and a message.
@@ -17,7 +18,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--json]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--json]";
 
 export interface RunArguments {
   programs: string[];
@@ -94,7 +95,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --json");
     }
   }
-  if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll (${RUN_USAGE})`);
+  if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
   if (out.noGc && out.stressEvery > 0) throw new InvalidArgumentError("run", "--no-gc with --stress", "at most one of them");
   return out;
 }
@@ -106,9 +107,12 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const { compileProgram } = await import("../toolchain/compile-program.js");
     const { buildRuntime, linkProgram } = await import("../native/build-runtime.js");
     const { runNativeProgram } = await import("../native/native-runtime.js");
+    const { programInputKind } = await import("../native/program-input.js");
+    const kinds = parsed.programs.map((program) => programInputKind(program));
     const objects: string[] = [];
-    for (const program of parsed.programs) {
-      objects.push(await compileProgram(program, { mode: parsed.plimmix ? "plimmix" : "statepoint", llcFlags: parsed.llcFlags, optFlags: parsed.optFlags }));
+    for (const [k, program] of parsed.programs.entries()) {
+      if (kinds[k] === "source") objects.push(await compileProgram(program, { mode: parsed.plimmix ? "plimmix" : "statepoint", llcFlags: parsed.llcFlags, optFlags: parsed.optFlags }));
+      else objects.push(program); // built by the user: linked (.o) or loaded (.so) as it is
     }
     const runtime = buildRuntime();
     const library = linkProgram(objects, runtime);

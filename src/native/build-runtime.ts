@@ -57,18 +57,22 @@ export function buildRuntime(): string {
 /**
  * Links the program's objects into one shared library that depends on the runtime (its
  * references to gc_* resolve to the runtime when both are loaded, the runtime first, with
- * RTLD_GLOBAL semantics via the DT_NEEDED entry).
+ * RTLD_GLOBAL semantics via the DT_NEEDED entry). `objects` may include shared libraries the
+ * user linked (`.so`): each becomes a DT_NEEDED entry of the program library (by absolute path,
+ * never dropped as unused), so it is loaded with the runtime in its lookup scope and its
+ * rw_main found through the program library.
  */
 export function linkProgram(objects: readonly string[], runtime: string): string {
   if (objects.length === 0) throw new InvalidArgumentError("program", "no objects", "at least one object");
   const contents = objects.map((o) => readFileSync(resolve(o)));
-  const key = cacheKey(["rw-program/v1", ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
+  const key = cacheKey(["rw-program/v2", ...objects.map((o) => resolve(o)), ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
   const out = join(nativeCacheDir(), `prog-${key.slice(0, 16)}.so`);
   if (existsSync(out)) return out;
   mkdirSync(nativeCacheDir(), { recursive: true });
   const tmp = temporary(out, ".so");
   try {
-    runTool("gcc", [...PROGRAM_LINK_FLAGS, "-o", tmp, ...objects.map((o) => resolve(o)), runtime, `-Wl,-rpath,${dirname(runtime)}`]);
+    const rpaths = [...new Set([runtime, ...objects].map((o) => dirname(resolve(o))))].map((d) => `-Wl,-rpath,${d}`);
+    runTool("gcc", [...PROGRAM_LINK_FLAGS, "-o", tmp, "-Wl,--no-as-needed", ...objects.map((o) => resolve(o)), runtime, ...rpaths]);
     renameSync(tmp, out);
   } finally {
     rmSync(tmp, { force: true });
