@@ -1,12 +1,32 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects, one per LLVM rootwalk is tested against (ROOTWALK_LLVM picks the tools, see
+ * src/toolchain/llvm-selection.ts):
+ *  - llvm14: every test file;
+ *  - llvm19: the suites whose inputs LLVM builds (corpus, plimmix, native stops, native programs),
+ *    again with LLVM 19 (opaque pointers). Suites that read only recorded bytes, the collector on
+ *    simulated memory, the fuzzers and the benchmarks' helpers gain nothing from a second LLVM
+ *    and run once.
+ * Compiled objects are cached under .cache/ by content and tool version, so the two projects
+ * never share or overwrite an object.
+ */
+export const LLVM19_SUITES = ["test/toolchain/llvm-selection.test.ts"];
+
+const shared = {
+  // Compiling the .ll corpus with opt/llc is the slow part; the first test that needs an
+  // object compiles it and caches it under .cache/ (see test/support/llvm-tools.ts).
+  testTimeout: 120_000,
+  hookTimeout: 300_000,
+  pool: "forks" as const,
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // Compiling the .ll corpus with opt/llc is the slow part; the first test that needs an
-    // object compiles it and caches it under .cache/ (see test/support/llvm-tools.ts).
-    testTimeout: 120_000,
-    hookTimeout: 300_000,
-    pool: "forks",
+    ...shared,
+    projects: [
+      { test: { ...shared, name: "llvm14", include: ["test/**/*.test.ts"], env: { ROOTWALK_LLVM: "14" } } },
+      { test: { ...shared, name: "llvm19", include: LLVM19_SUITES, env: { ROOTWALK_LLVM: "19" } } },
+    ],
   },
 });

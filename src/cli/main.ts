@@ -12,14 +12,17 @@ commands:
   dump FILE... [--format readobj|text|json]   print the stack maps of objects, libraries, executables
   walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]
                                                walk a recorded stack and print every frame and root
-  compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... FILE.ll -o OUT.o
+  compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o
                                                compile a program for rootwalk (llc -O2, default options)
   sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress] [--verify]
       [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]
                                                the collector and walker on simulated stacks
   run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--json]
-                                               compile, link with the native runtime and run rw_main with the collector
-  demo                                         compile and run the bundled example programs
+      [--llvm VERSION]                         compile, link with the native runtime and run rw_main with the collector
+  demo [--llvm VERSION]                        compile and run the bundled example programs
+  --version                                    print rootwalk's version and the LLVM it found
+
+LLVM: ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else --llvm VERSION, else the newest installed.
 `;
 
 export interface CliIo {
@@ -50,11 +53,13 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return 0;
       }
       case "compile": {
-        const { positional, options, flags, lists } = parseOptions(rest, ["o"], ["statepoint", "plimmix"], ["llc-flag", "opt-flag"]);
+        const { positional, options, flags, lists } = parseOptions(rest, ["o", "llvm"], ["statepoint", "plimmix"], ["llc-flag", "opt-flag"]);
         if (flags.has("statepoint") && flags.has("plimmix")) throw new InvalidArgumentError("compile", "--statepoint and --plimmix", "at most one of them");
         const output = options.get("o");
         if (positional.length !== 1 || output === undefined) throw new InvalidArgumentError("compile", `${positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
         const { compileProgramTo } = await import("../toolchain/compile-program.js");
+        const { requestLlvm } = await import("../toolchain/llvm-selection.js");
+        requestLlvm(options.get("llvm"));
         const mode = flags.has("statepoint") ? "statepoint" : flags.has("plimmix") ? "plimmix" : "plain";
         await compileProgramTo(positional[0]!, output, { mode, llcFlags: lists.get("llc-flag") ?? [], optFlags: lists.get("opt-flag") ?? [] });
         io.stdout(`${output}\n`);
@@ -94,8 +99,15 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return await runCommand(rest, io);
       }
       case "demo": {
+        const { options, positional } = parseOptions(rest, ["llvm"]);
+        if (positional.length > 0) throw new InvalidArgumentError("demo", positional.join(" "), "no positional arguments");
         const { runDemo } = await import("./demo-command.js");
-        await runDemo(io);
+        await runDemo(io, options.get("llvm"));
+        return 0;
+      }
+      case "--version": {
+        const { versionReport } = await import("./version-command.js");
+        io.stdout(versionReport());
         return 0;
       }
       case undefined:

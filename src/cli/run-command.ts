@@ -18,7 +18,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--json]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--json] [--llvm VERSION]";
 
 export interface RunArguments {
   programs: string[];
@@ -32,6 +32,8 @@ export interface RunArguments {
   svg?: string;
   heapBytes: number;
   json: boolean;
+  /** `--llvm VERSION`: the LLVM to compile with unless ROOTWALK_LLVM says otherwise. */
+  llvm?: string;
 }
 
 export function parseHeapSize(text: string): number {
@@ -85,6 +87,9 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
       case "svg":
         out.svg = value();
         break;
+      case "llvm":
+        out.llvm = value();
+        break;
       case "stress": {
         const n = inline === undefined ? 1 : Number(inline);
         if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("--stress", String(inline), "a whole number >= 1");
@@ -92,7 +97,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --json");
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --json, --llvm VERSION");
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
@@ -104,6 +109,8 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
 export async function runCommand(args: readonly string[], io: RunIo): Promise<number> {
   try {
     const parsed = parseRunArguments(args);
+    const { requestLlvm } = await import("../toolchain/llvm-selection.js");
+    requestLlvm(parsed.llvm);
     const { compileProgram } = await import("../toolchain/compile-program.js");
     const { buildRuntime, linkProgram } = await import("../native/build-runtime.js");
     const { runNativeProgram } = await import("../native/native-runtime.js");

@@ -4,9 +4,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError, ToolError } from "../errors.js";
+import { activeLlvm, type LlvmSelection } from "./llvm-selection.js";
 
 /**
- * Driving the LLVM 14 command-line tools (opt, llc, llvm-readobj, ...) and gcc from Node.
+ * Driving the LLVM command-line tools (opt, llc, llvm-readobj, ...) and gcc from Node.
  *
  * Used by the tests (to build the `.ll` corpus into objects) and by `rootwalk compile`.
  * Every build product is content-addressed: the cache key is a SHA-256 over everything that can
@@ -15,50 +16,19 @@ import { InvalidArgumentError, ToolError } from "../errors.js";
  * workers either see a complete file or none.
  */
 
-/** The LLVM major version whose stack map and statepoint output rootwalk is tested against. */
-export const LLVM_MAJOR_VERSION = 14;
-
 /** stdout/stderr of a tool can be large (objdump of a big object): never truncate it. */
 const MAX_TOOL_OUTPUT_BYTES = 1 << 30;
 
 /** How many lines of a failing tool's stderr go into the error message. */
 const STDERR_LINES_IN_ERROR = 8;
 
-const resolvedTools = new Map<string, string>();
-
-/** Runs `command --version` and returns its stdout + stderr, or undefined if it cannot run. */
-function versionText(command: string): string | undefined {
-  const result = spawnSync(command, ["--version"], { encoding: "utf8", maxBuffer: MAX_TOOL_OUTPUT_BYTES });
-  if (result.error !== undefined || result.status !== 0) return undefined;
-  return `${result.stdout}${result.stderr}`;
-}
-
-function isLlvmMajor(text: string | undefined): boolean {
-  return text !== undefined && new RegExp(`LLVM version ${LLVM_MAJOR_VERSION}\\.`).test(text);
-}
-
 /**
- * The command to run for LLVM tool `name` (e.g. "llc"): `name` itself if it is on PATH and says
- * it is LLVM 14, else `name-14`, else `/usr/lib/llvm-14/bin/name`. Results are memoized.
+ * The command to run for LLVM tool `name` (e.g. "llc") of the selected LLVM (see
+ * llvm-selection.ts: ROOTWALK_LLVM, else `--llvm`, else the newest of 14..19): `llc-19`,
+ * `/usr/lib/llvm-19/bin/llc`, or a plain `llc` that reports that version. Memoized.
  */
-export function findLlvmTool(name: string): string {
-  if (!/^[A-Za-z0-9_.+-]+$/.test(name)) {
-    throw new InvalidArgumentError("tool name", JSON.stringify(name), "a bare command name like llc");
-  }
-  const known = resolvedTools.get(name);
-  if (known !== undefined) return known;
-  const candidates = [name, `${name}-${LLVM_MAJOR_VERSION}`, `/usr/lib/llvm-${LLVM_MAJOR_VERSION}/bin/${name}`];
-  for (const candidate of candidates) {
-    if (isLlvmMajor(versionText(candidate))) {
-      resolvedTools.set(name, candidate);
-      return candidate;
-    }
-  }
-  throw new ToolError(
-    name,
-    `no LLVM ${LLVM_MAJOR_VERSION} build found (tried ${candidates.join(", ")}); ` +
-      `install it with: apt-get install llvm-${LLVM_MAJOR_VERSION}`,
-  );
+export function findLlvmTool(name: string, llvm: LlvmSelection = activeLlvm()): string {
+  return llvm.tool(name);
 }
 
 export interface RunToolOptions {
@@ -151,6 +121,8 @@ export interface CompileOptions {
   llcFlags?: readonly string[];
   /** Cache directory; default `<repo root>/.cache/objects/`. */
   cacheDir?: string;
+  /** Which LLVM; default the process's selection (activeLlvm). */
+  llvm?: LlvmSelection;
 }
 
 /**
@@ -170,8 +142,9 @@ export function compileToObject(source: string, options: CompileOptions = {}): s
   }
   const optArgs = options.optPasses === undefined ? undefined : [...options.optPasses];
   const llcArgs = [...(options.llcFlags ?? [])];
-  const llc = findLlvmTool("llc");
-  const opt = optArgs === undefined ? undefined : findLlvmTool("opt");
+  const llvm = options.llvm ?? activeLlvm();
+  const llc = findLlvmTool("llc", llvm);
+  const opt = optArgs === undefined ? undefined : findLlvmTool("opt", llvm);
   const key = cacheKey([
     "compileToObject/v1",
     sourceText,

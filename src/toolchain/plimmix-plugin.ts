@@ -1,8 +1,8 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ToolError } from "../errors.js";
 import { cacheKey, compileToObject, repoRoot, runTool } from "./llvm-toolchain.js";
+import { activeLlvm, versionText, type LlvmSelection } from "./llvm-selection.js";
 
 /**
  * Building and using the `plimmix` LLVM plugin (src/plimmix-plugin/plimmix-gc.cpp): a gcroot
@@ -14,9 +14,6 @@ import { cacheKey, compileToObject, repoRoot, runTool } from "./llvm-toolchain.j
  * `.cache/plimmix/`; objects are cached by compileToObject, whose key includes the `-load=<plugin>`
  * argument and so the plugin's own key (it is part of the plugin's file name).
  */
-
-/** The LLVM major version the plugin's sources are written against (GCMetadataPrinter API). */
-const PLUGIN_LLVM_MAJOR = 14;
 
 /** Where the plugin's C++ sources live, relative to the repository root. */
 const PLUGIN_SOURCE_DIR = ["src", "plimmix-plugin"] as const;
@@ -36,46 +33,21 @@ function defaultPluginCacheDir(): string {
   return join(repoRoot(), ".cache", "plimmix");
 }
 
-/** `command --version` output, or undefined if it does not run. */
-function versionOutput(command: string): string | undefined {
-  const result = spawnSync(command, ["--version"], { encoding: "utf8" });
-  if (result.error !== undefined || result.status !== 0) return undefined;
-  return `${result.stdout}${result.stderr}`;
-}
-
-let llvmConfigCommand: { command: string; version: string } | undefined;
-
-/** `llvm-config` of LLVM 14 (its `--version` prints just "14.0.6"). */
-function findLlvmConfig(): { command: string; version: string } {
-  if (llvmConfigCommand !== undefined) return llvmConfigCommand;
-  const candidates = [
-    "llvm-config",
-    `llvm-config-${PLUGIN_LLVM_MAJOR}`,
-    `/usr/lib/llvm-${PLUGIN_LLVM_MAJOR}/bin/llvm-config`,
-  ];
-  for (const command of candidates) {
-    const version = versionOutput(command)?.trim();
-    if (version !== undefined && version.startsWith(`${PLUGIN_LLVM_MAJOR}.`)) {
-      llvmConfigCommand = { command, version };
-      return llvmConfigCommand;
-    }
-  }
-  throw new ToolError(
-    "llvm-config",
-    `no LLVM ${PLUGIN_LLVM_MAJOR} llvm-config found (tried ${candidates.join(", ")}); ` +
-      `install the development package with: apt-get install llvm-${PLUGIN_LLVM_MAJOR}-dev`,
-  );
+/** `llvm-config` of the selected LLVM (its `--version` prints just "19.1.7"). */
+function findLlvmConfig(llvm: LlvmSelection): { command: string; version: string } {
+  const command = llvm.tool("llvm-config");
+  return { command, version: runTool(command, ["--version"]).trim() };
 }
 
 /** `llvm-config --cxxflags`, with `-I<dir>` turned into `-isystem <dir>` (no warnings from LLVM's headers). */
-function llvmCxxFlags(llvmConfig: string): string[] {
+function llvmCxxFlags(llvmConfig: string, major: number): string[] {
   const includeDir = runTool(llvmConfig, ["--includedir"]).trim();
   const header = join(includeDir, REQUIRED_HEADER);
   if (!existsSync(header)) {
     throw new ToolError(
       "llvm-config",
-      `LLVM ${PLUGIN_LLVM_MAJOR} development headers are missing (no ${header}); ` +
-        `install them with: apt-get install llvm-${PLUGIN_LLVM_MAJOR}-dev`,
+      `LLVM ${major} development headers are missing (no ${header}); ` +
+        `install them with: apt-get install llvm-${major}-dev`,
     );
   }
   const flags: string[] = [];
@@ -88,7 +60,7 @@ function llvmCxxFlags(llvmConfig: string): string[] {
 }
 
 function compilerVersion(): string {
-  const version = versionOutput(CXX);
+  const version = versionText(CXX);
   if (version === undefined) {
     throw new ToolError(CXX, `cannot run ${CXX} --version; install a C++ compiler with: apt-get install g++`);
   }
@@ -122,18 +94,21 @@ const builtPlugins = new Map<string, string>();
 export interface BuildPlimmixPluginOptions {
   /** Where the `.so` is cached; default `<repo root>/.cache/plimmix/`. */
   cacheDir?: string;
+  /** Which LLVM to build against; default the process's selection (activeLlvm). */
+  llvm?: LlvmSelection;
 }
 
 /**
  * Builds the plimmix plugin (if not cached) and returns the absolute path of the `.so`, ready
- * for `llc -load=<path>`. Throws a ToolError if g++, llvm-config 14 or the LLVM 14 headers are
+ * for `llc -load=<path>`. Throws a ToolError if g++, the selected llvm-config or its headers are
  * missing, or if the compiler fails (with its first error lines).
  */
 export function buildPlimmixPlugin(options: BuildPlimmixPluginOptions = {}): string {
   const sources = pluginSources();
   const cxxVersion = compilerVersion();
-  const llvmConfig = findLlvmConfig();
-  const llvmFlags = llvmCxxFlags(llvmConfig.command);
+  const llvm = options.llvm ?? activeLlvm();
+  const llvmConfig = findLlvmConfig(llvm);
+  const llvmFlags = llvmCxxFlags(llvmConfig.command, llvm.major);
   const flags = [...PLUGIN_CXX_FLAGS, ...llvmFlags];
   const key = cacheKey([
     "buildPlimmixPlugin/v1",
@@ -143,7 +118,7 @@ export function buildPlimmixPlugin(options: BuildPlimmixPluginOptions = {}): str
     JSON.stringify(flags),
   ]);
   const cacheDir = resolve(options.cacheDir ?? defaultPluginCacheDir());
-  const pluginPath = join(cacheDir, `plimmix-gc-${key}.so`);
+  const pluginPath = join(cacheDir, `plimmix-gc-llvm${llvm.major}-${key}.so`);
   const known = builtPlugins.get(pluginPath);
   if (known !== undefined && existsSync(known)) return known;
   if (!existsSync(pluginPath)) {
@@ -165,6 +140,8 @@ export interface CompilePlimmixOptions {
   llcFlags?: readonly string[];
   /** Cache directory for the object; default `<repo root>/.cache/plimmix/objects/`. */
   cacheDir?: string;
+  /** Which LLVM; default the process's selection (activeLlvm). */
+  llvm?: LlvmSelection;
 }
 
 /**
@@ -172,8 +149,10 @@ export interface CompilePlimmixOptions {
  * returns the object's path (cached). The object holds the module's `_GC_MAP_<source file name>`.
  */
 export function compilePlimmix(llPath: string, options: CompilePlimmixOptions = {}): string {
-  const plugin = buildPlimmixPlugin();
+  const llvm = options.llvm ?? activeLlvm();
+  const plugin = buildPlimmixPlugin({ llvm });
   return compileToObject(llPath, {
+    llvm,
     llcFlags: [`-load=${plugin}`, ...(options.llcFlags ?? [])],
     cacheDir: options.cacheDir ?? join(defaultPluginCacheDir(), "objects"),
   });

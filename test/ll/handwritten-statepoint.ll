@@ -19,11 +19,11 @@ define i8 addrspace(1)* @handwritten(i8 addrspace(1)* %p) gc "statepoint-example
 entry:
   %slot = alloca i8 addrspace(1)*
   store i8 addrspace(1)* %p, i8 addrspace(1)** %slot
-  %tok = call token (i64, i32, void ()*, i32, i32, ...) @llvm.experimental.gc.statepoint.p0f_isVoidf(i64 42, i32 0, void ()* @callee, i32 0, i32 1, i32 0, i32 0) [ "gc-live"(i8 addrspace(1)* %p, i8 addrspace(1)* null, i8 addrspace(1)* undef, i8 addrspace(1)** %slot), "gc-transition"(i64 7), "deopt"(i32 -1, i8 addrspace(1)* undef) ]
+  %tok = call token (i64, i32, void ()*, i32, i32, ...) @llvm.experimental.gc.statepoint.p0f_isVoidf(i64 42, i32 0, void ()* elementtype(void ()) @callee, i32 0, i32 1, i32 0, i32 0) [ "gc-live"(i8 addrspace(1)* %p, i8 addrspace(1)* null, i8 addrspace(1)* undef, i8 addrspace(1)** %slot), "gc-transition"(i64 7), "deopt"(i32 -1, i8 addrspace(1)* undef) ]
   %p1 = call i8 addrspace(1)* @llvm.experimental.gc.relocate.p1i8(token %tok, i32 0, i32 0)
   %n1 = call i8 addrspace(1)* @llvm.experimental.gc.relocate.p1i8(token %tok, i32 1, i32 1)
   %u1 = call i8 addrspace(1)* @llvm.experimental.gc.relocate.p1i8(token %tok, i32 2, i32 2)
-  %tok2 = call token (i64, i32, void ()*, i32, i32, ...) @llvm.experimental.gc.statepoint.p0f_isVoidf(i64 43, i32 16, void ()* @callee, i32 0, i32 0, i32 0, i32 0) [ "gc-live"(i8 addrspace(1)* %p1) ]
+  %tok2 = call token (i64, i32, void ()*, i32, i32, ...) @llvm.experimental.gc.statepoint.p0f_isVoidf(i64 43, i32 16, void ()* elementtype(void ()) @callee, i32 0, i32 0, i32 0, i32 0) [ "gc-live"(i8 addrspace(1)* %p1) ]
   %p2 = call i8 addrspace(1)* @llvm.experimental.gc.relocate.p1i8(token %tok2, i32 0, i32 0)
   ret i8 addrspace(1)* %p2
 }
@@ -31,7 +31,7 @@ entry:
 define i8 addrspace(1)* @derived_without_base_pair(i8 addrspace(1)* %base, i64 %i) gc "statepoint-example" {
 entry:
   %d = getelementptr i8, i8 addrspace(1)* %base, i64 %i
-  %tok = call token (i64, i32, void ()*, i32, i32, ...) @llvm.experimental.gc.statepoint.p0f_isVoidf(i64 44, i32 0, void ()* @callee, i32 0, i32 0, i32 0, i32 0) [ "gc-live"(i8 addrspace(1)* %base, i8 addrspace(1)* %d) ]
+  %tok = call token (i64, i32, void ()*, i32, i32, ...) @llvm.experimental.gc.statepoint.p0f_isVoidf(i64 44, i32 0, void ()* elementtype(void ()) @callee, i32 0, i32 0, i32 0, i32 0) [ "gc-live"(i8 addrspace(1)* %base, i8 addrspace(1)* %d) ]
   %d1 = call i8 addrspace(1)* @llvm.experimental.gc.relocate.p1i8(token %tok, i32 0, i32 1)
   ret i8 addrspace(1)* %d1
 }

@@ -1,0 +1,119 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { InvalidArgumentError, ToolError } from "../../src/errors.js";
+import { activeLlvm, LLVM_ENV_VARIABLE, requestLlvm, selectLlvm } from "../../src/toolchain/llvm-selection.js";
+import { compileToObject, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
+import { run } from "../support/run-cli.js";
+
+/**
+ * LLVM selection (src/toolchain/llvm-selection.ts) against the real installs: this machine (and
+ * CI, through .ci/run) has LLVM 14 and 19. Each test that changes ROOTWALK_LLVM or the `--llvm`
+ * request puts both back, since the test project sets ROOTWALK_LLVM itself.
+ */
+
+const scratch = mkdtempSync(join(tmpdir(), "rootwalk-llvm-selection-"));
+const savedEnv = process.env[LLVM_ENV_VARIABLE];
+afterEach(() => {
+  if (savedEnv === undefined) delete process.env[LLVM_ENV_VARIABLE];
+  else process.env[LLVM_ENV_VARIABLE] = savedEnv;
+  requestLlvm(undefined);
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const SOURCE = join(repoRoot(), "test", "ll", "stack-args.ll");
+
+function majorReportedBy(tool: string): number {
+  return Number(/LLVM version (\d+)\./.exec(runTool(tool, ["--version"]))![1]);
+}
+
+describe("selectLlvm", () => {
+  it.each([14, 19])("LLVM %i by version: every tool reports that major", (major) => {
+    const llvm = selectLlvm(String(major), "test");
+    expect(llvm.major).toBe(major);
+    expect(llvm.version.startsWith(`${major}.`)).toBe(true);
+    for (const name of ["llc", "opt", "llvm-readobj", "llvm-objdump"]) expect(majorReportedBy(llvm.tool(name))).toBe(major);
+    expect(runTool(llvm.tool("llvm-config"), ["--version"]).trim()).toBe(llvm.version);
+  });
+
+  it("by folder: the tools come from that folder", () => {
+    const llvm = selectLlvm("/usr/lib/llvm-19/bin", "test");
+    expect(llvm.major).toBe(19);
+    expect(llvm.tool("llc")).toBe("/usr/lib/llvm-19/bin/llc");
+  });
+
+  it("bad requests: a typed error naming what is accepted", () => {
+    expect(() => selectLlvm("13", "ROOTWALK_LLVM")).toThrow(InvalidArgumentError);
+    expect(() => selectLlvm("13", "ROOTWALK_LLVM")).toThrow(/14, 15, 16, 17, 18, 19/);
+    expect(() => selectLlvm(join(scratch, "missing"), "ROOTWALK_LLVM")).toThrow(InvalidArgumentError);
+    expect(() => selectLlvm(scratch, "ROOTWALK_LLVM")).toThrow(ToolError);
+    expect(() => requestLlvm("nineteen")).toThrow(InvalidArgumentError);
+    expect(() => selectLlvm("19", "test").tool("llvm-no-such-tool")).toThrow(/apt-get install llvm-19/);
+  });
+});
+
+describe("activeLlvm: ROOTWALK_LLVM, else --llvm, else the newest installed", () => {
+  it("ROOTWALK_LLVM wins over --llvm", () => {
+    process.env[LLVM_ENV_VARIABLE] = "14";
+    requestLlvm("19");
+    expect(activeLlvm().major).toBe(14);
+    expect(activeLlvm().chosenBy).toBe("ROOTWALK_LLVM=14");
+  });
+
+  it("--llvm when ROOTWALK_LLVM is unset", () => {
+    delete process.env[LLVM_ENV_VARIABLE];
+    requestLlvm("14");
+    expect(activeLlvm().major).toBe(14);
+    requestLlvm("19");
+    expect(activeLlvm().major).toBe(19);
+  });
+
+  it("the newest installed otherwise (19 here, and never older than any llc-N that runs)", () => {
+    delete process.env[LLVM_ENV_VARIABLE];
+    const llvm = activeLlvm();
+    expect(llvm.chosenBy).toBe("newest installed");
+    expect(llvm.major).toBe(19);
+    expect(majorReportedBy(llvm.tool("llc"))).toBe(19);
+  });
+});
+
+describe("the CLI", () => {
+  it("--version prints the LLVM it found, as llc itself reports it", async () => {
+    delete process.env[LLVM_ENV_VARIABLE];
+    const newest = await run("--version");
+    expect(newest.code).toBe(0);
+    expect(newest.stdout).toContain(`LLVM ${/LLVM version ([\d.]+)/.exec(runTool("llc-19", ["--version"]))![1]} (newest installed`);
+    process.env[LLVM_ENV_VARIABLE] = "14";
+    expect((await run("--version")).stdout).toContain(`LLVM ${/LLVM version ([\d.]+)/.exec(runTool("llc-14", ["--version"]))![1]} (ROOTWALK_LLVM=14`);
+  });
+
+  it.each([14, 19])("compile --llvm %i builds with that llc (the same bytes as llc-%i -O2)", async (major) => {
+    delete process.env[LLVM_ENV_VARIABLE];
+    const out = join(scratch, `cli-${major}.o`);
+    const r = await run("compile", "--llvm", String(major), SOURCE, "-o", out);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const direct = join(scratch, `direct-${major}.o`);
+    runTool(`llc-${major}`, ["-filetype=obj", "-O2", SOURCE, "-o", direct]);
+    expect(readFileSync(out).equals(readFileSync(direct))).toBe(true);
+  });
+
+  it("compile --llvm 13: exit 1 and one line", async () => {
+    delete process.env[LLVM_ENV_VARIABLE];
+    const r = await run("compile", "--llvm", "13", SOURCE, "-o", join(scratch, "x.o"));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^rootwalk: .*13.*14, 15, 16, 17, 18, 19/);
+  });
+});
+
+describe("caches are keyed by the tool version", () => {
+  it("one source, two LLVMs: two cached objects, each reused for its own version", () => {
+    const cacheDir = join(scratch, "cache");
+    const by14 = compileToObject(SOURCE, { cacheDir, llvm: selectLlvm("14", "test") });
+    const by19 = compileToObject(SOURCE, { cacheDir, llvm: selectLlvm("19", "test") });
+    expect(by14).not.toBe(by19);
+    expect(readFileSync(by14).equals(readFileSync(by19))).toBe(false);
+    expect(compileToObject(SOURCE, { cacheDir, llvm: selectLlvm("19", "test") })).toBe(by19);
+  });
+});
