@@ -1,9 +1,11 @@
+import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
 import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
 
 /**
  * `rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify]
- *  [--heap SIZE] [--json]`
+ *  [--heap SIZE] [--safepoint-timeout SECONDS] [--json]`
  *
  * Compiles each `.ll` (statepoint: RS4GC + llc -O2; --plimmix: the plimmix plugin), takes each
  * `.o` and `.so` the user built as it is (src/native/program-input.ts), links them
@@ -18,7 +20,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--json] [--llvm VERSION]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--json] [--llvm VERSION]";
 
 export interface RunArguments {
   programs: string[];
@@ -31,6 +33,8 @@ export interface RunArguments {
   /** Write the heap map (SVG) after the run. */
   svg?: string;
   heapBytes: number;
+  /** The safepoint watchdog (native-runtime.ts): milliseconds, 0 = off. */
+  safepointTimeoutMs: number;
   json: boolean;
   /** `--llvm VERSION`: the LLVM to compile with unless ROOTWALK_LLVM says otherwise. */
   llvm?: string;
@@ -43,7 +47,7 @@ export function parseHeapSize(text: string): number {
 }
 
 export function parseRunArguments(args: readonly string[]): RunArguments {
-  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, heapBytes: 256 << 20, json: false };
+  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, json: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("--")) {
@@ -90,6 +94,9 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
       case "llvm":
         out.llvm = value();
         break;
+      case "safepoint-timeout":
+        out.safepointTimeoutMs = parseDurationMs(value(), "--safepoint-timeout");
+        break;
       case "stress": {
         const n = inline === undefined ? 1 : Number(inline);
         if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("--stress", String(inline), "a whole number >= 1");
@@ -97,7 +104,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --json, --llvm VERSION");
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --json, --llvm VERSION");
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
@@ -130,6 +137,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       stressEvery: parsed.stressEvery,
       noGc: parsed.noGc,
       verify: parsed.verify,
+      safepointTimeoutMs: parsed.safepointTimeoutMs,
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
     });
     if (parsed.json) {

@@ -12,6 +12,7 @@ import { registerObjectFile, registerStackMapBytes } from "../loader/register-ma
 import { SafepointRegistry } from "../safepoints/registry.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
 import { NativeMemory } from "./native-memory.js";
+import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
 
 /*
  * The TypeScript half of the native runtime (runtime.c): loads the runtime and the program,
@@ -68,6 +69,11 @@ export interface NativeRunOptions {
   threadStackBytes?: number;
   /** Write the heap map (SVG: blocks by lines, free / live / evacuated / large) here at the end. */
   svg?: string;
+  /**
+   * The safepoint watchdog: how long a collection waits for every running thread to reach a
+   * safepoint before the run stops with exit 3 naming the late threads (0: wait forever).
+   */
+  safepointTimeoutMs?: number;
 }
 
 export interface NativeRunResult {
@@ -90,7 +96,7 @@ export interface NativeRunResult {
 /** Runs the program's rw_main to completion. Only one program per process. */
 export async function runNativeProgram(options: NativeRunOptions): Promise<NativeRunResult> {
   const runtime = koffi.load(options.runtime);
-  const rwSetup = runtime.func("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack)");
+  const rwSetup = runtime.func("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs)");
   const rwHeapReserve = runtime.func("void *rw_heap_reserve(uint64_t bytes)");
   const rwInitPath = runtime.func("const char *rw_init_path(void)");
   const rwInitBase = runtime.func("uint64_t rw_init_base(void)");
@@ -389,7 +395,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     koffi.pointer(callbackType),
   );
 
-  rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0);
+  rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0, options.safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS);
 
   await new Promise<void>((resolvePromise, reject) => {
     (rwRunMain as unknown as { async: (...args: unknown[]) => void }).async(options.program, (err: unknown, status: unknown) => {

@@ -32,12 +32,19 @@
  * for objects up to 128 bytes and writes the header (gc/object-model.ts); anything else calls
  * JavaScript (stop the world, mutator.alloc), which may collect.
  *
+ * Safepoint watchdog: the initiator waits at most `safepoint_timeout_ms` (rw_setup; 0 = forever)
+ * for the RUNNING threads to park. When the time is up it ends the process (exit 3) naming each
+ * thread still running, the return address of its last runtime entry (its last safepoint, with
+ * the symbol dladdr finds) and how long it has run since it left the runtime: a thread in a
+ * loop without safepoints would otherwise hang the run silently.
+ *
  * Any failure (a JavaScript callback that threw, an allocation by a stuck thread, a runtime call
  * before gc_init) ends the process with a message on stderr and exit code 3: never continue with
  * stale roots.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -45,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RW_EXPORT __attribute__((visibility("default")))
@@ -84,7 +92,8 @@ typedef struct rw_thread {
   uint64_t cursor;      /* 11: allocation hole */
   uint64_t limit;       /* 12 */
   uint64_t stuck_sp;    /* 13: unused by C; kept for JavaScript diagnostics */
-  uint64_t pad[18];
+  uint64_t left_ns;     /* 14: CLOCK_MONOTONIC when it last left the runtime (or started) */
+  uint64_t pad[17];
 } rw_thread;
 
 _Static_assert(sizeof(rw_thread) == 256, "thread record is 32 words");
@@ -106,6 +115,7 @@ static uint64_t safepoint_counter;
 static uint64_t alloc_counter;
 static uint64_t thread_stack_bytes = 64ull << 20;
 static uint64_t main_stack_bytes = 1ull << 30;
+static uint64_t safepoint_timeout_ms = 10000;
 
 static char init_path[4096];
 static uint64_t init_base;
@@ -136,8 +146,15 @@ static void capture(const uint64_t *frame) {
   for (int k = 0; k < 6; k++) self->regs[k] = frame[k];
 }
 
+static uint64_t now_ns(clockid_t clock) {
+  struct timespec t;
+  clock_gettime(clock, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static void restore(uint64_t *frame) {
   for (int k = 0; k < 6; k++) frame[k] = self->regs[k];
+  self->left_ns = now_ns(CLOCK_MONOTONIC);
 }
 
 static void require_running(const char *what) {
@@ -176,13 +193,62 @@ static void poll(void) {
   }
 }
 
+/* Lock held, the timeout passed with threads still RUNNING: name them and end the process. */
+static void safepoint_timeout(uint64_t waited_ns) __attribute__((noreturn));
+static void safepoint_timeout(uint64_t waited_ns) {
+  uint64_t now = now_ns(CLOCK_MONOTONIC);
+  fprintf(stderr, "rootwalk run: safepoint timeout: thread #%d requested a collection and waited %.1f s (--safepoint-timeout=%llu ms) for",
+          (int)(self - rw_threads), (double)waited_ns / 1e9, (unsigned long long)safepoint_timeout_ms);
+  for (int t = 0; t < thread_count; t++) {
+    const rw_thread *r = &rw_threads[t];
+    if (r->state != ST_RUNNING) continue;
+    double ran_s = (double)(now - r->left_ns) / 1e9;
+    if (r->ra == 0) {
+      fprintf(stderr, "\n  thread #%d, which has run %.1f s since it started and has reached no safepoint", t, ran_s);
+      continue;
+    }
+    Dl_info info;
+    memset(&info, 0, sizeof info);
+    const char *where = "?";
+    long long offset = 0;
+    if (dladdr((void *)(uintptr_t)r->ra, &info) != 0 && info.dli_sname != NULL) {
+      where = info.dli_sname;
+      offset = (long long)(r->ra - (uint64_t)(uintptr_t)info.dli_saddr);
+    }
+    fprintf(stderr, "\n  thread #%d, which has run %.1f s since its last safepoint, %s+0x%llx (return address 0x%llx), without reaching another",
+            t, ran_s, where, offset, (unsigned long long)r->ra);
+  }
+  fprintf(stderr, "\n  (a loop without calls or gc_safepoint polls never stops for a collection; poll in it, or mark the thread stuck with thread_stuck_start)\n");
+  fflush(stderr);
+  _exit(3);
+}
+
+/* Lock held: waits until no thread is RUNNING, at most safepoint_timeout_ms (0: forever). */
+static void wait_for_running_threads_locked(void) {
+  if (safepoint_timeout_ms == 0) {
+    while (running > 0) pthread_cond_wait(&cond, &lock);
+    return;
+  }
+  uint64_t start = now_ns(CLOCK_MONOTONIC);
+  uint64_t timeout_ns = safepoint_timeout_ms * 1000000ull;
+  while (running > 0) {
+    uint64_t waited = now_ns(CLOCK_MONOTONIC) - start;
+    if (waited >= timeout_ns) safepoint_timeout(waited);
+    /* The condvar runs on CLOCK_REALTIME: a deadline from the remaining monotonic time. */
+    uint64_t deadline = now_ns(CLOCK_REALTIME) + (timeout_ns - waited);
+    struct timespec at = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+    int e = pthread_cond_timedwait(&cond, &lock, &at);
+    if (e != 0 && e != ETIMEDOUT) fatal("pthread_cond_timedwait failed: %s", strerror(e));
+  }
+}
+
 /* Lock held, self RUNNING with its frames recorded: stop every other thread. */
 static void stw_begin(void) {
   while (gc_requested) park_locked();
   gc_requested = 1;
   self->state = ST_PARKED;
   running--;
-  while (running > 0) pthread_cond_wait(&cond, &lock);
+  wait_for_running_threads_locked();
 }
 
 static void stw_end(uint64_t new_state) {
@@ -220,6 +286,7 @@ static void register_self_locked(uint64_t stack_top) {
   t->stack_top = stack_top;
   t->boundary_ra = (uint64_t)(uintptr_t)rw_managed_return;
   t->state = ST_RUNNING;
+  t->left_ns = now_ns(CLOCK_MONOTONIC);
   running++;
   self = t;
 }
@@ -450,8 +517,9 @@ void rw_impl_gc_add_global(void *slot, uint64_t b, uint64_t *frame) {
 
 /* ---- what JavaScript calls ------------------------------------------------------------------ */
 
-RW_EXPORT int rw_setup(void *callback, uint64_t stress, int disable_gc, uint64_t main_stack, uint64_t thread_stack) {
+RW_EXPORT int rw_setup(void *callback, uint64_t stress, int disable_gc, uint64_t main_stack, uint64_t thread_stack, uint64_t timeout_ms) {
   js_callback = (rw_js_callback)callback;
+  safepoint_timeout_ms = timeout_ms;
   stress_every = stress;
   no_gc = disable_gc;
   if (main_stack != 0) main_stack_bytes = main_stack;
