@@ -1,6 +1,7 @@
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
 import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import type { NativeRunProgress } from "../native/native-runtime.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
 
 /**
@@ -20,7 +21,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--json] [--llvm VERSION]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION]";
 
 export interface RunArguments {
   programs: string[];
@@ -35,6 +36,8 @@ export interface RunArguments {
   heapBytes: number;
   /** The safepoint watchdog (native-runtime.ts): milliseconds, 0 = off. */
   safepointTimeoutMs: number;
+  /** Show progress on stderr every this many milliseconds (0: never; never with --json). */
+  progressMs: number;
   json: boolean;
   /** `--llvm VERSION`: the LLVM to compile with unless ROOTWALK_LLVM says otherwise. */
   llvm?: string;
@@ -47,7 +50,7 @@ export function parseHeapSize(text: string): number {
 }
 
 export function parseRunArguments(args: readonly string[]): RunArguments {
-  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, json: false };
+  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, progressMs: DEFAULT_PROGRESS_MS, json: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("--")) {
@@ -97,6 +100,9 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
       case "safepoint-timeout":
         out.safepointTimeoutMs = parseDurationMs(value(), "--safepoint-timeout");
         break;
+      case "progress":
+        out.progressMs = parseDurationMs(value(), "--progress");
+        break;
       case "stress": {
         const n = inline === undefined ? 1 : Number(inline);
         if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("--stress", String(inline), "a whole number >= 1");
@@ -104,12 +110,32 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --json, --llvm VERSION");
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION");
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
   if (out.noGc && out.stressEvery > 0) throw new InvalidArgumentError("run", "--no-gc with --stress", "at most one of them");
   return out;
+}
+
+/** Progress every second by default, as `sim` shows it: one line each, or one updated line on a terminal. */
+export const DEFAULT_PROGRESS_MS = 1000;
+
+/** Shows progress lines; `end` finishes a terminal's updated line before anything else is printed. */
+function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; end: () => void } {
+  const tty = process.stderr.isTTY === true;
+  let shown = false;
+  return {
+    report: (p) => {
+      const line = `rootwalk run: ${(p.elapsedMs / 1000).toFixed(1)} s, ${p.collections} collections, ${p.framesScanned} frames scanned, ${p.objectsMoved} objects moved`;
+      io.stderr(tty ? `\r${line}\x1b[K` : `${line}\n`);
+      shown = true;
+    },
+    end: () => {
+      if (tty && shown) io.stderr("\n");
+      shown = false;
+    },
+  };
 }
 
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
@@ -130,6 +156,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     }
     const runtime = buildRuntime();
     const library = linkProgram(objects, runtime);
+    const progress = parsed.json || parsed.progressMs === 0 ? undefined : progressReporter(io);
     const r = await runNativeProgram({
       program: library,
       runtime,
@@ -138,8 +165,9 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       noGc: parsed.noGc,
       verify: parsed.verify,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
+      ...(progress !== undefined ? { progress: { everyMs: parsed.progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
-    });
+    }).finally(() => progress?.end());
     if (parsed.json) {
       io.stdout(
         `${JSON.stringify({

@@ -74,6 +74,16 @@ export interface NativeRunOptions {
    * safepoint before the run stops with exit 3 naming the late threads (0: wait forever).
    */
   safepointTimeoutMs?: number;
+  /** Called every `everyMs` of wall time while rw_main runs (between collections, on this thread). */
+  progress?: { everyMs: number; report: (p: NativeRunProgress) => void };
+}
+
+/** How far a run has got: what `rootwalk run` shows on stderr while it works. */
+export interface NativeRunProgress {
+  elapsedMs: number;
+  collections: number;
+  framesScanned: number;
+  objectsMoved: number;
 }
 
 export interface NativeRunResult {
@@ -397,13 +407,28 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
 
   rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0, options.safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS);
 
-  await new Promise<void>((resolvePromise, reject) => {
-    (rwRunMain as unknown as { async: (...args: unknown[]) => void }).async(options.program, (err: unknown, status: unknown) => {
-      if (err) reject(err);
-      else if (status !== 0) reject(new RootwalkError("GC", `${options.program}: no function rw_main (the program must define i64 @rw_main())`));
-      else resolvePromise();
+  // rw_main runs on a native thread: this thread is free between callbacks, so a timer reports.
+  const runStart = performance.now();
+  const progressTimer =
+    options.progress === undefined || options.progress.everyMs <= 0
+      ? undefined
+      : setInterval(
+          (report: (p: NativeRunProgress) => void) =>
+            report({ elapsedMs: performance.now() - runStart, collections: collector.stats.collections, framesScanned, objectsMoved: collector.stats.totalEvacuatedObjects }),
+          options.progress.everyMs,
+          options.progress.report,
+        );
+  try {
+    await new Promise<void>((resolvePromise, reject) => {
+      (rwRunMain as unknown as { async: (...args: unknown[]) => void }).async(options.program, (err: unknown, status: unknown) => {
+        if (err) reject(err);
+        else if (status !== 0) reject(new RootwalkError("GC", `${options.program}: no function rw_main (the program must define i64 @rw_main())`));
+        else resolvePromise();
+      });
     });
-  });
+  } finally {
+    clearInterval(progressTimer);
+  }
   koffi.unregister(callback);
 
   const stats = collector.stats;

@@ -28,7 +28,7 @@ describe("safepoint watchdog", () => {
   });
 
   it("a thread that never reaches a safepoint again: exit 3 within the timeout, naming it, its last safepoint and how long it ran", async () => {
-    const r = await runNative([PROGRAM, "--safepoint-timeout=1"], 60_000);
+    const r = await runNative([PROGRAM, "--safepoint-timeout=1", "--progress=0"], 60_000);
     expect(r.status).toBe(3);
     expect(r.stdout).toBe("");
     const lines = r.stderr.trimEnd().split("\n");
