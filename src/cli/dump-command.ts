@@ -6,15 +6,45 @@ import { loadOcamlFromElf } from "../loader/ocaml-loader.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { elfSoname } from "../elf/dynamic.js";
-import { formatBlobLikeReadobj, formatReadobjFileHeader } from "../stackmap/readobj-format.js";
+import { formatBlobLikeReadobj, formatReadobjFileHeader, isReadobjVersion, READOBJ_VERSIONS, type ReadobjVersion } from "../stackmap/readobj-format.js";
+import { activeLlvm } from "../toolchain/llvm-selection.js";
 
 export type DumpFormat = "readobj" | "text" | "json";
 export const DUMP_FORMATS: readonly DumpFormat[] = ["readobj", "text", "json"];
 
+export interface DumpOptions {
+  /** `--readobj-version N`: whose llvm-readobj text to print; default the selected LLVM's. */
+  readobjVersion?: string;
+}
+
+/**
+ * The llvm-readobj version `--format readobj` imitates: `--readobj-version`, else the LLVM chosen
+ * as for compiling (ROOTWALK_LLVM, else the newest installed), else (no LLVM at all: dump needs
+ * none) the newest version rootwalk knows.
+ */
+export function readobjVersion(request: string | undefined): ReadobjVersion {
+  if (request !== undefined) {
+    const major = Number(request);
+    if (!/^\d+$/.test(request) || !isReadobjVersion(major)) throw new InvalidArgumentError("--readobj-version", request, READOBJ_VERSIONS.join(" | "));
+    return major;
+  }
+  try {
+    const { major } = activeLlvm();
+    if (isReadobjVersion(major)) return major;
+  } catch (e) {
+    if (!(e instanceof RootwalkError)) throw e;
+  }
+  return READOBJ_VERSIONS[READOBJ_VERSIONS.length - 1]!;
+}
+
 /** Everything `rootwalk dump` prints for these files, or a RootwalkError naming file and offset. */
-export function dumpFiles(paths: readonly string[], format: DumpFormat): string {
+export function dumpFiles(paths: readonly string[], format: DumpFormat, options: DumpOptions = {}): string {
   if (paths.length === 0) throw new InvalidArgumentError("dump", "no FILE", "one or more object files, shared libraries or executables");
-  if (format === "readobj") return paths.map(dumpReadobj).join("");
+  if (format === "readobj") {
+    // 14..19 print the same --stackmap text (readobj-format.ts); the version is still checked.
+    readobjVersion(options.readobjVersion);
+    return paths.map(dumpReadobj).join("");
+  }
   const maps: MapDescription[] = [];
   for (const path of paths) maps.push(...describeFile(readInput(path), path));
   return format === "json" ? `${JSON.stringify({ maps })}\n` : formatText(maps, paths);

@@ -9,7 +9,8 @@ import type { WalkMethod } from "../../walker/stack-snapshot.js";
 const USAGE = `usage: rootwalk <command> [options]
 
 commands:
-  dump FILE... [--format readobj|text|json]   print the stack maps of objects, libraries, executables
+  dump FILE... [--format readobj|text|json] [--readobj-version 14..19]
+                                               print the stack maps of objects, libraries, executables
   walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]
                                                walk a recorded stack and print every frame and root
   compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o
@@ -38,10 +39,11 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
   try {
     switch (command) {
       case "dump": {
-        const { positional, options } = parseOptions(rest, ["format"]);
+        const { positional, options } = parseOptions(rest, ["format", "readobj-version"]);
         const format = (options.get("format") ?? "text") as DumpFormat;
         if (!DUMP_FORMATS.includes(format)) throw new InvalidArgumentError("--format", format, DUMP_FORMATS.join(" | "));
-        io.stdout(dumpFiles(positional, format));
+        const readobjVersion = options.get("readobj-version");
+        io.stdout(dumpFiles(positional, format, readobjVersion === undefined ? {} : { readobjVersion }));
         return 0;
       }
       case "walk": {

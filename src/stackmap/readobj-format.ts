@@ -1,7 +1,20 @@
 import { LocationKind, LocationView, type StackMapBlob } from "./llvm-stackmap.js";
 
 /**
- * Prints one blob exactly as `llvm-readobj --stackmap` (LLVM 14, StackMapPrinter.h) does, from the
+ * The llvm-readobj major versions whose `--stackmap` output this file reproduces. From 14 to 19
+ * neither tools/llvm-readobj/StackMapPrinter.h nor the ELF file header lines changed, so every
+ * version prints the same text (the tests compare with readobj 14 and 19 byte for byte on the
+ * whole corpus); a version that changes them gets a branch on `ReadobjVersion` here.
+ */
+export const READOBJ_VERSIONS = [14, 15, 16, 17, 18, 19] as const;
+export type ReadobjVersion = (typeof READOBJ_VERSIONS)[number];
+
+export function isReadobjVersion(major: number): major is ReadobjVersion {
+  return (READOBJ_VERSIONS as readonly number[]).includes(major);
+}
+
+/**
+ * Prints one blob exactly as `llvm-readobj --stackmap` (LLVM 14..19, StackMapPrinter.h) does, from the
  * raw section bytes: function addresses as stored (0 in a .o, before relocation), small constants
  * as unsigned 32-bit (-1 prints 4294967295), offsets signed (`R#6 + -24`), constant indices
  * 0-based inside `#` for ConstantIndex but 1-based in the list headings.

@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { run } from "../support/run-cli.js";
 import { defaultCacheDir } from "../../src/toolchain/llvm-toolchain.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
+import { selectLlvm } from "../../src/toolchain/llvm-selection.js";
+import { runTool } from "../support/llvm-tools.js";
 
 const stackArgs = compileCorpusEntry(corpusEntry("stack-args"));
 const dynamic = compileCorpusEntry(corpusEntry("dynamic-frame"));
@@ -86,5 +88,24 @@ describe("bad input", () => {
     expect((await run("dump", join(dir, "missing.o"))).stderr).toMatch(/missing\.o: found ENOENT, expected a readable file/);
     expect((await run("dump", stackArgs, "--format", "yaml")).code).toBe(1);
     expect((await run("frobnicate")).code).toBe(1);
+  });
+});
+
+describe("rootwalk dump --format readobj --readobj-version", () => {
+  it("prints what that version's llvm-readobj --stackmap prints, for objects of either LLVM", async () => {
+    const objects = [14, 19].map((major) => compileCorpusEntry(corpusEntry("constants"), { llvm: selectLlvm(String(major), "test") }));
+    for (const object of objects) {
+      for (const major of [14, 19]) {
+        const r = await run("dump", object, "--format", "readobj", "--readobj-version", String(major));
+        expect(r.code).toBe(0);
+        expect(r.stdout).toBe(runTool(selectLlvm(String(major), "test").tool("llvm-readobj"), ["--stackmap", object]));
+      }
+    }
+  });
+
+  it("a version outside 14..19: exit 1 and one line", async () => {
+    const r = await run("dump", constants, "--format", "readobj", "--readobj-version", "13");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^rootwalk: --readobj-version: found 13, expected 14 \| 15 \| 16 \| 17 \| 18 \| 19\n$/);
   });
 });

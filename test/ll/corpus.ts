@@ -1,9 +1,10 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileToObject } from "../../src/toolchain/llvm-toolchain.js";
+import type { LlvmSelection } from "../../src/toolchain/llvm-selection.js";
 
 /**
- * The `.ll` corpus: LLVM IR sources that LLVM 14 compiles into objects with `.llvm_stackmaps`
+ * The `.ll` corpus: LLVM IR sources that LLVM 14 and 19 compile into objects with `.llvm_stackmaps`
  * sections, each chosen to exercise part of the format or of the frame layout.
  *
  * Every source starts with a comment saying what it covers and how it is built; the entry here
@@ -105,6 +106,17 @@ export interface CorpusExpectations {
   records?: number;
   /** Lines that must appear in `llvm-readobj --stackmap` output (trimmed, exact). */
   readobjLines?: string[];
+  /**
+   * The same for one LLVM major where its code generation differs (replacing readobjLines).
+   * LLVM 19: patchpoint live-outs include the callee-saved registers (rbx, r12-r15), an `i1 true`
+   * stack map operand is Constant 1 (14: sign-extended, 4294967295), and instruction offsets move.
+   */
+  readobjLinesByLlvm?: Partial<Record<number, string[]>>;
+}
+
+/** The readobj lines an entry expects from LLVM `major`. */
+export function corpusReadobjLines(expectations: CorpusExpectations, major: number): string[] {
+  return expectations.readobjLinesByLlvm?.[major] ?? expectations.readobjLines ?? [];
 }
 
 export interface CorpusEntry {
@@ -172,6 +184,12 @@ export const CORPUS: CorpusEntry[] = [
         "4 live-outs: [ R#7 (8-bytes) R#12 (8-bytes) R#18 (16-bytes) R#19 (32-bytes) ]",
         "#3: Register R#18, size: 32",
       ],
+      readobjLinesByLlvm: {
+        19: [
+          "8 live-outs: [ R#3 (8-bytes) R#7 (8-bytes) R#12 (8-bytes) R#13 (8-bytes) R#14 (8-bytes) R#15 (8-bytes) R#18 (16-bytes) R#19 (32-bytes) ]",
+          "#3: Register R#18, size: 32",
+        ],
+      },
     },
   }),
   entry("constants", {
@@ -194,6 +212,18 @@ export const CORPUS: CorpusEntry[] = [
         "#5: Constant 4294967293, size: 8",
         "#13: Constant 4294967295, size: 8",
       ],
+      readobjLinesByLlvm: {
+        19: [
+          "Num Constants: 4",
+          "#1: ConstantIndex #0 (9223372036854775808), size: 8",
+          "#2: ConstantIndex #1 (9223372036854775807), size: 8",
+          "#3: Constant 4294967295, size: 8",
+          "#4: Constant 4294967294, size: 8",
+          "#5: Constant 4294967293, size: 8",
+          "#13: Constant 1, size: 8",
+          "#15: Constant 4294967295, size: 8",
+        ],
+      },
     },
   }),
   entry("stackmap-ids", {
@@ -230,6 +260,7 @@ export const CORPUS: CorpusEntry[] = [
     expect: {
       records: 2,
       readobjLines: ["#3: Constant 7, size: 8", "#8: Indirect [R#7 + 20], size: 4", "Record ID: 2882400000, instruction offset: 40"],
+      readobjLinesByLlvm: { 19: ["#3: Constant 7, size: 8", "#8: Indirect [R#7 + 20], size: 4", "Record ID: 2882400000, instruction offset: 41"] },
     },
   }),
   entry("deopt-direct", {
@@ -306,7 +337,12 @@ export const CORPUS: CorpusEntry[] = [
       "function:internal",
       "live-outs",
     ],
-    expect: { records: 5, framePointer: true, readobjLines: ["3 live-outs: [ R#3 (8-bytes) R#7 (8-bytes) R#14 (8-bytes) ]"] },
+    expect: {
+      records: 5,
+      framePointer: true,
+      readobjLines: ["3 live-outs: [ R#3 (8-bytes) R#7 (8-bytes) R#14 (8-bytes) ]"],
+      readobjLinesByLlvm: { 19: ["6 live-outs: [ R#3 (8-bytes) R#7 (8-bytes) R#12 (8-bytes) R#13 (8-bytes) R#14 (8-bytes) R#15 (8-bytes) ]"] },
+    },
   }),
   entry("handwritten-statepoint", {
     covers: [
@@ -339,6 +375,7 @@ export const CORPUS: CorpusEntry[] = [
         "Record ID: 7, instruction offset: 43",
         "#1: Constant 9, size: 8",
       ],
+      readobjLinesByLlvm: { 19: ["Record ID: 1234605616436508552, instruction offset: 25", "Record ID: 7, instruction offset: 43", "#1: Constant 9, size: 8"] },
     },
   }),
   entry("control-flow", {
@@ -356,8 +393,9 @@ export function corpusEntry(name: string): CorpusEntry {
 }
 
 /** Compiles an entry to an object file (cached under `.cache/objects/`) and returns its path. */
-export function compileCorpusEntry(entry: CorpusEntry, options: { cacheDir?: string } = {}): string {
+export function compileCorpusEntry(entry: CorpusEntry, options: { cacheDir?: string; llvm?: LlvmSelection } = {}): string {
   return compileToObject(entry.file, {
+    ...(options.llvm === undefined ? {} : { llvm: options.llvm }),
     ...(entry.optPasses === undefined ? {} : { optPasses: entry.optPasses }),
     ...(entry.llcFlags === undefined ? {} : { llcFlags: entry.llcFlags }),
     ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),

@@ -9,7 +9,7 @@ import {
   FLAG_NO_UNWIND_INFO,
 } from "../../src/safepoints/frame-descriptors.js";
 import { CORPUS, compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
-import { runTool } from "../support/llvm-tools.js";
+import { findLlvmTool, runTool } from "../support/llvm-tools.js";
 import { objdumpCallSites, type FrameState } from "../support/objdump-frames.js";
 
 /*
@@ -83,7 +83,7 @@ describe("every corpus object", () => {
     describe(entry.name, () => {
       const object = compileCorpusEntry(entry);
       it("dump --format readobj equals llvm-readobj --stackmap byte for byte", () => {
-        expect(dumpFiles([object], "readobj")).toBe(runTool("llvm-readobj", ["--stackmap", object]));
+        expect(dumpFiles([object], "readobj")).toBe(runTool(findLlvmTool("llvm-readobj"), ["--stackmap", object]));
       });
       it("has the effective frame size of every safepoint that the machine code has", () => {
         const check = checkFramesAgainstObjdump(object, load(object));
@@ -145,7 +145,7 @@ describe("a shared library linked from several objects", () => {
 
   it("readobj prints only the first blob; rootwalk prints that blob identically, then the rest", () => {
     const ours = dumpFiles([library], "readobj");
-    const theirs = runTool("llvm-readobj", ["--stackmap", library]);
+    const theirs = runTool(findLlvmTool("llvm-readobj"), ["--stackmap", library]);
     expect(ours.startsWith(theirs)).toBe(true);
     expect(ours.split("LLVM StackMap Version: 3").length - 1).toBe(objects.length);
   });
