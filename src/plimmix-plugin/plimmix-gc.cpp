@@ -155,9 +155,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "llvm/Config/llvm-config.h"
+
 #include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/Triple.h"
 #include "llvm/ADT/Twine.h"
+#if LLVM_VERSION_MAJOR >= 17
+#include "llvm/TargetParser/Triple.h" // moved from ADT/ in LLVM 17
+#else
+#include "llvm/ADT/Triple.h"
+#endif
 #include "llvm/CodeGen/AsmPrinter.h"
 #include "llvm/CodeGen/GCMetadata.h"
 #include "llvm/CodeGen/GCMetadataPrinter.h"
@@ -495,7 +501,12 @@ void PlimmixPrinter::finishAssembly(Module &module, GCModuleInfo &info, AsmPrint
     diagnostics.error("target '" + triple.str() + "' is not supported; the _GC_MAP_ v1 printer handles x86-64 ELF only");
     return;
   }
-  const bool callFramesPushed = printer.TM.getOptLevel() != CodeGenOpt::None && !callFrameOptimizationDisabled();
+#if LLVM_VERSION_MAJOR >= 18
+  const bool optimizing = printer.TM.getOptLevel() != CodeGenOptLevel::None; // enum class from LLVM 18
+#else
+  const bool optimizing = printer.TM.getOptLevel() != CodeGenOpt::None;
+#endif
+  const bool callFramesPushed = optimizing && !callFrameOptimizationDisabled();
 
   std::vector<FunctionRecord> records;
   for (auto it = info.funcinfo_begin(); it != info.funcinfo_end(); ++it) {
@@ -530,7 +541,11 @@ void PlimmixPrinter::emit(const Module &module, const std::vector<FunctionRecord
   }
 
   MCStreamer &out = *printer.OutStreamer;
+#if LLVM_VERSION_MAJOR >= 15
+  out.switchSection(printer.getObjFileLowering().getDataSection()); // renamed in LLVM 15
+#else
   out.SwitchSection(printer.getObjFileLowering().getDataSection());
+#endif
   printer.emitAlignment(Align(8));
   out.emitSymbolAttribute(label, MCSA_Global);
   out.emitSymbolAttribute(label, MCSA_ELF_TypeObject);

@@ -41,16 +41,21 @@ function canonicalRegister(name: string): string {
   return numbered !== null ? (numbered[1] as string) : bare;
 }
 
+/** "-16" (objdump 14) or "-0x10" (objdump 19): Number() alone gives NaN for a negative hex. */
+function parseSignedNumber(text: string): number {
+  return text.startsWith("-") ? -Number(text.slice(1)) : Number(text);
+}
+
 function parseImmediate(text: string): number | undefined {
   const match = /^\$(-?(?:0x[0-9a-f]+|\d+))$/i.exec(text);
   if (match === null) return undefined;
-  return Number(match[1]);
+  return parseSignedNumber(match[1] as string);
 }
 
 function parseFrameOperand(text: string): { base: "rsp" | "rbp"; displacement: number } | undefined {
   const match = /^(-?(?:0x[0-9a-f]+|\d+))?\(%(rsp|rbp)\)$/i.exec(text);
   if (match === null) return undefined;
-  return { base: match[2] as "rsp" | "rbp", displacement: match[1] === undefined ? 0 : Number(match[1]) };
+  return { base: match[2] as "rsp" | "rbp", displacement: match[1] === undefined ? 0 : parseSignedNumber(match[1]) };
 }
 
 export function markerStores(disassembly: string): MarkerStore[] {

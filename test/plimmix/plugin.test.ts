@@ -210,7 +210,7 @@ describe("the plimmix plugin", () => {
   it("builds once and is reused from the cache", () => {
     const plugin = buildPlimmixPlugin();
     expect(existsSync(plugin)).toBe(true);
-    expect(plugin).toMatch(/\.cache\/plimmix\/plimmix-gc-[0-9a-f]{64}\.so$/);
+    expect(plugin).toMatch(/\.cache\/plimmix\/plimmix-gc-llvm\d+-[0-9a-f]{64}\.so$/);
     expect(buildPlimmixPlugin()).toBe(plugin);
   });
 
