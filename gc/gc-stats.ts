@@ -34,6 +34,8 @@ export interface CycleStats {
   largeBytes: number;
   largeFreedBytes: number;
 
+  /** Bytes the `poison` option overwrote after this collection (old copies, freed lines and pages). */
+  poisonedBytes: number;
   heapLimitBytes: number;
   usedBytes: number;
   headroomBytes: number;

@@ -2,6 +2,7 @@ import { hex } from "../src/errors.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
 import type { ObjectModel } from "./object-model.js";
+import { describePoison } from "./poison.js";
 
 /** What a traversal of the reachable graph found. */
 export interface GraphInspection {
@@ -26,6 +27,8 @@ export interface GraphInspection {
  *     large object, not forwarded (no pointer into evacuated memory);
  *   - marked, with its first line live, and every line live if it is a medium object
  *     (no pointer into free memory), and not crossing the end of its block.
+ * At any time, a pointer to an object whose header holds the poison pattern, or a pointer that
+ * is the pattern itself (gc/poison.ts), fails: it is stale.
  * Without `requireLive` (before a collection) only the structural checks apply: marks are stale.
  * A pointer that fails is counted and not followed.
  */
@@ -77,6 +80,8 @@ export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readon
 
 /** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */
 export function checkObject(space: HeapSpace, model: ObjectModel, address: number, requireLive: boolean): string | null {
+  const poisoned = describePoison(space, address, model.headerBytes);
+  if (poisoned !== null) return poisoned;
   const offset = address - space.base;
   if (!Number.isSafeInteger(address) || offset < 0 || offset >= space.sizeBytes) return "outside the heap";
   if ((offset & 7) !== 0) return "misaligned";

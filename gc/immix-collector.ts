@@ -9,6 +9,7 @@ import { BLOCK_UNALLOCATED, type BlockSweepSummary, type HeapRegion, HeapSpace }
 import { type GraphInspection, inspectGraph } from "./heap-verifier.js";
 import { type AllocationOwner, ImmixAllocator, type Mutator } from "./immix-allocator.js";
 import { MarkStack } from "./mark-stack.js";
+import { describePoison, isPoisonedWord, poisonLargePages, poisonRange, poisonSweptBlocks } from "./poison.js";
 import { DEFAULT_OBJECT_MODEL, type ObjectModel } from "./object-model.js";
 import type { RootScanner } from "./root-scanning.js";
 
@@ -25,6 +26,13 @@ export interface CollectorOptions {
    * copy may use the whole reservation (a semi-space in effect). Flushes out relocation bugs.
    */
   stress?: boolean;
+  /**
+   * After every collection, overwrite the old copy of every evacuated object, every freed block
+   * and line and every freed large page with a poison pattern (gc/poison.ts), so that a stale
+   * pointer reads garbage instead of the intact old copy; the tracer and the verifier name
+   * pointers into poisoned memory. Default: on in stress mode, off otherwise.
+   */
+  poison?: boolean;
   /** Fraction of the heap kept free of mutator objects for evacuation (default 0.025). */
   headroomFraction?: number;
   /** Heap size to start with (default: the whole reservation, `heap.sizeBytes`). */
@@ -109,12 +117,21 @@ export class ImmixCollector implements AllocationOwner {
   private evacuatedObjects = 0;
   private evacuatedBytes = 0;
   private markedInPlaceInCandidates = 0;
+  /** Poisoning: (start, size) of every old copy this collection left, and blocks in use before the sweep. */
+  private oldCopies = new Float64Array(0);
+  private oldCopyCount = 0;
+  private readonly wasInUse: Uint8Array;
+  private poisonedBytes = 0;
+  private readonly poisonLarge = (firstPage: number, pages: number): void => {
+    this.poisonedBytes += poisonLargePages(this.space, firstPage, pages);
+  };
 
   constructor(config: ImmixCollectorConfig) {
     const o = config.options ?? {};
     this.options = {
       verify: o.verify ?? false,
       stress: o.stress ?? false,
+      poison: o.poison ?? o.stress ?? false,
       headroomFraction: o.headroomFraction ?? DEFAULT_HEADROOM_FRACTION,
       growthThreshold: o.growthThreshold ?? 0.7,
       growthFactor: o.growthFactor ?? 2,
@@ -132,6 +149,12 @@ export class ImmixCollector implements AllocationOwner {
     this.model = config.model ?? DEFAULT_OBJECT_MODEL;
     this.space = new HeapSpace(config.heap, o.initialSizeBytes ?? config.heap.sizeBytes, headroomFraction);
     this.copier = new ImmixAllocator(this.space, this.model, null, true);
+    this.wasInUse = new Uint8Array(this.options.poison ? this.space.totalBlocks : 0);
+  }
+
+  /** True when collections poison what they free (options.poison, default: stress). */
+  get poisons(): boolean {
+    return this.options.poison;
   }
 
   /** True while a collection runs (the allocators refuse to allocate then). */
@@ -324,6 +347,7 @@ export class ImmixCollector implements AllocationOwner {
     this.headroomExhausted = false;
     this.rootsVisited = this.markedObjects = this.markedBytes = 0;
     this.evacuatedObjects = this.evacuatedBytes = this.markedInPlaceInCandidates = 0;
+    this.oldCopyCount = this.poisonedBytes = 0;
 
     // 3-4. Trace.
     for (const s of this.scanners) s.scanRoots(this.visitRoot);
@@ -332,9 +356,16 @@ export class ImmixCollector implements AllocationOwner {
     // 5. Relocate roots.
     for (const s of this.scanners) s.updateRoots(this.forwardRoot);
 
-    // 6. Sweep.
+    // 5b. Poison the old copies: nothing reads a forwarding header after the roots moved.
+    const poison = this.options.poison;
+    if (poison) this.poisonOldCopies();
+
+    // 6. Sweep (and poison what it freed).
+    const topBefore = space.immixTopBlock;
+    if (poison) for (let b = 0; b < topBefore; b++) this.wasInUse[b] = space.blockState[b] === BLOCK_UNALLOCATED ? 0 : 1;
     const sweep = space.sweepBlocks(this.sweepSummary);
-    const largeFreedBytes = space.los.sweep(this.largeIsLive) * BYTES_IN_LARGE_PAGE;
+    const largeFreedBytes = space.los.sweep(this.largeIsLive, poison ? this.poisonLarge : undefined) * BYTES_IN_LARGE_PAGE;
+    if (poison) this.poisonedBytes += poisonSweptBlocks(space, this.wasInUse, topBefore);
 
     // 7. Grow.
     let grewToBytes = 0;
@@ -387,6 +418,7 @@ export class ImmixCollector implements AllocationOwner {
       headroomBytes: space.headroomBytes,
       grewToBytes,
       fragmentation: sweep.reusableLines / (space.limitBytes / BYTES_IN_LINE),
+      poisonedBytes: this.poisonedBytes,
       verifyFailures,
     };
     this.stats.record(cycle);
@@ -414,6 +446,7 @@ export class ImmixCollector implements AllocationOwner {
       const block = offset >>> LOG_BYTES_IN_BLOCK;
       if ((offset & 7) !== 0 || space.blockState[block] === BLOCK_UNALLOCATED) return this.badPointer(ref);
       if (space.isMarked(ref)) return ref;
+      if (this.options.poison && offset >= model.headerBytes && isPoisonedWord(space, ref - model.headerBytes)) return this.badPointer(ref);
       if (model.isForwarded(space, ref)) return model.forwardee(space, ref);
       const size = model.sizeBytes(space, ref);
       const start = ref - model.headerBytes;
@@ -425,6 +458,7 @@ export class ImmixCollector implements AllocationOwner {
             const moved = to + model.headerBytes;
             model.setForwarding(space, ref, moved);
             space.markEvacuated(start, size);
+            if (this.options.poison) this.recordOldCopy(start, size);
             this.evacuatedObjects++;
             this.evacuatedBytes += size;
             this.markAndPush(moved, to, size);
@@ -485,11 +519,34 @@ export class ImmixCollector implements AllocationOwner {
     return oldBase;
   }
 
+  private recordOldCopy(start: number, size: number): void {
+    if (2 * this.oldCopyCount + 2 > this.oldCopies.length) {
+      const grown = new Float64Array(Math.max(1024, this.oldCopies.length * 2));
+      grown.set(this.oldCopies);
+      this.oldCopies = grown;
+    }
+    this.oldCopies[2 * this.oldCopyCount] = start;
+    this.oldCopies[2 * this.oldCopyCount + 1] = size;
+    this.oldCopyCount++;
+  }
+
+  private poisonOldCopies(): void {
+    const copies = this.oldCopies;
+    for (let k = 0; k < this.oldCopyCount; k++) {
+      const start = copies[2 * k]!;
+      const size = copies[2 * k + 1]!;
+      poisonRange(this.space, start, start + size);
+      this.poisonedBytes += size;
+    }
+  }
+
   private badPointer(ref: number): never {
     const space = this.space;
     const offset = ref - space.base;
     let found: string;
-    if (!Number.isSafeInteger(ref) || !space.contains(ref)) found = "an address outside the heap";
+    const poisoned = describePoison(space, ref, this.model.headerBytes);
+    if (poisoned !== null) found = poisoned;
+    else if (!Number.isSafeInteger(ref) || !space.contains(ref)) found = "an address outside the heap";
     else if ((offset & 7) !== 0) found = "a misaligned address";
     else if (offset < space.los.bottomPage * BYTES_IN_LARGE_PAGE) found = `an address in free block ${offset >>> LOG_BYTES_IN_BLOCK}`;
     else found = "an address that is not a large object";

@@ -79,9 +79,10 @@ export class LargeObjectSpace {
 
   /**
    * Frees every object whose first page `isLive` rejects, merges free runs and gives a free run
-   * at the bottom back. Returns the number of pages freed.
+   * at the bottom back. Returns the number of pages freed; `onFree` hears of each freed object's
+   * pages (before the merge).
    */
-  sweep(isLive: (firstPage: number) => boolean): number {
+  sweep(isLive: (firstPage: number) => boolean, onFree?: (firstPage: number, pages: number) => void): number {
     const kind = this.pageKind;
     const run = this.runPages;
     let freed = 0;
@@ -90,6 +91,7 @@ export class LargeObjectSpace {
       const n = run[p]!;
       if (kind[p] === PAGE_OBJECT_START && !isLive(p)) {
         kind.fill(PAGE_FREE, p, p + n);
+        onFree?.(p, n);
         freed += n;
         this.objectCount--;
       }

@@ -21,7 +21,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION]";
 
 export interface RunArguments {
   programs: string[];
@@ -31,6 +31,8 @@ export interface RunArguments {
   stressEvery: number;
   noGc: boolean;
   verify: boolean;
+  /** Poison what each collection frees (implied by --stress). */
+  poison: boolean;
   /** Write the heap map (SVG) after the run. */
   svg?: string;
   heapBytes: number;
@@ -50,7 +52,7 @@ export function parseHeapSize(text: string): number {
 }
 
 export function parseRunArguments(args: readonly string[]): RunArguments {
-  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, progressMs: DEFAULT_PROGRESS_MS, json: false };
+  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, poison: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, progressMs: DEFAULT_PROGRESS_MS, json: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("--")) {
@@ -78,6 +80,9 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       case "verify":
         out.verify = flag();
+        break;
+      case "poison":
+        out.poison = flag();
         break;
       case "json":
         out.json = flag();
@@ -110,7 +115,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION");
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --poison, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION");
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
@@ -164,6 +169,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       stressEvery: parsed.stressEvery,
       noGc: parsed.noGc,
       verify: parsed.verify,
+      poison: parsed.poison,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
       ...(progress !== undefined ? { progress: { everyMs: parsed.progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),

@@ -65,6 +65,8 @@ export interface NativeRunOptions {
   stressEvery: number;
   noGc: boolean;
   verify: boolean;
+  /** Poison what each collection frees (gc/poison.ts); always on with stressEvery > 0. */
+  poison?: boolean;
   mainStackBytes?: number;
   threadStackBytes?: number;
   /** Write the heap map (SVG: blocks by lines, free / live / evacuated / large) here at the end. */
@@ -106,7 +108,7 @@ export interface NativeRunResult {
 /** Runs the program's rw_main to completion. Only one program per process. */
 export async function runNativeProgram(options: NativeRunOptions): Promise<NativeRunResult> {
   const runtime = koffi.load(options.runtime);
-  const rwSetup = runtime.func("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs)");
+  const rwSetup = runtime.func("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs, int poison)");
   const rwHeapReserve = runtime.func("void *rw_heap_reserve(uint64_t bytes)");
   const rwInitPath = runtime.func("const char *rw_init_path(void)");
   const rwInitBase = runtime.func("uint64_t rw_init_base(void)");
@@ -126,7 +128,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const heapBuffer = koffi.view(heapPointer, heapBytes);
   const collector = new ImmixCollector({
     heap: { base: heapBase, buffer: heapBuffer, sizeBytes: heapBytes },
-    options: { verify: options.verify, stress: options.stressEvery > 0, globalMemory: new GlobalSlotMemory() },
+    options: { verify: options.verify, stress: options.stressEvery > 0, poison: options.poison === true || options.stressEvery > 0, globalMemory: new GlobalSlotMemory() },
   });
 
   // ---- thread records ----
@@ -405,7 +407,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     koffi.pointer(callbackType),
   );
 
-  rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0, options.safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS);
+  rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0, options.safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS, collector.poisons ? 1 : 0);
 
   // rw_main runs on a native thread: this thread is free between callbacks, so a timer reports.
   const runStart = performance.now();

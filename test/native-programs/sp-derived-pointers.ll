@@ -8,8 +8,12 @@
 ;   3. a cursor walking the buffer by `GEP cur, 1` in a loop (a phi of derived pointers whose
 ;      base is the buffer), live across a poll in every iteration; the word is read before the
 ;      poll and re-read after it through the relocated cursor;
-;   4. a middle pointer (GEP buf, 1024 bytes) passed to a gc function that polls and then reads
-;      through it and through a GEP of it with a negative variable offset.
+;   4. a middle pointer (GEP buf, 1024 bytes) made in a gc function from the buffer and an offset
+;      it is passed, live across polls, then read through, and through a GEP of it with a
+;      negative variable offset. (Passing the middle pointer itself would not do: in the callee
+;      an argument is a base, and the collector takes every base for an object's address; it
+;      has no interior-pointer lookup. That version passed only because the caller's buffer
+;      moved and the callee kept reading the intact old copy; --poison exposes it.)
 ; Build: statepoint mode with opt flag -spp-rematerialization-threshold=0 (llc -O2 default).
 ; Expected result: sum over i < 256 of (i*i + 1) [= 5559680 + 256 = 5559936]
 ;   + sum over k < 64 of 5k [= 10080] + (128*128 + 1) + (64*64 + 1) [= 20482] = 5590498.
@@ -50,9 +54,11 @@ define internal void @straw(i8 addrspace(1)* %o, i64 %off, i64 %v) #1 {
 }
 attributes #1 = { noinline "gc-leaf-function" }
 
-; %mid points 1024 bytes into the buffer (word 128); %back is a word count to look back.
-define internal i64 @through_middle(i64 addrspace(1)* %mid, i64 %back) gc "statepoint-example" {
+; %mid points %offset = 1024 bytes into the buffer (word 128); %back is a word count to look back.
+define internal i64 @through_middle(i8 addrspace(1)* %obj, i64 %offset, i64 %back) gc "statepoint-example" {
 entry:
+  %midraw = getelementptr i8, i8 addrspace(1)* %obj, i64 %offset
+  %mid = bitcast i8 addrspace(1)* %midraw to i64 addrspace(1)*
   %neg = sub i64 0, %back
   %earlier = getelementptr i64, i64 addrspace(1)* %mid, i64 %neg
   call void @gc_safepoint()
@@ -144,9 +150,7 @@ slots.check.next:
   br i1 %qdone, label %middle, label %slots.check
 
 middle:
-  %midraw = getelementptr i8, i8 addrspace(1)* %buf, i64 1024
-  %mid = bitcast i8 addrspace(1)* %midraw to i64 addrspace(1)*
-  %m = call i64 @through_middle(i64 addrspace(1)* %mid, i64 64)
+  %m = call i64 @through_middle(i8 addrspace(1)* %buf, i64 1024, i64 64)
   %mok = icmp eq i64 %m, 20482
   br i1 %mok, label %good, label %bad.middle
 

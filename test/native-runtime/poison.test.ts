@@ -1,0 +1,44 @@
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseRunArguments } from "../../src/cli/run-command.js";
+import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+import { buildRunEntry, runNative, runNativeJson } from "../support/native-run.js";
+
+/*
+ * --poison (implied by --stress): a gcroot program that keeps a pointer in a slot that is not a
+ * root across a collection, then follows it (stale-pointer.ll). Without poisoning it read the
+ * intact old copies and passed `--stress=1 --verify` with the right result; now the old copies
+ * hold the pattern and the run stops with exit 3 and a message that says why.
+ */
+
+const PROGRAM = join(repoRoot(), "test", "native-runtime", "programs", "stale-pointer.ll");
+
+beforeAll(() => {
+  buildRunEntry();
+}, 300_000);
+
+describe("rootwalk run --poison", () => {
+  it("parses --poison; --stress implies it in the runtime", () => {
+    expect(parseRunArguments(["p.ll"]).poison).toBe(false);
+    expect(parseRunArguments(["p.ll", "--poison"]).poison).toBe(true);
+    expect(() => parseRunArguments(["p.ll", "--poison=1"])).toThrow(/--poison=1/);
+  });
+
+  it("the stale-pointer program is right without collections", async () => {
+    const r = await runNativeJson([PROGRAM, "--plimmix", "--no-gc"], 60_000);
+    expect(r.result).toBe("42");
+  }, 90_000);
+
+  for (const args of [["--stress=1", "--verify"], ["--stress=1", "--verify", "--poison"]]) {
+    it(`a read through a stale pointer fails under ${args.join(" ")}: exit 3, the fault and the likely cause`, async () => {
+      const r = await runNative([PROGRAM, "--plimmix", ...args, "--progress=0"], 60_000);
+      expect(r.status).toBe(3);
+      expect(r.stdout).toBe("");
+      const lines = r.stderr.trimEnd().split("\n");
+      expect(lines[0]).toMatch(/^rootwalk run: segmentation fault in thread #0 at rw_main\+0x[0-9a-f]+ \(fault address 0x[0-9a-f]+\)$/);
+      expect(lines[1]).toMatch(/^ {2}poisoning is on \(--poison, implied by --stress\): a read through a stale pointer, one the program kept across a collection$/);
+      expect(lines[2]).toMatch(/0xdeadbeecdeadbeec, which faults when used as an address$/);
+      expect(lines).toHaveLength(3);
+    }, 90_000);
+  }
+});
