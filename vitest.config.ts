@@ -11,7 +11,18 @@ import { defineConfig } from "vitest/config";
  * Compiled objects are cached under .cache/ by content and tool version, so the two projects
  * never share or overwrite an object.
  */
-export const LLVM19_SUITES = ["test/toolchain/llvm-selection.test.ts", "test/loader/corpus-maps.test.ts", "test/toolchain/corpus.test.ts", "test/plimmix/plugin.test.ts", "test/plimmix/loaders-agree.test.ts"];
+export const LLVM19_SUITES = [
+  "test/toolchain/llvm-selection.test.ts",
+  "test/toolchain/corpus.test.ts",
+  "test/loader/corpus-maps.test.ts",
+  "test/plimmix/plugin.test.ts",
+  "test/plimmix/loaders-agree.test.ts",
+  "test/walker/native/native-stop.test.ts",
+  "test/walker/native-plimmix/plimmix-stop.test.ts",
+  "test/walker/native-walk.test.ts",
+  "test/native-programs/reference.test.ts",
+  "test/native-programs/runtime.test.ts",
+];
 
 const shared = {
   // Compiling the .ll corpus with opt/llc is the slow part; the first test that needs an

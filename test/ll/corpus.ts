@@ -2,6 +2,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileToObject } from "../../src/toolchain/llvm-toolchain.js";
 import type { LlvmSelection } from "../../src/toolchain/llvm-selection.js";
+import { irSource } from "../support/ir-source.js";
 
 /**
  * The `.ll` corpus: LLVM IR sources that LLVM 14 and 19 compile into objects with `.llvm_stackmaps`
@@ -394,7 +395,7 @@ export function corpusEntry(name: string): CorpusEntry {
 
 /** Compiles an entry to an object file (cached under `.cache/objects/`) and returns its path. */
 export function compileCorpusEntry(entry: CorpusEntry, options: { cacheDir?: string; llvm?: LlvmSelection } = {}): string {
-  return compileToObject(entry.file, {
+  return compileToObject(irSource(entry.file), {
     ...(options.llvm === undefined ? {} : { llvm: options.llvm }),
     ...(entry.optPasses === undefined ? {} : { optPasses: entry.optPasses }),
     ...(entry.llcFlags === undefined ? {} : { llcFlags: entry.llcFlags }),

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileProgram, type CompileMode } from "../../src/toolchain/compile-program.js";
 import { cacheKey, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
+import { irSource } from "../support/ir-source.js";
 
 /**
  * The differential test programs for rootwalk's native runtime (see each .ll's header comment),
@@ -152,7 +153,7 @@ export async function compileProgramObjects(entry: NativeProgram): Promise<strin
   const objects: string[] = [];
   for (const file of entry.files) {
     objects.push(
-      await compileProgram(file, { mode: entry.mode, llcFlags: entry.llcFlags ?? [], optFlags: entry.optFlags ?? [] }),
+      await compileProgram(irSource(file), { mode: entry.mode, llcFlags: entry.llcFlags ?? [], optFlags: entry.optFlags ?? [] }),
     );
   }
   return objects;

@@ -1,5 +1,6 @@
+import { irSource } from "../support/ir-source.js";
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { repoRoot, writeFileAtomic } from "../../src/toolchain/llvm-toolchain.js";
 
@@ -139,7 +140,7 @@ export function program(name: string): PlimmixProgram {
 }
 
 export function programPath(entry: PlimmixProgram): string {
-  return join(PROGRAM_DIR, `${entry.name}.ll`);
+  return irSource(join(PROGRAM_DIR, `${entry.name}.ll`));
 }
 
 /** Scratch space for derived sources and links (git-ignored). */
@@ -149,8 +150,11 @@ export function scratchDir(...parts: string[]): string {
 
 /** Writes a rewritten copy of a program under .cache/plimmix/<kind>/ and returns its path. */
 export function derivedSource(entry: PlimmixProgram, kind: string, rewrite: (text: string) => string): string {
-  const path = scratchDir(kind, `${entry.name}.ll`);
-  const text = rewrite(readFileSync(programPath(entry), "utf8"));
+  // Named after the source actually read (LLVM 19: the opaque-pointer form, its own name), so the
+  // two test projects never overwrite each other's derived file.
+  const source = programPath(entry);
+  const path = scratchDir(kind, basename(source));
+  const text = rewrite(readFileSync(source, "utf8"));
   let current: string | undefined;
   try {
     current = readFileSync(path, "utf8");

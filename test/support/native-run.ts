@@ -1,3 +1,4 @@
+import { irSource } from "./ir-source.js";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -80,7 +81,7 @@ export interface Outcome {
 /** The `rootwalk run` arguments that build `entry` as programs.ts describes it. */
 export function programArguments(entry: NativeProgram): string[] {
   return [
-    ...entry.files,
+    ...entry.files.map(irSource),
     ...(entry.mode === "plimmix" ? ["--plimmix"] : []),
     ...(entry.llcFlags ?? []).map((f) => `--llc-flag=${f}`),
     ...(entry.optFlags ?? []).map((f) => `--opt-flag=${f}`),

@@ -256,8 +256,8 @@ describe("the walk, by the recorded frame sizes only", () => {
       .split("\n")
       .map((line) => /^\s*[0-9a-f]+:\s+(.*)$/.exec(line)?.[1]?.trim() ?? "")
       .filter((line) => line !== "");
-    const sub = code.findIndex((line) => /^subq\s+\$\d+, %rsp/.test(line));
-    const add = code.findIndex((line) => /^addq\s+\$\d+, %rsp/.test(line));
+    const sub = code.findIndex((line) => /^subq\s+\$(?:0x[0-9a-f]+|\d+), %rsp/.test(line));
+    const add = code.findIndex((line) => /^addq\s+\$(?:0x[0-9a-f]+|\d+), %rsp/.test(line));
     expect(sub).toBeGreaterThan(0);
     expect(add).toBeGreaterThan(sub);
     const body = code.slice(sub + 1, add);

@@ -1,3 +1,4 @@
+import { irSource } from "../../support/ir-source.js";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -137,8 +138,8 @@ export function buildPlimmixStop(): { executable: string; compiled: { a: string;
   const gccVersion = toolVersion("gcc", "to link the harness");
   const here = directory();
   const objectsDir = join(cacheRoot(), "objects");
-  const a = compilePlimmix(join(here, "plimmix-a.ll"), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
-  const b = compilePlimmix(join(here, "plimmix-b.ll"), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
+  const a = compilePlimmix(irSource(join(here, "plimmix-a.ll")), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
+  const b = compilePlimmix(irSource(join(here, "plimmix-b.ll")), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
   const harness = join(here, "harness.c");
   const trampoline = join(here, "..", "native", "trampoline.S");
   const key = cacheKey([

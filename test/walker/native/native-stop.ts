@@ -1,3 +1,4 @@
+import { irSource } from "../../support/ir-source.js";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -251,7 +252,7 @@ export function buildNativeStop(variant: NativeStopVariant): { object: string; e
   // The programs are part of the loader's .ll corpus (test/ll/native-chain-*.ll), so the loader
   // tests check their stack maps against llvm-readobj and their frame sizes against objdump.
   const entry = corpusEntry(build.source);
-  const object = compileToObject(entry.file, {
+  const object = compileToObject(irSource(entry.file), {
     optPasses: entry.optPasses ?? [],
     llcFlags: entry.llcFlags ?? [],
     cacheDir: join(cacheRoot(), "objects"),
