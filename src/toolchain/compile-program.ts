@@ -1,6 +1,7 @@
 import { copyFileSync } from "node:fs";
 import { InvalidArgumentError } from "../errors.js";
 import { compileToObject } from "./llvm-toolchain.js";
+import type { LlvmSelection } from "./llvm-selection.js";
 
 /**
  * How rootwalk compiles a program (the one documented way; `rootwalk compile` and the native
@@ -19,6 +20,8 @@ export interface CompileProgramOptions {
   llcFlags?: readonly string[];
   /** Extra opt flags for the statepoint mode, e.g. -spp-rematerialization-threshold=0. */
   optFlags?: readonly string[];
+  /** Which LLVM; default the process's selection (ROOTWALK_LLVM, --llvm, newest installed). */
+  llvm?: LlvmSelection;
 }
 
 export const STATEPOINT_OPT_PASSES = ["-passes=rewrite-statepoints-for-gc"] as const;
@@ -26,14 +29,15 @@ export const STATEPOINT_OPT_PASSES = ["-passes=rewrite-statepoints-for-gc"] as c
 /** Compiles `source` (.ll) to an object file (cached by content) and returns its path. */
 export async function compileProgram(source: string, options: CompileProgramOptions): Promise<string> {
   const llcFlags = ["-O2", ...(options.llcFlags ?? [])];
+  const llvm = options.llvm === undefined ? {} : { llvm: options.llvm };
   switch (options.mode) {
     case "statepoint":
-      return compileToObject(source, { optPasses: [...STATEPOINT_OPT_PASSES, ...(options.optFlags ?? [])], llcFlags });
+      return compileToObject(source, { optPasses: [...STATEPOINT_OPT_PASSES, ...(options.optFlags ?? [])], llcFlags, ...llvm });
     case "plain":
-      return compileToObject(source, { llcFlags });
+      return compileToObject(source, { llcFlags, ...llvm });
     case "plimmix": {
       const { compilePlimmix } = await import("./plimmix-plugin.js");
-      return compilePlimmix(source, { llcFlags });
+      return compilePlimmix(source, { llcFlags, ...llvm });
     }
     default:
       throw new InvalidArgumentError("compile mode", String(options.mode), "statepoint | plimmix | plain");
