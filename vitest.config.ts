@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 /**
  * Two projects, one per LLVM rootwalk is tested against (ROOTWALK_LLVM picks the tools, see
  * src/toolchain/llvm-selection.ts):
- *  - llvm14: every test file;
+ *  - llvm14: every test file (test/toolchain/llvm-selection.test.ts sets ROOTWALK_LLVM itself and
+ *    uses both LLVMs, so it runs only here);
  *  - llvm19: the suites whose inputs LLVM builds (corpus, plimmix, native stops, native programs),
  *    again with LLVM 19 (opaque pointers). Suites that read only recorded bytes, the collector on
  *    simulated memory, the fuzzers and the benchmarks' helpers gain nothing from a second LLVM
@@ -12,7 +13,6 @@ import { defineConfig } from "vitest/config";
  * never share or overwrite an object.
  */
 export const LLVM19_SUITES = [
-  "test/toolchain/llvm-selection.test.ts",
   "test/toolchain/corpus.test.ts",
   "test/loader/corpus-maps.test.ts",
   "test/plimmix/plugin.test.ts",

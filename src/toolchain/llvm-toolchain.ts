@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError, ToolError } from "../errors.js";
-import { activeLlvm, type LlvmSelection } from "./llvm-selection.js";
+import { activeLlvm, FIRST_OPAQUE_POINTER_MAJOR, hasOpaquePointersOnly, type LlvmSelection } from "./llvm-selection.js";
 
 /**
  * Driving the LLVM command-line tools (opt, llc, llvm-readobj, ...) and gcc from Node.
@@ -171,10 +171,27 @@ export function compileToObject(source: string, options: CompileOptions = {}): s
     temporaries.push(object);
     runTool(llc, ["-filetype=obj", ...llcArgs, llcInput, "-o", object]);
     renameSync(object, objectPath);
+  } catch (error) {
+    throw explainOpaquePointers(error, llvm);
   } finally {
     for (const path of temporaries) rmSync(path, { force: true });
   }
   return objectPath;
+}
+
+/**
+ * LLVM before 17 stops at the first `ptr` with "expected type" (after a warning about
+ * -opaque-pointers mode): say which LLVM ran and how to choose another, on the first line.
+ */
+function explainOpaquePointers(error: unknown, llvm: LlvmSelection): unknown {
+  if (!(error instanceof ToolError) || hasOpaquePointersOnly(llvm) || !/ptr type is only supported in -opaque-pointers mode/.test(error.message)) {
+    return error;
+  }
+  return new ToolError(
+    error.tool,
+    `opaque-pointer IR (ptr) needs LLVM ${FIRST_OPAQUE_POINTER_MAJOR} or newer, and LLVM ${llvm.version} was chosen (${llvm.chosenBy}); ` +
+      `choose another with ROOTWALK_LLVM or --llvm, or write typed pointers:\n${error.message}`,
+  );
 }
 
 export interface LinkOptions {

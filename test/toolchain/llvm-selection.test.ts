@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -115,5 +115,25 @@ describe("caches are keyed by the tool version", () => {
     expect(by14).not.toBe(by19);
     expect(readFileSync(by14).equals(readFileSync(by19))).toBe(false);
     expect(compileToObject(SOURCE, { cacheDir, llvm: selectLlvm("19", "test") })).toBe(by19);
+  });
+});
+
+describe("opaque-pointer IR", () => {
+  const OPAQUE = `
+declare void @g(ptr addrspace(1))
+define void @f(ptr addrspace(1) %p) {
+  call void @g(ptr addrspace(1) %p)
+  ret void
+}
+`;
+
+  it("compiles under LLVM 19; under LLVM 14 the error says which LLVM ran and how to choose", () => {
+    const source = join(scratch, "opaque.ll");
+    writeFileSync(source, OPAQUE);
+    const cacheDir = join(scratch, "opaque-cache");
+    expect(readFileSync(compileToObject(source, { cacheDir, llvm: selectLlvm("19", "test") })).byteLength).toBeGreaterThan(0);
+    expect(() => compileToObject(source, { cacheDir, llvm: selectLlvm("14", "--llvm 14") })).toThrow(
+      /^llc-14: opaque-pointer IR \(ptr\) needs LLVM 17 or newer, and LLVM 14\.[\d.]+ was chosen \(--llvm 14\); choose another with ROOTWALK_LLVM or --llvm/,
+    );
   });
 });
