@@ -8,6 +8,7 @@ import {
   LOG_LINES_IN_LARGE_PAGE,
 } from "./heap-constants.js";
 import { BLOCK_STATE_NAMES, BLOCK_UNALLOCATED, type BlockStateName, type HeapSpace } from "./heap-space.js";
+import type { Hole } from "./immix-allocator.js";
 import { PAGE_FREE } from "./large-object-space.js";
 
 /** What a line of the heap map shows. */
@@ -15,7 +16,9 @@ export const LINE_FREE = 0;
 export const LINE_LIVE = 1;
 export const LINE_EVACUATED = 2;
 export const LINE_LARGE = 3;
-export const LINE_KIND_NAMES = ["free", "live", "evacuated", "large"] as const;
+/** Handed to a mutator since the last collection (not marked yet: no collection has seen it). */
+export const LINE_ALLOCATED = 4;
+export const LINE_KIND_NAMES = ["free", "live", "evacuated", "large", "allocated"] as const;
 
 export interface HeapMapBlock {
   index: number;
@@ -27,7 +30,7 @@ export interface HeapMapBlock {
   lines: Uint8Array;
 }
 
-/** A picture of the heap as the last collection left it (take it right after collect()). */
+/** A picture of the heap now: the last collection's marks and what was allocated since. */
 export interface HeapMap {
   base: number;
   epoch: number;
@@ -39,11 +42,13 @@ export interface HeapMap {
 }
 
 /**
- * The Immix blocks used so far (up to the highest top reached) and the blocks of the large-object space, line by line: live
- * (marked in the last epoch), evacuated (an object was copied out of it and nothing live is
- * left), large (part of a large object) or free.
+ * The Immix blocks used so far (up to the highest top reached) and the blocks of the
+ * large-object space, line by line: live (marked in the last epoch), allocated (handed to a
+ * mutator since the last collection, minus the parts of the mutators' current holes not used
+ * yet: `unusedHoles`), evacuated (an object was copied out of it and nothing live is left),
+ * large (part of a large object) or free.
  */
-export function buildHeapMap(space: HeapSpace): HeapMap {
+export function buildHeapMap(space: HeapSpace, unusedHoles: readonly Hole[] = []): HeapMap {
   const blocks: HeapMapBlock[] = [];
   const e = space.epoch;
   const firstLargeBlock = Math.floor(space.los.bottomPage / LARGE_PAGES_IN_BLOCK);
@@ -54,12 +59,23 @@ export function buildHeapMap(space: HeapSpace): HeapMap {
     if (state !== BLOCK_UNALLOCATED) {
       for (let i = 0; i < LINES_IN_BLOCK; i++) {
         const l = (b << LOG_LINES_IN_BLOCK) + i;
-        lines[i] = space.lineMarks[l] === e ? LINE_LIVE : space.lineEvacuated[l] === e ? LINE_EVACUATED : LINE_FREE;
+        lines[i] =
+          space.lineMarks[l] === e ? LINE_LIVE : space.lineAllocated[l] === e ? LINE_ALLOCATED : space.lineEvacuated[l] === e ? LINE_EVACUATED : LINE_FREE;
       }
     } else {
       for (let i = 0; i < LINES_IN_BLOCK; i++) if (space.lineEvacuated[(b << LOG_LINES_IN_BLOCK) + i] === e) lines[i] = LINE_EVACUATED;
     }
     blocks.push({ index: b, address: space.blockAddress(b), state: BLOCK_STATE_NAMES[state] ?? "unallocated", holes: space.blockHoles[b]!, lines });
+  }
+  // Whole lines of the current holes nothing was allocated into yet are free.
+  for (const hole of unusedHoles) {
+    const first = Math.ceil((hole.cursor - space.base) / BYTES_IN_LINE);
+    const end = Math.floor((hole.limit - space.base) / BYTES_IN_LINE);
+    for (let l = first; l < end; l++) {
+      const block = blocks[l >>> LOG_LINES_IN_BLOCK];
+      const i = l & (LINES_IN_BLOCK - 1);
+      if (block !== undefined && block.lines[i] === LINE_ALLOCATED) block.lines[i] = LINE_FREE;
+    }
   }
   for (let b = Math.max(firstLargeBlock, immixBlocks); b < space.totalBlocks; b++) {
     const lines = new Uint8Array(LINES_IN_BLOCK);
@@ -87,47 +103,146 @@ export interface HeapMapSvgOptions {
   title?: string;
 }
 
-const COLORS = ["#e6e6e6", "#2f6db5", "#f0a030", "#8e44ad"] as const;
-const STATE_STROKE: Record<string, string> = { unallocated: "#bbbbbb", unmarked: "#c0392b", marked: "#1b3d66", reusable: "#4a90d9", large: "#5b2c6f" };
+/** Fill of each LINE_* kind, and what the legend calls it. */
+export const LINE_COLORS = ["#e6e6e6", "#2f6db5", "#f0a030", "#8e44ad", "#9cc7ef"] as const;
+const LINE_LEGEND = ["free", "live (marked by the last collection)", "evacuated (objects copied out)", "large object", "allocated since the last collection"] as const;
+/** Block outline of each block state, and what the legend calls it. */
+export const STATE_STROKE: Readonly<Record<BlockStateName | "large", string>> = {
+  unallocated: "#bbbbbb",
+  unmarked: "#c0392b",
+  marked: "#1b3d66",
+  reusable: "#4a90d9",
+  large: "#5b2c6f",
+};
+const STATE_LEGEND: Readonly<Record<BlockStateName | "large", string>> = {
+  unallocated: "free block",
+  unmarked: "in use, handed out since the last collection",
+  marked: "full (no free line)",
+  reusable: "reusable (has free lines)",
+  large: "large-object space",
+};
 const LINES_PER_ROW = 16;
 
+/*
+ * Text layout without a font at hand: widths are estimated from the character count with an
+ * em fraction at least as wide as DejaVu Sans / Helvetica / Arial digits (the widest common
+ * glyphs in these lines), so an estimate is never short and text never runs off the picture.
+ */
+const FONT_PX = 11;
+const TITLE_PX = 13;
+const EM_PER_CHAR = 0.64;
+const BOLD_EM_PER_CHAR = 0.72;
+const PAD_PX = 8;
+const LINE_GAP_PX = 5;
+const SWATCH_PX = 10;
+const MIN_WIDTH_PX = 480;
+
+function textWidthPx(text: string, px: number, bold = false): number {
+  return Math.ceil(text.length * px * (bold ? BOLD_EM_PER_CHAR : EM_PER_CHAR));
+}
+
+/** Breaks `text` at spaces into lines of at most `widthPx` (a single longer word stays whole). */
+function wrap(text: string, widthPx: number, px: number, bold = false): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const next = line === "" ? word : `${line} ${word}`;
+    if (line !== "" && textWidthPx(next, px, bold) > widthPx) {
+      out.push(line);
+      line = word;
+    } else line = next;
+  }
+  if (line !== "") out.push(line);
+  return out;
+}
+
 /**
- * An SVG a person can open in a browser: a grid of blocks, each drawn as its 256 lines
- * (16 x 16 cells, address order left to right, top to bottom), colored free / live / evacuated /
- * large, outlined by block state, with a tooltip per block and a legend. Runs of same-colored
- * cells in a row are one rectangle, so big heaps stay small files.
+ * An SVG a person can open in a browser: a header (the title, the heap's numbers, what the
+ * epoch is, a legend of every fill and outline colour used), then a grid of blocks, each drawn
+ * as its 256 lines (16 x 16 cells, address order left to right, top to bottom), filled by line
+ * kind, outlined by block state, with a tooltip per block. Runs of same-colored cells in a row
+ * are one rectangle, so big heaps stay small files. Every text line is wrapped to the picture's
+ * width (estimated conservatively), so nothing is cut off at the right edge.
  */
 export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}): string {
   const perRow = options.blocksPerRow ?? 16;
   const cell = options.cellPx ?? 3;
   const blockPx = LINES_PER_ROW * cell;
   const gap = Math.max(2, cell);
-  const header = 44;
   const rows = Math.max(1, Math.ceil(map.blocks.length / perRow));
-  const width = perRow * (blockPx + gap) + gap;
-  const height = header + rows * (blockPx + gap) + gap;
-  const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`);
+  const gridWidth = perRow * (blockPx + gap) + gap;
+  const width = Math.max(gridWidth, MIN_WIDTH_PX);
+  const textWidth = width - 2 * PAD_PX;
   const title = options.title ?? "Immix heap map";
+  const kib = (n: number): string => `${(n / 1024).toFixed(0)} KiB`;
+
+  // ---- header: text lines, then legend rows, top to bottom ----
+  const header: string[] = [];
+  let y = PAD_PX;
+  const textLine = (text: string, px: number, bold: boolean): void => {
+    y += px;
+    header.push(`<text x="${PAD_PX}" y="${y}"${bold ? ` font-size="${px}" font-weight="bold"` : ""}>${escapeXml(text)}</text>`);
+    y += LINE_GAP_PX - 1;
+  };
+  for (const line of wrap(title, textWidth, TITLE_PX, true)) textLine(line, TITLE_PX, true);
+  const numbers =
+    `base ${hex(map.base)}, used ${kib(map.usedBytes)} of ${kib(map.limitBytes)}; ${map.blocks.length} blocks drawn` +
+    `${map.untouchedBlocks ? ` (${map.untouchedBlocks} untouched blocks not drawn)` : ""}; a block is ${BYTES_IN_BLOCK / 1024} KiB: ${LINES_IN_BLOCK} lines of ${BYTES_IN_LINE} B, one cell each.`;
+  for (const line of wrap(numbers, textWidth, FONT_PX)) textLine(line, FONT_PX, false);
+  const epoch =
+    `Epoch ${map.epoch}: the line-mark stamp of the last collection. Every collection advances it (wrapping after 255) and stamps ` +
+    `the lines it finds live, so older stamps go stale without a clearing pass; epoch 1 with nothing live means no collection yet.`;
+  for (const line of wrap(epoch, textWidth, FONT_PX)) textLine(line, FONT_PX, false);
+
+  const legend: string[] = [];
+  const legendRow = (heading: string, items: { swatch: (x: number, top: number) => string; label: string }[]): void => {
+    let x = PAD_PX;
+    const top = (): number => y + 2;
+    const start = (): void => {
+      legend.push(`<text x="${PAD_PX}" y="${y + FONT_PX}">${escapeXml(heading)}</text>`);
+      x = PAD_PX + textWidthPx(heading, FONT_PX) + 6;
+    };
+    start();
+    for (const item of items) {
+      const itemWidth = SWATCH_PX + 4 + textWidthPx(item.label, FONT_PX) + 14;
+      if (x + itemWidth > width - PAD_PX && x > PAD_PX + textWidthPx(heading, FONT_PX) + 6) {
+        y += FONT_PX + LINE_GAP_PX;
+        x = PAD_PX + textWidthPx(heading, FONT_PX) + 6;
+      }
+      legend.push(`${item.swatch(x, top())}<text x="${x + SWATCH_PX + 4}" y="${y + FONT_PX}">${escapeXml(item.label)}</text>`);
+      x += itemWidth;
+    }
+    y += FONT_PX + LINE_GAP_PX;
+  };
+  y += 2;
+  legendRow(
+    "lines:",
+    LINE_LEGEND.map((label, k) => ({ label, swatch: (x, top) => `<rect x="${x}" y="${top}" width="${SWATCH_PX}" height="${SWATCH_PX}" fill="${LINE_COLORS[k]}"/>` })),
+  );
+  legendRow(
+    "block outline:",
+    (Object.keys(STATE_STROKE) as (BlockStateName | "large")[]).map((state) => ({
+      label: STATE_LEGEND[state],
+      swatch: (x, top) => `<rect x="${x + 1}" y="${top + 1}" width="${SWATCH_PX - 2}" height="${SWATCH_PX - 2}" fill="#ffffff" stroke="${STATE_STROKE[state]}" stroke-width="2"/>`,
+    })),
+  );
+  const gridTop = y + PAD_PX;
+  const height = gridTop + rows * (blockPx + gap) + gap;
+
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="${FONT_PX}">`);
   out.push(`<title>${escapeXml(title)}</title>`);
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  const kib = (n: number): string => `${(n / 1024).toFixed(0)} KiB`;
-  out.push(
-    `<text x="${gap}" y="14">${escapeXml(title)}: base ${hex(map.base)}, epoch ${map.epoch}, used ${kib(map.usedBytes)} of ${kib(map.limitBytes)}, ` +
-      `${map.blocks.length} blocks drawn${map.untouchedBlocks ? `, ${map.untouchedBlocks} untouched not drawn` : ""}, ${BYTES_IN_BLOCK / 1024} KiB blocks of ${BYTES_IN_LINE} B lines</text>`,
-  );
-  LINE_KIND_NAMES.forEach((name, k) => {
-    const x = gap + k * 90;
-    out.push(`<rect x="${x}" y="22" width="10" height="10" fill="${COLORS[k]}"/><text x="${x + 14}" y="31">${name}</text>`);
-  });
+  out.push(`<g id="header">`, ...header, `</g>`);
+  out.push(`<g id="legend">`, ...legend, `</g>`);
   map.blocks.forEach((block, n) => {
     const bx = gap + (n % perRow) * (blockPx + gap);
-    const by = header + Math.floor(n / perRow) * (blockPx + gap);
-    const counts = [0, 0, 0, 0];
+    const by = gridTop + Math.floor(n / perRow) * (blockPx + gap);
+    const counts = [0, 0, 0, 0, 0];
     for (const k of block.lines) counts[k] = counts[k]! + 1;
     out.push(
       `<g><title>block ${block.index} at ${hex(block.address)}: ${block.state}, ${block.holes} holes, ` +
-        `lines live ${counts[LINE_LIVE]} free ${counts[LINE_FREE]} evacuated ${counts[LINE_EVACUATED]} large ${counts[LINE_LARGE]}</title>`,
+        `lines live ${counts[LINE_LIVE]} allocated ${counts[LINE_ALLOCATED]} free ${counts[LINE_FREE]} evacuated ${counts[LINE_EVACUATED]} large ${counts[LINE_LARGE]}</title>`,
     );
     for (let row = 0; row < LINES_IN_BLOCK / LINES_PER_ROW; row++) {
       let runStart = 0;
@@ -135,7 +250,7 @@ export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}):
         const at = row * LINES_PER_ROW;
         if (i === LINES_PER_ROW || block.lines[at + i] !== block.lines[at + runStart]) {
           const kind = block.lines[at + runStart]!;
-          out.push(`<rect x="${bx + runStart * cell}" y="${by + row * cell}" width="${(i - runStart) * cell}" height="${cell}" fill="${COLORS[kind] ?? "#000"}"/>`);
+          out.push(`<rect x="${bx + runStart * cell}" y="${by + row * cell}" width="${(i - runStart) * cell}" height="${cell}" fill="${LINE_COLORS[kind] ?? "#000"}"/>`);
           runStart = i;
         }
       }

@@ -66,11 +66,13 @@ export interface BlockSweepSummary {
  *   blockState / blockUnavailableLines / blockHoles / blockDefrag   per block
  *   lineMarks      per line: the epoch of the collection that last marked the line
  *   lineEvacuated  per line: the epoch of the collection that last evacuated an object from it
+ *   lineAllocated  per line: the epoch in which a mutator was last handed the line (as part of a
+ *                  hole) to allocate into; equal to `epoch` = allocated since the last collection
  *   markBits       one bit per 8-byte granule: the object starting there is marked
  *
  * Line marks are epochs, not bits: a line is live iff `lineMarks[line] === epoch`; each
  * collection advances the epoch, so last cycle's marks become stale without a clearing pass.
- * When the epoch wraps (after MAX_LINE_EPOCH collections) both line tables are cleared once, so
+ * When the epoch wraps (after MAX_LINE_EPOCH collections) the line tables are cleared once, so
  * a mark left long ago can never equal a new epoch.
  *
  * Budget: the reservation is the maximum heap; `limitBytes` is the part in use now (it grows,
@@ -91,6 +93,7 @@ export class HeapSpace implements HeapMemory {
   readonly blockDefrag: Uint8Array;
   readonly lineMarks: Uint8Array;
   readonly lineEvacuated: Uint8Array;
+  readonly lineAllocated: Uint8Array;
   readonly markBits: Uint32Array;
   /** Marked lines / free lines summed over the blocks with a given number of holes (last sweep). */
   readonly markHistogram = new Uint32Array(MAX_HOLES_IN_BLOCK + 1);
@@ -143,6 +146,7 @@ export class HeapSpace implements HeapMemory {
     this.blockDefrag = new Uint8Array(this.totalBlocks);
     this.lineMarks = new Uint8Array(this.totalLines);
     this.lineEvacuated = new Uint8Array(this.totalLines);
+    this.lineAllocated = new Uint8Array(this.totalLines);
     this.markBits = new Uint32Array(Math.ceil(sizeBytes / (1 << LOG_BYTES_IN_MARK_WORD)));
     this.freeBlocks = new Int32Array(this.totalBlocks);
     this.recyclable = new Int32Array(this.totalBlocks);
@@ -292,6 +296,7 @@ export class HeapSpace implements HeapMemory {
     if (this.epoch === MAX_LINE_EPOCH) {
       this.lineMarks.fill(0);
       this.lineEvacuated.fill(0);
+      this.lineAllocated.fill(0);
       this.epoch = 1;
       this.epochWraps++;
     } else {
@@ -410,6 +415,11 @@ export class HeapSpace implements HeapMemory {
     this.freeBlockCount = 0;
     for (let b = this.immixTopBlock - 1; b >= 0; b--) if (state[b] === BLOCK_UNALLOCATED) this.freeBlocks[this.freeBlockCount++] = b;
     return out;
+  }
+
+  /** Records that a mutator was handed `[start, end)` (line-aligned) in this epoch (for the heap map). */
+  noteAllocated(start: number, end: number): void {
+    this.lineAllocated.fill(this.epoch, (start - this.base) >>> LOG_BYTES_IN_LINE, (end - this.base) >>> LOG_BYTES_IN_LINE);
   }
 
   /** Zeroes `[start, end)`: holes and clean blocks are handed out zeroed. */

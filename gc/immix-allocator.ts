@@ -114,6 +114,11 @@ export class ImmixAllocator implements Mutator {
     return { cursor: this.cursor, limit: this.limit };
   }
 
+  /** The parts of this allocator's holes not allocated into yet (the small and the overflow hole). */
+  unusedHoles(): Hole[] {
+    return [this.hole(), { cursor: this.overflowCursor, limit: this.overflowLimit }];
+  }
+
   setCursor(cursor: number): void {
     if (!(cursor >= this.cursor && cursor <= this.limit) || cursor % 8 !== 0) {
       throw new InvalidArgumentError("setCursor", hex(cursor), `an 8-aligned address in [${hex(this.cursor)}, ${hex(this.limit)}]`);
@@ -143,7 +148,10 @@ export class ImmixAllocator implements Mutator {
       if (block < 0) return -1;
       start = this.space.blockAddress(block);
       this.overflowLimit = start + BYTES_IN_BLOCK;
-      if (!this.copy) this.space.zero(start, this.overflowLimit);
+      if (!this.copy) {
+        this.space.zero(start, this.overflowLimit);
+        this.space.noteAllocated(start, this.overflowLimit);
+      }
     }
     this.overflowCursor = start + sizeBytes;
     return start;
@@ -159,7 +167,10 @@ export class ImmixAllocator implements Mutator {
           this.nextLine = end;
           this.cursor = space.lineAddress(start);
           this.limit = space.lineAddress(end);
-          if (!this.copy) space.zero(this.cursor, this.limit);
+          if (!this.copy) {
+            space.zero(this.cursor, this.limit);
+            space.noteAllocated(this.cursor, this.limit);
+          }
           // A hole is at least one line, so any small object fits.
           const objectStart = this.cursor;
           this.cursor += sizeBytes;

@@ -259,7 +259,7 @@ export class ImmixCollector implements AllocationOwner {
   }
 
   heapMap(): HeapMap {
-    return buildHeapMap(this.space);
+    return buildHeapMap(this.space, this.mutators.flatMap((m) => m.unusedHoles()));
   }
 
   /** The root bases every scanner reports now, in order (scanRoots is called once more on each). */

@@ -40,7 +40,9 @@ describe("statistics and the heap map", () => {
     expect(svg.startsWith("<svg xmlns=\"http://www.w3.org/2000/svg\"")).toBe(true);
     expect(svg.endsWith("</svg>")).toBe(true);
     expect(svg).toContain("<title>block 0 at 0x7f1234000000:");
-    for (const name of ["free", "live", "evacuated", "large"]) expect(svg).toContain(`>${name}</text>`);
+    for (const name of ["free", "live (marked by the last collection)", "evacuated (objects copied out)", "large object", "allocated since the last collection"]) {
+      expect(svg).toContain(`>${name}</text>`);
+    }
     expect(svg.match(/<g>/g)!.length).toBe(map.blocks.length);
     // For a person to look at: the file is written to the temporary directory.
     const dir = join(tmpdir(), "rootwalk-gc");
