@@ -61,6 +61,7 @@ export class GcStats {
   totalEvacuatedBytes = 0;
   totalEvacuatedObjects = 0;
   totalVerifyFailures = 0;
+  totalPoisonedBytes = 0;
 
   constructor(readonly historyLimit = 10_000) {}
 
@@ -76,6 +77,7 @@ export class GcStats {
     this.totalEvacuatedBytes += cycle.evacuatedBytes;
     this.totalEvacuatedObjects += cycle.evacuatedObjects;
     this.totalVerifyFailures += cycle.verifyFailures;
+    this.totalPoisonedBytes += cycle.poisonedBytes;
     this.cycles.push(cycle);
     if (this.cycles.length > this.historyLimit) this.cycles.splice(0, this.cycles.length - this.historyLimit);
   }

@@ -15,10 +15,10 @@ commands:
                                                walk a recorded stack and print every frame and root
   compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o
                                                compile a program for rootwalk (llc -O2, default options)
-  sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress] [--verify]
+  sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress] [--verify] [--poison]
       [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]
                                                the collector and walker on simulated stacks
-  run PROGRAM.ll... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--heap SIZE] [--json]
+  run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--heap SIZE] [--json]
       [--llvm VERSION]                         compile, link with the native runtime and run rw_main with the collector
   demo [--llvm VERSION]                        compile and run the bundled example programs
   --version                                    print rootwalk's version and the LLVM it found
@@ -68,7 +68,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return 0;
       }
       case "sim": {
-        const { positional, options, flags } = parseOptions(rest, ["workload", "heap", "svg", "scale", "threads", "seed"], ["stress", "verify", "json", "sweep"]);
+        const { positional, options, flags } = parseOptions(rest, ["workload", "heap", "svg", "scale", "threads", "seed"], ["stress", "verify", "poison", "json", "sweep"]);
         if (positional.length > 0) throw new InvalidArgumentError("sim", positional.join(" "), "no positional arguments");
         const { WORKLOADS } = await import("./sim/workloads.js");
         const { parseSize, simCommand } = await import("./sim/sim-command.js");
@@ -86,6 +86,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
             heapBytes: parseSize(options.get("heap") ?? "64M"),
             stress,
             verify: flags.has("verify"),
+            poison: flags.has("poison"),
             scale: number("scale", stress ? 0.02 : 1, 0.0001),
             threads: Math.floor(number("threads", 4, 1)),
             seed: Math.floor(number("seed", 42, 0)),

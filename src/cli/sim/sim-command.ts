@@ -19,6 +19,8 @@ export interface SimOptions {
   heapBytes: number;
   stress: boolean;
   verify: boolean;
+  /** Poison what each collection frees (gc/poison.ts); implied by stress. */
+  poison?: boolean;
   scale: number;
   threads: number;
   seed: number;
@@ -31,6 +33,8 @@ export interface SimResult {
   maxPauseMs: number;
   totalPauseMs: number;
   verifyFailures: number;
+  /** Bytes the collections poisoned (0 without --poison or --stress). */
+  poisonedBytes: number;
   /** Fragmentation after the last collection (free lines in partly used blocks / heap lines). */
   fragmentation: number;
   /** Highest fragmentation seen after a collection, and the lowest after a defragmenting one. */
@@ -55,7 +59,7 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
   const { registry, templates } = await loadFrameTemplates();
   const collector = new ImmixCollector({
     heap: { base: HEAP_BASE, buffer: new ArrayBuffer(options.heapBytes), sizeBytes: options.heapBytes },
-    options: { verify: options.verify, stress: options.stress, ...(options.stress ? { collectEveryBytes: 0 } : {}), growthThreshold: 1 },
+    options: { verify: options.verify, stress: options.stress, poison: options.poison === true || options.stress, ...(options.stress ? { collectEveryBytes: 0 } : {}), growthThreshold: 1 },
   });
   const threadCount = options.workload === "mt-gcbench" ? options.threads : 1;
   const threads = Array.from({ length: threadCount }, (_, k) => new SimThread(k, collector.newMutator(), STACK_BYTES));
@@ -89,6 +93,7 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
     maxPauseMs: collector.stats.maxPauseMs,
     totalPauseMs: collector.stats.totalPauseMs,
     verifyFailures: collector.stats.totalVerifyFailures,
+    poisonedBytes: collector.stats.totalPoisonedBytes,
     fragmentation: cycles.at(-1)?.fragmentation ?? 0,
     maxFragmentation: Math.max(0, ...cycles.map((c) => c.fragmentation)),
     minFragmentationAfterDefrag: defragging.length ? Math.min(...defragging.map((c) => c.fragmentation)) : Number.NaN,
@@ -144,7 +149,7 @@ export function formatSummary(options: SimOptions, r: SimResult): string {
   return table([
     ["rootwalk sim", options.workload],
     ["heap", mib(r.heapLimitBytes)],
-    ["mode", `${options.stress ? "stress (collect at every allocation, evacuate all)" : "normal"}${options.verify ? ", verify" : ""}, scale ${options.scale}`],
+    ["mode", `${options.stress ? "stress (collect at every allocation, evacuate all)" : "normal"}${options.verify ? ", verify" : ""}${options.poison === true || options.stress ? ", poison" : ""}, scale ${options.scale}`],
     ["collections", String(r.collections)],
     ["objects moved", String(r.objectsMoved)],
     ["evacuated", mib(r.evacuatedBytes)],
@@ -152,6 +157,7 @@ export function formatSummary(options: SimOptions, r: SimResult): string {
     ["pause max / total", `${r.maxPauseMs.toFixed(2)} ms / ${r.totalPauseMs.toFixed(1)} ms`],
     ["deepest stack", `${r.maxStackFrames} frames`],
     ["verify failures", String(r.verifyFailures)],
+    ["poisoned (total)", mib(r.poisonedBytes)],
     ["fragmentation (last / max)", `${pct(r.fragmentation)} / ${pct(r.maxFragmentation)}`],
     ["first defrag: before -> after", `${pct(r.fragmentationBeforeDefrag)} -> ${pct(r.fragmentationAfterDefrag)}`],
     ["defragmenting collections", String(r.defragCycles)],
