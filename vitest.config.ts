@@ -22,6 +22,7 @@ export const LLVM19_SUITES = [
   "test/walker/native-walk.test.ts",
   "test/native-programs/reference.test.ts",
   "test/native-programs/runtime.test.ts",
+  "test/native-runtime/weak-map-label.test.ts",
 ];
 
 const shared = {

@@ -4,13 +4,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ElfFile } from "../../src/elf/elf-file.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import { buildRunEntry, runNativeJson } from "../support/native-run.js";
+import { irSource } from "../support/ir-source.js";
 import { run } from "../support/run-cli.js";
 
 /*
  * A gcroot module reaches its own `_GC_MAP_` label through a declaration the plugin then
  * defines. The seed documents a weak reference (`extern_weak global i8`); `external` is the
  * other spelling. Both must compile with `rootwalk compile --plimmix` (llc once rejected the weak
- * one: "changed binding to STB_GLOBAL"), define the label as a global object, and run.
+ * one: "changed binding to STB_GLOBAL"), define the label as a global object, and run, with
+ * every LLVM the tests run under (vitest.config.ts).
  */
 
 const ROOT = repoRoot();
@@ -36,7 +38,7 @@ beforeAll(() => {
 describe("_GC_MAP_ label declared by the module itself", () => {
   for (const linkage of ["external", "extern_weak"] as const) {
     it(`${linkage}: compiles with --plimmix, defines a global label, runs under --stress --verify`, async () => {
-      const source = variant(linkage);
+      const source = irSource(variant(linkage)); // opaque pointers for LLVM 17+
       const object = join(OUT, `plimmix-list-${linkage}.o`);
       const compiled = await run("compile", "--plimmix", source, "-o", object);
       expect(compiled.stderr).toBe("");
