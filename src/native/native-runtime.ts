@@ -435,6 +435,12 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
 
   const stats = collector.stats;
   if (options.svg !== undefined) {
+    // The fast path bumped the threads' cursors after the last callback: take them in, so the map
+    // draws what was allocated since the last collection as allocated, not as unused hole.
+    for (const [t, m] of mutators) {
+      const cursor = word(t, R_CURSOR);
+      if (cursor !== 0 && cursor !== m.hole().cursor) m.setCursor(cursor);
+    }
     writeFileSync(options.svg, renderHeapMapSvg(collector.heapMap(), { title: "rootwalk run: the heap after rw_main returned" }));
   }
   return {
