@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { NATIVE_PROGRAMS, runReference } from "./programs.js";
+import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
 import { buildRunEntry, programArguments, runNativeJson } from "../support/native-run.js";
 
 /*
@@ -45,7 +46,7 @@ describe.each(NATIVE_PROGRAMS.map((entry) => [entry.name, entry] as const))("roo
     async () => {
       const r = await runNativeJson([...args, `--stress=${n}`, "--verify"], CHILD_TIMEOUT_MS);
       console.log(
-        `[native-programs] ${name}: N=${n} collections=${r.collections} objectsMoved=${r.objectsMoved} ` +
+        `[native-programs llvm${activeLlvm().major}] ${name}: N=${n} collections=${r.collections} objectsMoved=${r.objectsMoved} ` +
           `framesScanned=${r.framesScanned} rootsRelocated=${r.rootsRelocated} maxPauseMs=${r.maxPauseMs} ` +
           `result=${r.result} (${(r.elapsedMs / 1000).toFixed(1)} s)`,
       );

@@ -1,3 +1,4 @@
+import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { loadOcamlFromElf } from "../../src/loader/ocaml-loader.js";
@@ -58,7 +59,7 @@ describe("plimmix and OCaml maps of the same programs agree", () => {
     }
   }
   it("compared safepoints in most programs", () => {
-    console.log(`plimmix vs ocaml: ${compared} safepoints compared`);
+    console.log(`plimmix vs ocaml (LLVM ${activeLlvm().version}): ${compared} safepoints compared`);
     expect(compared).toBeGreaterThan(20);
   });
 });
