@@ -1,5 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { elfSoname } from "../elf/dynamic.js";
+import { ElfFile } from "../elf/elf-file.js";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
 import { cacheKey, repoRoot, runTool } from "../toolchain/llvm-toolchain.js";
@@ -55,6 +57,32 @@ export function buildRuntime(): string {
 }
 
 /**
+ * The directory the program library's rpath names for input `path`: for a shared library, one
+ * under the cache holding a link named by its DT_SONAME (the name the program library records
+ * in DT_NEEDED, which need not be the file's own name) to the user's file; for an object, its
+ * own directory (unused).
+ */
+function sonameDirectory(path: string): string {
+  if (!path.endsWith(".so") && !/\.so\.\d+/.test(path)) return dirname(path);
+  let soname: string | undefined;
+  try {
+    soname = elfSoname(ElfFile.parse(readFileSync(path)));
+  } catch {
+    soname = undefined;
+  }
+  const name = soname ?? basename(path);
+  if (name === basename(path)) return dirname(path);
+  const dir = join(nativeCacheDir(), "sonames", cacheKey(["soname-dir/v1", path, name]).slice(0, 16));
+  const link = join(dir, name);
+  mkdirSync(dir, { recursive: true });
+  // Made aside and renamed into place: concurrent runs of the same library never see it missing.
+  const tmp = temporary(link, "");
+  symlinkSync(path, tmp);
+  renameSync(tmp, link);
+  return dir;
+}
+
+/**
  * Links the program's objects into one shared library that depends on the runtime (its
  * references to gc_* resolve to the runtime when both are loaded, the runtime first, with
  * RTLD_GLOBAL semantics via the DT_NEEDED entry). `objects` may include shared libraries the
@@ -65,13 +93,13 @@ export function buildRuntime(): string {
 export function linkProgram(objects: readonly string[], runtime: string): string {
   if (objects.length === 0) throw new InvalidArgumentError("program", "no objects", "at least one object");
   const contents = objects.map((o) => readFileSync(resolve(o)));
-  const key = cacheKey(["rw-program/v2", ...objects.map((o) => resolve(o)), ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
+  const key = cacheKey(["rw-program/v3", ...objects.map((o) => resolve(o)), ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
   const out = join(nativeCacheDir(), `prog-${key.slice(0, 16)}.so`);
   if (existsSync(out)) return out;
   mkdirSync(nativeCacheDir(), { recursive: true });
   const tmp = temporary(out, ".so");
   try {
-    const rpaths = [...new Set([runtime, ...objects].map((o) => dirname(resolve(o))))].map((d) => `-Wl,-rpath,${d}`);
+    const rpaths = [...new Set([dirname(runtime), ...objects.map((o) => sonameDirectory(resolve(o)))])].map((d) => `-Wl,-rpath,${d}`);
     runTool("gcc", [...PROGRAM_LINK_FLAGS, "-o", tmp, "-Wl,--no-as-needed", ...objects.map((o) => resolve(o)), runtime, ...rpaths]);
     renameSync(tmp, out);
   } finally {

@@ -118,7 +118,11 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const rwRunMain = runtime.func("int rw_run_main(const char *program)");
 
   // Loaded here so that its DT_NEEDED runtime is the one above; rw_run_main finds rw_main in it.
-  koffi.load(options.program);
+  try {
+    koffi.load(options.program);
+  } catch (e) {
+    throw new RootwalkError("GC", `cannot load the program: ${e instanceof Error ? e.message : String(e)}`);
+  }
 
   // ---- heap and collector ----
   const heapBytes = Math.floor(options.heapBytes / 32768) * 32768;

@@ -33,7 +33,7 @@ beforeAll(() => {
 }, 300_000);
 
 describe("rootwalk run with prebuilt inputs", () => {
-  it("a statepoint program as a .o and as a .so linked by gcc: same result as from .ll, collected and verified", async () => {
+  it("a statepoint program as a .o and as a .so linked by gcc (with and without a SONAME): same result as from .ll, collected and verified", async () => {
     const entry = program("sp-linked-list");
     const object = join(OUT, "sp-linked-list.o");
     await userCompile("--statepoint", entry.files[0]!, object);
@@ -41,7 +41,11 @@ describe("rootwalk run with prebuilt inputs", () => {
     const link = spawnSync("gcc", ["-shared", "-Wl,-z,notext", "-o", library, object], { encoding: "utf8" });
     expect(link.stderr).toBe("");
     expect(link.status).toBe(0);
-    for (const input of [object, library]) {
+    // A library whose DT_SONAME is not its file name (the program library records the SONAME).
+    const named = join(OUT, "libsp-linked-list-named.so");
+    const linkNamed = spawnSync("gcc", ["-shared", "-Wl,-z,notext", "-Wl,-soname,libsp-linked-list.so.1", "-o", named, object], { encoding: "utf8" });
+    expect(linkNamed.status).toBe(0);
+    for (const input of [object, library, named]) {
       const r = await runNativeJson([input, "--stress=20", "--verify", "--heap", "16M"], 120_000);
       expect(r.result).toBe(String(entry.expectedResult));
       expect(r.collections).toBeGreaterThan(0);
