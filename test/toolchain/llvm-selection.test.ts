@@ -6,6 +6,7 @@ import { InvalidArgumentError, ToolError } from "../../src/errors.js";
 import { activeLlvm, LLVM_ENV_VARIABLE, requestLlvm, selectLlvm } from "../../src/toolchain/llvm-selection.js";
 import { compileToObject, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 import { run } from "../support/run-cli.js";
+import { buildRunEntry, runNative } from "../support/native-run.js";
 
 /**
  * LLVM selection (src/toolchain/llvm-selection.ts) against the real installs: this machine (and
@@ -135,5 +136,20 @@ define void @f(ptr addrspace(1) %p) {
     expect(() => compileToObject(source, { cacheDir, llvm: selectLlvm("14", "--llvm 14") })).toThrow(
       /^llc-14: opaque-pointer IR \(ptr\) needs LLVM 17 or newer, and LLVM 14\.[\d.]+ was chosen \(--llvm 14\); choose another with ROOTWALK_LLVM or --llvm/,
     );
+  });
+});
+
+describe("rootwalk run --llvm (a child process, as users run it)", () => {
+  it("an opaque-pointer program runs with --llvm 19; with --llvm 14 it is refused in one line that says why", async () => {
+    buildRunEntry();
+    const opaque = join(scratch, "sp-many-args-opaque.ll");
+    writeFileSync(opaque, runTool(selectLlvm("19", "test").tool("opt"), ["-S", join(repoRoot(), "test", "native-programs", "sp-many-args.ll"), "-o", "-"]));
+    delete process.env[LLVM_ENV_VARIABLE]; // the child inherits the environment at spawn
+    const by19 = await runNative([opaque, "--llvm", "19", "--no-gc", "--json"], 120_000);
+    const by14 = await runNative([opaque, "--llvm", "14", "--no-gc", "--json"], 120_000);
+    expect(by19.status, by19.stderr).toBe(0);
+    expect(JSON.parse(by19.stdout).result).toBe("324750");
+    expect(by14.status).toBe(1);
+    expect(by14.stderr).toMatch(/^rootwalk run: opt-14: opaque-pointer IR \(ptr\) needs LLVM 17 or newer, and LLVM 14\.[\d.]+ was chosen \(--llvm 14\)/);
   });
 });
