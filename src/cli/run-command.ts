@@ -38,8 +38,12 @@ export interface RunArguments {
   heapBytes: number;
   /** The safepoint watchdog (native-runtime.ts): milliseconds, 0 = off. */
   safepointTimeoutMs: number;
-  /** Show progress on stderr every this many milliseconds (0: never; never with --json). */
-  progressMs: number;
+  /**
+   * Show progress on stderr every this many milliseconds (0: never; never with --json); when
+   * not given, DEFAULT_PROGRESS_MS on a terminal (one updated line), DEFAULT_LOG_PROGRESS_MS
+   * otherwise (a line each: logs stay short).
+   */
+  progressMs?: number;
   json: boolean;
   /** `--llvm VERSION`: the LLVM to compile with unless ROOTWALK_LLVM says otherwise. */
   llvm?: string;
@@ -52,7 +56,7 @@ export function parseHeapSize(text: string): number {
 }
 
 export function parseRunArguments(args: readonly string[]): RunArguments {
-  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, poison: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, progressMs: DEFAULT_PROGRESS_MS, json: false };
+  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, poison: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, json: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("--")) {
@@ -123,8 +127,9 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
   return out;
 }
 
-/** Progress every second by default, as `sim` shows it: one line each, or one updated line on a terminal. */
+/** Progress every second on a terminal (one updated line, as `sim` shows it), every 5 s into a log. */
 export const DEFAULT_PROGRESS_MS = 1000;
+export const DEFAULT_LOG_PROGRESS_MS = 5000;
 
 /** Shows progress lines; `end` finishes a terminal's updated line before anything else is printed. */
 function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; end: () => void } {
@@ -161,7 +166,8 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     }
     const runtime = buildRuntime();
     const library = linkProgram(objects, runtime);
-    const progress = parsed.json || parsed.progressMs === 0 ? undefined : progressReporter(io);
+    const progressMs = parsed.progressMs ?? (process.stderr.isTTY === true ? DEFAULT_PROGRESS_MS : DEFAULT_LOG_PROGRESS_MS);
+    const progress = parsed.json || progressMs === 0 ? undefined : progressReporter(io);
     const r = await runNativeProgram({
       program: library,
       runtime,
@@ -171,7 +177,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       verify: parsed.verify,
       poison: parsed.poison,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
-      ...(progress !== undefined ? { progress: { everyMs: parsed.progressMs, report: progress.report } } : {}),
+      ...(progress !== undefined ? { progress: { everyMs: progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
     }).finally(() => progress?.end());
     if (parsed.json) {

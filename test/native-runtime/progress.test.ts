@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseRunArguments } from "../../src/cli/run-command.js";
+import { DEFAULT_LOG_PROGRESS_MS, DEFAULT_PROGRESS_MS, parseRunArguments } from "../../src/cli/run-command.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import { buildRunEntry, runNative } from "../support/native-run.js";
 
@@ -18,8 +18,9 @@ beforeAll(() => {
 }, 300_000);
 
 describe("rootwalk run progress", () => {
-  it("--progress: every second by default, seconds or ms, 0 = off", () => {
-    expect(parseRunArguments(["p.ll"]).progressMs).toBe(1000);
+  it("--progress: seconds or ms, 0 = off; by default every 1 s on a terminal, 5 s into a log", () => {
+    expect(parseRunArguments(["p.ll"]).progressMs).toBeUndefined();
+    expect([DEFAULT_PROGRESS_MS, DEFAULT_LOG_PROGRESS_MS]).toEqual([1000, 5000]);
     expect(parseRunArguments(["p.ll", "--progress=0.2"]).progressMs).toBe(200);
     expect(parseRunArguments(["p.ll", "--progress", "0"]).progressMs).toBe(0);
     expect(() => parseRunArguments(["p.ll", "--progress=often"])).toThrow(/--progress: found often/);
