@@ -190,6 +190,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
           objectsMoved: r.objectsMoved,
           maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
           verifyFailures: r.verifyFailures,
+          poisonedBytes: r.poisonedBytes,
         })}\n`,
       );
     } else {

@@ -97,6 +97,8 @@ export interface NativeRunResult {
   objectsMoved: number;
   maxPauseMs: number;
   verifyFailures: number;
+  /** Bytes the collections poisoned (0 unless --poison or --stress). */
+  poisonedBytes: number;
   totalPauseMs: number;
   mapsRegistered: number;
   threads: number;
@@ -455,6 +457,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     objectsMoved: stats.totalEvacuatedObjects,
     maxPauseMs: stats.maxPauseMs,
     verifyFailures: stats.totalVerifyFailures,
+    poisonedBytes: stats.totalPoisonedBytes,
     totalPauseMs: stats.totalPauseMs,
     mapsRegistered,
     threads: rwThreadCount() as number,

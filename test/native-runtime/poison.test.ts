@@ -24,10 +24,21 @@ describe("rootwalk run --poison", () => {
     expect(() => parseRunArguments(["p.ll", "--poison=1"])).toThrow(/--poison=1/);
   });
 
-  it("the stale-pointer program is right without collections", async () => {
-    const r = await runNativeJson([PROGRAM, "--plimmix", "--no-gc"], 60_000);
-    expect(r.result).toBe("42");
-  }, 90_000);
+  it("the stale-pointer program is right without collections, and with --poison alone (nothing moved)", async () => {
+    const plain = await runNativeJson([PROGRAM, "--plimmix", "--no-gc"], 60_000);
+    expect(plain.result).toBe("42");
+    expect(plain.poisonedBytes).toBe(0);
+    // gc_collect without stress marks in place: the stale pointer is still right; the free lines
+    // of the block are poisoned all the same.
+    const poisoned = await runNativeJson([PROGRAM, "--plimmix", "--poison"], 60_000);
+    expect(poisoned.result).toBe("42");
+    expect(poisoned.collections).toBe(1);
+    expect(poisoned.objectsMoved).toBe(0);
+    expect(poisoned.poisonedBytes).toBeGreaterThan(0);
+    const unpoisoned = await runNativeJson([PROGRAM, "--plimmix"], 60_000);
+    expect(unpoisoned.collections).toBe(1);
+    expect(unpoisoned.poisonedBytes).toBe(0);
+  }, 120_000);
 
   for (const args of [["--stress=1", "--verify"], ["--stress=1", "--verify", "--poison"]]) {
     it(`a read through a stale pointer fails under ${args.join(" ")}: exit 3, the fault and the likely cause`, async () => {
