@@ -1,3 +1,5 @@
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -12,6 +14,9 @@ import { defineConfig } from "vitest/config";
  * Compiled objects are cached under .cache/ by content and tool version, so the two projects
  * never share or overwrite an object.
  */
+/** Tests keep rootwalk's cache inside the checkout (git-ignored), shared by both projects. */
+const CACHE_ENV = { ROOTWALK_CACHE_DIR: resolve(dirname(fileURLToPath(import.meta.url)), ".cache") };
+
 export const LLVM19_SUITES = [
   "test/toolchain/corpus.test.ts",
   "test/loader/corpus-maps.test.ts",
@@ -37,8 +42,8 @@ export default defineConfig({
   test: {
     ...shared,
     projects: [
-      { test: { ...shared, name: "llvm14", include: ["test/**/*.test.ts"], env: { ROOTWALK_LLVM: "14" } } },
-      { test: { ...shared, name: "llvm19", include: LLVM19_SUITES, env: { ROOTWALK_LLVM: "19" } } },
+      { test: { ...shared, name: "llvm14", include: ["test/**/*.test.ts"], env: { ...CACHE_ENV, ROOTWALK_LLVM: "14" } } },
+      { test: { ...shared, name: "llvm19", include: LLVM19_SUITES, env: { ...CACHE_ENV, ROOTWALK_LLVM: "19" } } },
     ],
   },
 });

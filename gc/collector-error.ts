@@ -26,3 +26,19 @@ export class CollectorError extends RootwalkError {
     super("GC", `${what} at ${hex(address)}: found ${found}, expected ${expected}`);
   }
 }
+
+/**
+ * OUT_OF_MEMORY with the numbers a user needs to size the heap: the bytes still in use after a
+ * full (defragmenting) collection, the largest heap allowed, and the allocation that did not fit.
+ */
+export class HeapExhaustedError extends CollectorError {
+  constructor(
+    readonly liveBytes: number,
+    readonly maxHeapBytes: number,
+    readonly requestBytes: number,
+    address: number,
+  ) {
+    super("OUT_OF_MEMORY", `allocation of ${requestBytes} bytes`, address, `${liveBytes} live bytes of ${maxHeapBytes}`, "room for the object after a collection");
+    this.message = `heap exhausted: ${liveBytes} live bytes of ${maxHeapBytes} (an allocation of ${requestBytes} bytes did not fit after a full collection)`;
+  }
+}

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, hex } from "../src/errors.js";
-import { CollectorError } from "./collector-error.js";
+import { CollectorError, HeapExhaustedError } from "./collector-error.js";
 import { NO_DEFRAG_THRESHOLD, defragThreshold, flagDefragCandidates } from "./defrag.js";
 import { type CycleStats, GcStats } from "./gc-stats.js";
 import { GlobalRoots, type SlotMemory } from "./global-roots.js";
@@ -302,8 +302,7 @@ export class ImmixCollector implements AllocationOwner {
       start = allocator.allocStorage(sizeBytes);
     }
     if (start < 0) {
-      const free = this.space.limitBytes - this.space.usedBytes();
-      throw new CollectorError("OUT_OF_MEMORY", `allocation of ${sizeBytes} bytes`, this.space.base, `${free} bytes free of ${this.space.limitBytes} (reservation ${this.space.maxBytes})`, "room for the object after a collection");
+      throw new HeapExhaustedError(this.space.usedBytes(), this.space.maxBytes, sizeBytes, this.space.base);
     }
     return start;
   }

@@ -87,9 +87,25 @@ export class ToolError extends RootwalkError {
   constructor(
     readonly tool: string,
     message: string,
+    /** The tool's own diagnostic (its stderr, printable, a few lines), shown before the message. */
+    readonly diagnostic = "",
   ) {
-    super("TOOL", `${tool}: ${message}`);
+    super("TOOL", diagnostic === "" ? `${tool}: ${message}` : `${diagnostic}\n${tool}: ${message}`);
   }
+}
+
+/**
+ * A tool's stderr made safe for a terminal: control bytes and invalid UTF-8 (a binary file given
+ * as source is echoed back by opt) shown as `?`, lines cut to `maxColumns`, at most `maxLines`.
+ */
+export function printableDiagnostic(text: string, maxLines: number, maxColumns = 160): string {
+  return text
+    .split("\n")
+    .map((line) => line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "?").trimEnd())
+    .filter((line) => line.trim() !== "")
+    .slice(0, maxLines)
+    .map((line) => (line.length > maxColumns ? `${line.slice(0, maxColumns)}...` : line))
+    .join("\n");
 }
 
 /** Prefixes an error's message with where the input came from (a file name, a blob index). */

@@ -45,10 +45,37 @@ function num(value: string | number | undefined, what: string): number {
   return n;
 }
 
+/** What a JSON value is, in the words of an error message. */
+function jsonKind(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
+}
+
+/** Every element of `list` (a field of the snapshot) must be an object: JSON may hold anything. */
+function checkObjects(list: unknown, field: string, optional: boolean): void {
+  if (list === undefined && optional) return;
+  if (!Array.isArray(list)) throw new MalformedInputError(`snapshot field ${field}`, 0, jsonKind(list), "an array");
+  list.forEach((item, i) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) throw new MalformedInputError(`snapshot ${field}[${i}]`, 0, jsonKind(item), "an object");
+  });
+}
+
 export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
+  // The file is untrusted JSON: check the shape before reading any field.
+  const value: unknown = json;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError("snapshot", jsonKind(value), "a JSON object in the fixture format of shared/fixtures/split-stack");
+  }
   if (!Array.isArray(json.memory) || !Array.isArray(json.functions) || !Array.isArray(json.callsites)) {
     throw new InvalidArgumentError("snapshot", "missing memory, functions or callsites", "the fixture format of shared/fixtures/split-stack");
   }
+  checkObjects(json.memory, "memory", false);
+  checkObjects(json.functions, "functions", false);
+  checkObjects(json.callsites, "callsites", false);
+  checkObjects(json.segments, "segments", true);
+  checkObjects(json.splitstackFindRanges, "splitstackFindRanges", true);
+  json.callsites.forEach((c, r) => {
+    if (!Array.isArray(c.rootSpOffsets)) throw new MalformedInputError(`snapshot callsites[${r}].rootSpOffsets`, 0, jsonKind(c.rootSpOffsets), "an array");
+  });
   const memory = RangedMemory.fromPieces(
     json.memory.map((m, i) => {
       if (typeof m.hex !== "string" || m.hex.length % 2 !== 0 || !/^[0-9a-f]*$/i.test(m.hex)) {

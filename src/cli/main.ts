@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import { InvalidArgumentError } from "../errors.js";
+import { describeFailure } from "./failure.js";
+import { checkOutputPath } from "./output-path.js";
 import { DUMP_FORMATS, dumpFiles, type DumpFormat } from "./dump-command.js";
 import { WALK_METHODS, walkSnapshotFile } from "./walk-command.js";
 import type { WalkMethod } from "../../walker/stack-snapshot.js";
@@ -25,6 +27,10 @@ commands:
 
 LLVM: ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else --llvm VERSION, else the newest installed.
 `;
+
+/** Bounds of sim's options (each thread holds a 32 MiB simulated stack). */
+const MAX_SIM_THREADS = 32;
+const MAX_SIM_SCALE = 10;
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -59,6 +65,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         if (flags.has("statepoint") && flags.has("plimmix")) throw new InvalidArgumentError("compile", "--statepoint and --plimmix", "at most one of them");
         const output = options.get("o");
         if (positional.length !== 1 || output === undefined) throw new InvalidArgumentError("compile", `${positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
+        checkOutputPath(output, "-o");
         const { compileProgramTo } = await import("../toolchain/compile-program.js");
         const { requestLlvm } = await import("../toolchain/llvm-selection.js");
         requestLlvm(options.get("llvm"));
@@ -71,25 +78,29 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         const { positional, options, flags } = parseOptions(rest, ["workload", "heap", "svg", "scale", "threads", "seed"], ["stress", "verify", "poison", "json", "sweep"]);
         if (positional.length > 0) throw new InvalidArgumentError("sim", positional.join(" "), "no positional arguments");
         const { WORKLOADS } = await import("./sim/workloads.js");
-        const { parseSize, simCommand } = await import("./sim/sim-command.js");
+        const { simCommand } = await import("./sim/sim-command.js");
+        const { parseHeapSize } = await import("./run-command.js");
         const workload = (options.get("workload") ?? "gcbench") as (typeof WORKLOADS)[number];
         if (!WORKLOADS.includes(workload)) throw new InvalidArgumentError("--workload", workload, WORKLOADS.join(" | "));
-        const number = (name: string, fallback: number, min: number) => {
+        // Every count and size is bounded: each simulated thread holds a 32 MiB stack, the heap is
+        // one ArrayBuffer, and the scale multiplies work and memory.
+        const number = (name: string, fallback: number, min: number, max: number) => {
           const v = options.has(name) ? Number(options.get(name)) : fallback;
-          if (!(v >= min) || !Number.isFinite(v)) throw new InvalidArgumentError(`--${name}`, String(options.get(name)), `a number >= ${min}`);
+          if (!(v >= min && v <= max)) throw new InvalidArgumentError(`--${name}`, String(options.get(name)), `a number from ${min} to ${max}`);
           return v;
         };
+        if (options.has("svg")) checkOutputPath(options.get("svg")!, "--svg");
         const stress = flags.has("stress");
         return await simCommand(
           {
             workload,
-            heapBytes: parseSize(options.get("heap") ?? "64M"),
+            heapBytes: parseHeapSize(options.get("heap") ?? "64M"),
             stress,
             verify: flags.has("verify"),
             poison: flags.has("poison"),
-            scale: number("scale", stress ? 0.02 : 1, 0.0001),
-            threads: Math.floor(number("threads", 4, 1)),
-            seed: Math.floor(number("seed", 42, 0)),
+            scale: number("scale", stress ? 0.02 : 1, 0.0001, MAX_SIM_SCALE),
+            threads: Math.floor(number("threads", 4, 1, MAX_SIM_THREADS)),
+            seed: Math.floor(number("seed", 42, 0, 2 ** 32 - 1)),
             json: flags.has("json"),
             sweep: flags.has("sweep"),
             ...(options.has("svg") ? { svg: options.get("svg")! } : {}),
@@ -123,11 +134,9 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         throw new InvalidArgumentError("command", command, "dump | walk | compile | sim | run | demo");
     }
   } catch (e) {
-    if (e instanceof RootwalkError) {
-      io.stderr(`rootwalk: ${e.message.split("\n")[0]}\n`);
-      return 1;
-    }
-    throw e;
+    const failure = describeFailure(e);
+    io.stderr(`rootwalk: ${failure.line}\n`);
+    return failure.exitCode;
   }
 }
 
@@ -179,8 +188,9 @@ if (invokedDirectly) {
   runCli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e: unknown) => {
-      process.stderr.write(`rootwalk: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-      process.exit(2);
+      const failure = describeFailure(e);
+      process.stderr.write(`rootwalk: ${failure.line}\n`);
+      process.exit(failure.exitCode);
     },
   );
 }

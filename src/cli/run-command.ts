@@ -1,6 +1,8 @@
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
-import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import { InvalidArgumentError } from "../errors.js";
+import { describeFailure } from "./failure.js";
+import { checkOutputPath } from "./output-path.js";
 import type { NativeRunProgress } from "../native/native-runtime.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
 
@@ -152,6 +154,7 @@ function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; 
 export async function runCommand(args: readonly string[], io: RunIo): Promise<number> {
   try {
     const parsed = parseRunArguments(args);
+    if (parsed.svg !== undefined) checkOutputPath(parsed.svg, "--svg");
     const { requestLlvm } = await import("../toolchain/llvm-selection.js");
     requestLlvm(parsed.llvm);
     const { compileProgram } = await import("../toolchain/compile-program.js");
@@ -206,10 +209,8 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     }
     return 0;
   } catch (e) {
-    if (e instanceof RootwalkError) {
-      io.stderr(`rootwalk run: ${e.message.split("\n").slice(0, 3).join("\n")}\n`);
-      return 1;
-    }
-    throw e;
+    const failure = describeFailure(e);
+    io.stderr(`rootwalk run: ${failure.line}\n`);
+    return failure.exitCode;
   }
 }

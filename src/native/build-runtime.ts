@@ -4,11 +4,12 @@ import { elfSoname } from "../elf/dynamic.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
+import { cacheSubdir } from "../toolchain/cache-dir.js";
 import { cacheKey, repoRoot, runTool } from "../toolchain/llvm-toolchain.js";
 
 /**
  * Builds the native runtime (runtime.c + runtime-entry.S -> librwruntime-<hash>.so) and links
- * programs against it (prog-<hash>.so), both cached under `<repo>/.cache/native/` by content
+ * programs against it (prog-<hash>.so), both cached under `native/` in the rootwalk cache (src/toolchain/cache-dir.ts) by content
  * (sources, flags, `gcc --version`).
  */
 
@@ -22,7 +23,7 @@ function gccVersion(): string {
 }
 
 export function nativeCacheDir(): string {
-  return join(repoRoot(), ".cache", "native");
+  return cacheSubdir("native");
 }
 
 /** The directory holding runtime.c (works from src/ and from dist/src/). */

@@ -1,3 +1,5 @@
+import { CollectorError, HeapExhaustedError } from "../../gc/collector-error.js";
+import { describeFailure } from "../cli/failure.js";
 import { renderHeapMapSvg } from "../../gc/heap-map-svg.js";
 import { readFileSync, writeFileSync, writeSync } from "node:fs";
 import koffi from "koffi";
@@ -401,13 +403,15 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
       try {
         return handle(kind, thread, Number(a), Number(b));
       } catch (e) {
-        const message = e instanceof RootwalkError ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+        const failure = describeFailure(e);
         try {
-          writeSync(2, `rootwalk run: ${message}\n`);
+          writeSync(2, `rootwalk run: ${failure.line}\n`);
         } catch {
           // nothing more to do
         }
-        return -1;
+        // -1: the collector failed mid-collection (runtime.c adds why it stops: stale roots);
+        // -2: the message above says everything (heap exhausted, an internal error, ...).
+        return e instanceof CollectorError && !(e instanceof HeapExhaustedError) ? -1 : -2;
       }
     },
     koffi.pointer(callbackType),

@@ -270,6 +270,10 @@ static void stw_end(uint64_t new_state) {
 
 static int64_t js_call(int32_t kind, uint64_t a, uint64_t b) {
   int64_t r = js_callback(kind, (int32_t)(self - rw_threads), a, b);
+  if (r == -2) {
+    fflush(stderr);
+    _exit(3); /* the callback's message says everything */
+  }
   if (r < 0) fatal("the collector failed (see the message above); stopping rather than running on with stale roots");
   return r;
 }

@@ -3,7 +3,8 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { InvalidArgumentError, ToolError } from "../errors.js";
+import { InvalidArgumentError, printableDiagnostic, ToolError } from "../errors.js";
+import { cacheSubdir } from "./cache-dir.js";
 import { activeLlvm, FIRST_OPAQUE_POINTER_MAJOR, hasOpaquePointersOnly, type LlvmSelection } from "./llvm-selection.js";
 
 /**
@@ -57,12 +58,8 @@ export function runTool(tool: string, args: readonly string[], options: RunToolO
   }
   if (result.status !== 0) {
     const how = result.status === null ? `killed by ${result.signal ?? "a signal"}` : `exit code ${result.status}`;
-    const stderr = result.stderr
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .slice(0, STDERR_LINES_IN_ERROR)
-      .join("\n");
-    throw new ToolError(tool, `failed (${how}) running ${[tool, ...args].join(" ")}${stderr === "" ? "" : `:\n${stderr}`}`);
+    // The tool's own diagnostic first (the IR line and message), then the command that failed.
+    throw new ToolError(tool, `failed (${how}) running ${[tool, ...args].join(" ")}`, printableDiagnostic(result.stderr, STDERR_LINES_IN_ERROR));
   }
   return result.stdout;
 }
@@ -80,7 +77,7 @@ export function repoRoot(): string {
 
 /** Where compiled objects and libraries are cached unless a caller says otherwise. */
 export function defaultCacheDir(): string {
-  return join(repoRoot(), ".cache", "objects");
+  return cacheSubdir("objects");
 }
 
 const versionCache = new Map<string, string>();
@@ -119,7 +116,7 @@ export interface CompileOptions {
   optPasses?: readonly string[];
   /** Extra `llc` arguments (e.g. `["-O0"]`, `["-mattr=+avx"]`). `-filetype=obj` is always passed. */
   llcFlags?: readonly string[];
-  /** Cache directory; default `<repo root>/.cache/objects/`. */
+  /** Cache directory; default `objects/` in the rootwalk cache (src/toolchain/cache-dir.ts). */
   cacheDir?: string;
   /** Which LLVM; default the process's selection (activeLlvm). */
   llvm?: LlvmSelection;
@@ -195,7 +192,7 @@ function explainOpaquePointers(error: unknown, llvm: LlvmSelection): unknown {
 }
 
 export interface LinkOptions {
-  /** Cache directory; default `<repo root>/.cache/objects/`. */
+  /** Cache directory; default `objects/` in the rootwalk cache (src/toolchain/cache-dir.ts). */
   cacheDir?: string;
   /** Extra gcc arguments (libraries, `-Wl,...`). */
   extraFlags?: readonly string[];

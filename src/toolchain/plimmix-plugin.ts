@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import { join, resolve } from "node:path";
 import { ToolError } from "../errors.js";
 import { cacheKey, compileToObject, repoRoot, runTool } from "./llvm-toolchain.js";
+import { cacheSubdir } from "./cache-dir.js";
 import { activeLlvm, versionText, type LlvmSelection } from "./llvm-selection.js";
 
 /**
@@ -30,7 +31,7 @@ const CXX = "g++";
 const REQUIRED_HEADER = join("llvm", "CodeGen", "GCMetadataPrinter.h");
 
 function defaultPluginCacheDir(): string {
-  return join(repoRoot(), ".cache", "plimmix");
+  return cacheSubdir("plimmix");
 }
 
 /** `llvm-config` of the selected LLVM (its `--version` prints just "19.1.7"). */

@@ -66,9 +66,9 @@ describe("runTool", () => {
     expect(runTool("sh", ["-c", "echo out; echo err >&2"])).toBe("out\n");
   });
 
-  it("reports the exit code and the first stderr lines", () => {
+  it("reports the tool's first stderr lines, then the exit code and the command", () => {
     expect(() => runTool("sh", ["-c", "echo first >&2; echo second >&2; exit 3"])).toThrow(
-      /sh: failed \(exit code 3\)[^]*first\nsecond/,
+      /^first\nsecond\nsh: failed \(exit code 3\) running sh -c/,
     );
   });
 

@@ -181,9 +181,16 @@ function deepRecursion(ctx: SimContext, thread: SimThread): void {
   const depth = Math.max(50, Math.round(10_000 * ctx.scale));
   const names = [...ctx.templates.keys()].sort();
   const garbage = Math.max(200, Math.round(20_000 * ctx.scale));
-  const level = (n: number): void => {
-    const t = template(ctx, names[n % names.length]!);
-    thread.call(t, (f) => {
+  // Iterative, not recursive: the simulated stack is as deep as the scale says, the JS stack stays
+  // flat (a JS recursion per level overflowed Node's stack at the default depth).
+  const frames: SimFrame[] = [];
+  const templates: FrameTemplate[] = [];
+  try {
+    for (let n = 0; n < depth; n++) {
+      const t = template(ctx, names[n % names.length]!);
+      const f = thread.push(t);
+      frames.push(f);
+      templates.push(t);
       for (let i = 0; i < f.size; i++) {
         const o = thread.alloc(1, 8);
         setNodeData(ctx, o, n, i);
@@ -194,13 +201,15 @@ function deepRecursion(ctx: SimContext, thread: SimThread): void {
         setNodeData(ctx, o, n, 100 + i);
         f.setDerived(i, o, 8 + (n % 7) * 8);
       }
-      if (n + 1 < depth) level(n + 1);
-      else {
-        for (let g = 0; g < garbage; g++) {
-          thread.alloc(1, 8 + (g % 5) * 8);
-          if (g % 1000 === 0) ctx.progress(0.5 + (0.5 * g) / garbage);
-        }
-      }
+      if (n % 500 === 0) ctx.progress((0.5 * n) / depth);
+    }
+    for (let g = 0; g < garbage; g++) {
+      thread.alloc(1, 8 + (g % 5) * 8);
+      if (g % 1000 === 0) ctx.progress(0.5 + (0.5 * g) / garbage);
+    }
+    for (let n = depth - 1; n >= 0; n--) {
+      const f = frames[n]!;
+      const t = templates[n]!;
       for (let i = 0; i < f.size; i++) {
         if (nodeI(ctx, f.get(i)) !== n) throw new SimCheckError(`frame ${n} slot ${i} lost its object`);
       }
@@ -208,10 +217,12 @@ function deepRecursion(ctx: SimContext, thread: SimThread): void {
         if (f.derivedValue(i) - f.derivedBase(i) !== 8 + (n % 7) * 8) throw new SimCheckError(`frame ${n}: derived pointer ${i} lost its offset`);
         if (nodeI(ctx, f.derivedBase(i)) !== n) throw new SimCheckError(`frame ${n}: derived base ${i} lost its object`);
       }
-    });
-    if (n % 500 === 0) ctx.progress((0.5 * n) / depth);
-  };
-  level(0);
+      thread.pop();
+      frames.pop();
+    }
+  } finally {
+    for (let k = frames.length; k > 0; k--) thread.pop();
+  }
 }
 
 /**

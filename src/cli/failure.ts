@@ -1,0 +1,76 @@
+import { CollectorError, HeapExhaustedError } from "../../gc/collector-error.js";
+import { RootwalkError, ToolError } from "../errors.js";
+
+/**
+ * Exit codes of the `rootwalk` command (README "Exit codes"):
+ *   0 ok; 1 bad input or usage; 3 runtime or collector failure (and internal errors);
+ *   4 verification failure (`--verify` found a broken heap or wrong roots).
+ */
+export const EXIT_OK = 0;
+export const EXIT_BAD_INPUT = 1;
+export const EXIT_RUNTIME_FAILURE = 3;
+export const EXIT_VERIFY_FAILURE = 4;
+
+/** Node's system errors (ENOENT, EACCES, ...) carry a code and the path they were about. */
+interface SystemError extends Error {
+  code: string;
+  path?: string;
+  syscall?: string;
+}
+
+function isSystemError(e: unknown): e is SystemError {
+  return e instanceof Error && typeof (e as Partial<SystemError>).code === "string" && /^E[A-Z]+$/.test((e as SystemError).code);
+}
+
+const SYSTEM_WORDS: Record<string, string> = {
+  ENOENT: "no such file or folder",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EISDIR: "is a folder, expected a file",
+  ENOTDIR: "a part of the path is not a folder",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on the device",
+  EEXIST: "already exists",
+  EMFILE: "too many open files",
+};
+
+/** A size rounded up to the next power of two, spelled as `--heap` takes it (2M, 512M, 4G). */
+export function spellHeapSize(bytes: number): string {
+  let size = 1 << 20;
+  while (size < bytes && size < 2 ** 32) size *= 2;
+  return size >= 1 << 30 ? `${size / (1 << 30)}G` : `${size / (1 << 20)}M`;
+}
+
+/**
+ * The one line a person sees for a failure, and the exit code. A RootwalkError is about the
+ * input, the tools or the run; anything else is a bug in rootwalk and says so (with the stack
+ * only when ROOTWALK_DEBUG is set).
+ */
+export function describeFailure(e: unknown): { line: string; exitCode: number; internal: boolean } {
+  if (e instanceof HeapExhaustedError) {
+    const advice = e.maxHeapBytes >= 2 ** 32 - (1 << 20) ? "the heap is at its 4G maximum" : `try --heap ${spellHeapSize(Math.max(e.maxHeapBytes * 2, (e.liveBytes + e.requestBytes) * 2))}`;
+    return { line: `heap exhausted: ${e.liveBytes} live bytes of ${e.maxHeapBytes}; ${advice}`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
+  }
+  if (e instanceof CollectorError) return { line: `collector failure: ${firstLine(e.message)}`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
+  // A tool's failure keeps its diagnostic lines (already printable and bounded) and the command.
+  if (e instanceof ToolError) return { line: e.message, exitCode: EXIT_BAD_INPUT, internal: false };
+  if (e instanceof RootwalkError) return { line: firstLine(e.message), exitCode: EXIT_BAD_INPUT, internal: false };
+  if (isSystemError(e)) {
+    const what = SYSTEM_WORDS[e.code] ?? e.code;
+    return { line: `${e.path ?? e.syscall ?? "file"}: ${what}`, exitCode: EXIT_BAD_INPUT, internal: false };
+  }
+  if (e instanceof RangeError && /call stack|Invalid array length|Array buffer allocation failed/.test(e.message)) {
+    return { line: `out of resources: ${e.message} (the input asks for more than this process can hold; try a smaller size or scale)`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
+  }
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const stack = process.env["ROOTWALK_DEBUG"] && e instanceof Error && e.stack ? `\n${e.stack}` : "";
+  return {
+    line: `internal error (a bug in rootwalk, not in your input): ${firstLine(message)}; please report it to the rootwalk maintainers with the command line and the output of rootwalk --version (ROOTWALK_DEBUG=1 prints the stack)${stack}`,
+    exitCode: EXIT_RUNTIME_FAILURE,
+    internal: true,
+  };
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0]!;
+}

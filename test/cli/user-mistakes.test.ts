@@ -1,0 +1,101 @@
+// Every mistake issue 11 lists as "prints a JS stack trace" or "takes the machine": each now ends
+// with one line on stderr naming what was found and what was expected, and a documented exit code
+// (src/cli/failure.ts). A bad output path is refused before any work starts.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { HeapExhaustedError } from "../../gc/collector-error.js";
+import { describeFailure, spellHeapSize } from "../../src/cli/failure.js";
+import { run } from "../support/run-cli.js";
+import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+
+const CORPUS_DIR = join(repoRoot(), "test", "ll");
+
+const scratch = mkdtempSync(join(tmpdir(), "rootwalk-mistakes-"));
+
+/** One line, no stack frame ("    at f (file:...)"), the expected exit code. */
+function expectOneLine(r: { code: number; stdout: string; stderr: string }, code: number, pattern: RegExp): void {
+  expect(r.code).toBe(code);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+  expect(r.stderr.trim()).toMatch(pattern);
+  expect(r.stderr.trim().split("\n")).toHaveLength(1);
+}
+
+describe("mistakes a person makes end in one line and a documented exit code", () => {
+  it("sim --heap 100G", async () => {
+    expectOneLine(await run("sim", "--heap", "100G"), 1, /^rootwalk: --heap: found 100G, expected between 1M and 4G$/);
+  });
+
+  it("sim --threads 100000 (32 MiB of simulated stack each) is refused, not attempted", async () => {
+    expectOneLine(await run("sim", "--workload", "mt-gcbench", "--threads", "100000"), 1, /--threads: found 100000, expected a number from 1 to 32/);
+    expectOneLine(await run("sim", "--scale=1e9"), 1, /--scale: found 1e9, expected a number from 0.0001 to 10/);
+  });
+
+  it("a snapshot file holding null, an array, or null elements", async () => {
+    for (const [text, expected] of [
+      ["null", /snapshot: found null, expected a JSON object/],
+      ["[1]", /snapshot: found an array, expected a JSON object/],
+      ['{"memory":[null],"functions":[],"callsites":[]}', /snapshot memory\[0\].*found null, expected an object/],
+      ['{"memory":[],"functions":[],"callsites":[{"ra":"0x1"}]}', /callsites\[0\]\.rootSpOffsets.*found undefined, expected an array/],
+    ] as const) {
+      const path = join(scratch, "snapshot.json");
+      writeFileSync(path, text);
+      expectOneLine(await run("walk", path), 1, expected);
+    }
+  });
+
+  it("a bad -o or --svg path is refused before compiling or running", async () => {
+    expectOneLine(await run("sim", "--svg", "/nonexistent-folder/heap.svg"), 1, /--svg: found \/nonexistent-folder\/heap.svg, expected a path in an existing folder/);
+    expectOneLine(await run("sim", "--svg", scratch), 1, /--svg: .* expected a file path, not a folder/);
+    expectOneLine(await run("compile", "--statepoint", join(CORPUS_DIR, "call-chain.ll"), "-o", "/nonexistent-folder/a.o"), 1, /-o: found \/nonexistent-folder\/a.o, expected a path in an existing folder/);
+    expectOneLine(await run("run", "/nonexistent.ll", "--svg", "/nonexistent-folder/heap.svg"), 1, /--svg: found \/nonexistent-folder\/heap.svg/);
+  });
+
+  it("sim --workload deep-recursion at its default scale (10,000 frames) completes", async () => {
+    const r = await run("sim", "--workload", "deep-recursion");
+    expect(r.stderr).not.toMatch(/RangeError|^\s+at /m);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/deepest stack\s+10000 frames/);
+  });
+
+  it("out of memory says so, with a heap size to try, exit 3", async () => {
+    const r = await run("sim", "--heap", "1M", "--workload", "binary-trees", "--scale", "4");
+    expectOneLine(r, 3, /^rootwalk: heap exhausted: \d+ live bytes of 1048576; try --heap \d+[MG]$/);
+    expect(spellHeapSize(1 << 20)).toBe("1M");
+    expect(spellHeapSize((1 << 20) + 1)).toBe("2M");
+    expect(spellHeapSize(3 * 2 ** 30)).toBe("4G");
+    expect(describeFailure(new HeapExhaustedError(900_000, 1 << 20, 64, 0)).line).toBe("heap exhausted: 900000 live bytes of 1048576; try --heap 2M");
+  });
+
+  it("a bug in rootwalk says it is one, how to report it, and exits 3 without a stack", () => {
+    const failure = describeFailure(new TypeError("x is undefined"));
+    expect(failure.internal).toBe(true);
+    expect(failure.exitCode).toBe(3);
+    expect(failure.line).toMatch(/^internal error \(a bug in rootwalk, not in your input\): TypeError: x is undefined; please report it/);
+    expect(failure.line).not.toMatch(/\n/);
+  });
+});
+
+describe("compiler diagnostics come first, binary input is never echoed", () => {
+  it("an IR error shows opt's own line and caret before the command that failed", async () => {
+    const source = join(scratch, "bad.ll");
+    writeFileSync(source, "define i64 @rw_main() {\n  %x = add i64 1, %nope\n  ret i64 %x\n}\n");
+    const r = await run("compile", "--statepoint", source, "-o", join(scratch, "bad.o"));
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^rootwalk: opt(-\\d+)?: ${source}:2:19: error: use of undefined value '%nope'$`));
+    expect(lines[1]).toBe("  %x = add i64 1, %nope");
+    expect(lines.at(-1)).toMatch(/^opt(-\d+)?: failed \(exit code 1\) running opt/);
+  });
+
+  it("a binary file given as a program: control bytes are shown as ?", async () => {
+    const source = join(scratch, "binary.ll");
+    writeFileSync(source, Buffer.from([0, 1, 0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
+    const r = await run("compile", "--statepoint", source, "-o", join(scratch, "binary.o"));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error: expected top-level entity/);
+    // eslint-disable-next-line no-control-regex
+    expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\ufffd]/);
+  });
+});
