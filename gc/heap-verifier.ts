@@ -31,6 +31,9 @@ export interface GraphInspection {
  * is the pattern itself (gc/poison.ts), fails: it is stale.
  * Without `requireLive` (before a collection) only the structural checks apply: marks are stale.
  * A pointer that fails is counted and not followed.
+ * With `requireLive`, no marked object may start inside a reachable one: that is a pointer
+ * into the middle of an object taken for an object's address (a derived pointer reported as a
+ * base; the collector has no interior-pointer lookup), whose "header" is the other's data.
  */
 export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readonly number[], requireLive: boolean, maxMessages = 20): GraphInspection {
   const index = new Map<number, number>();
@@ -75,7 +78,31 @@ export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readon
     }
   }
   h.add(order.length);
+  if (requireLive) failures += reportOverlaps(space, model, order, messages, maxMessages);
   return { objects: order.length, checksum: h.digest(), failures, messages };
+}
+
+/**
+ * After a collection (mark bits are this collection's): counts reachable Immix objects with a
+ * marked object starting inside them, and adds messages. Checks the mark bit of every word of
+ * each object's body after its first, so it costs about what hashing the raw bytes costs.
+ */
+function reportOverlaps(space: HeapSpace, model: ObjectModel, objects: readonly number[], messages: string[], maxMessages: number): number {
+  const immixEnd = space.base + space.los.bottomPage * BYTES_IN_LARGE_PAGE;
+  let failures = 0;
+  for (const obj of objects) {
+    if (obj >= immixEnd) continue; // large objects start on their own pages
+    const end = obj - model.headerBytes + model.sizeBytes(space, obj);
+    // Another object's address within (obj, end + header) puts its storage inside this one.
+    for (let inner = obj + 8; inner < end + model.headerBytes; inner += 8) {
+      if (!space.isMarked(inner)) continue;
+      failures++;
+      if (messages.length < maxMessages) {
+        messages.push(`object ${hex(inner)} starts inside object ${hex(obj)} (which ends at ${hex(end)}): a pointer into an object was reported as an object's address (a derived pointer as a base?)`);
+      }
+    }
+  }
+  return failures;
 }
 
 /** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */

@@ -59,4 +59,22 @@ describe("verify catches a broken heap", () => {
     expect(cycle.verifyFailures).toBe(1);
     expect(c.verifyMessages[0]).toMatch(/^reachable graph changed: 1 objects, checksum [0-9a-f]{16} before; 1 objects, checksum [0-9a-f]{16} after$/);
   });
+
+  it("reports a pointer into the middle of an object taken for an object (a derived pointer reported as a base)", () => {
+    const t = makeHeap({ verify: true, poison: false });
+    const { collector: c, mutator: m, scanner } = t;
+    const buffer = m.alloc(0, 64);
+    // Raw word 3 happens to look like a header (no pointer slots, 8 raw bytes): the word right
+    // before buffer + 32, which a stack map wrongly reports as a base.
+    c.space.writeWord(buffer + 24, 8 << 3);
+    scanner.roots = [buffer, buffer + 32];
+    const cycle = c.collect();
+    expect(cycle.verifyFailures).toBe(1); // after the collection: its mark bits are exact
+    expect(c.verifyMessages).toEqual([
+      `object 0x${(buffer + 32).toString(16)} starts inside object 0x${buffer.toString(16)} (which ends at 0x${(buffer + 64).toString(16)}): ` +
+        "a pointer into an object was reported as an object's address (a derived pointer as a base?)",
+    ]);
+    scanner.roots = [buffer];
+    expect(c.collect().verifyFailures).toBe(0);
+  });
 });
