@@ -7,8 +7,7 @@ import type { NativeRunProgress } from "../native/native-runtime.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
 
 /**
- * `rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify]
- *  [--heap SIZE] [--safepoint-timeout SECONDS] [--json]`
+ * `rootwalk run` (options: RUN_USAGE below; README "Run").
  *
  * Compiles each `.ll` (statepoint: RS4GC + llc -O2; --plimmix: the plimmix plugin), takes each
  * `.o` and `.so` the user built as it is (src/native/program-input.ts), links them
