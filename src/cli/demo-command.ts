@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ToolError } from "../errors.js";
 import { repoRoot } from "../toolchain/llvm-toolchain.js";
+import { checkOutputPath } from "./output-path.js";
 import { activeLlvm, requestLlvm } from "../toolchain/llvm-selection.js";
 import type { CliIo } from "./main.js";
 import type { NativeRunResult } from "../native/native-runtime.js";
@@ -45,21 +45,21 @@ function runChild(args: string[]): Promise<{ code: number; stdout: string; stder
   });
 }
 
-export async function runDemo(io: CliIo, llvmRequest?: string): Promise<void> {
+/** Writes its heap maps (outputs, not cache) to `outDir`: where the user says, by default the current folder. */
+export async function runDemo(io: CliIo, llvmRequest?: string, outDir = "."): Promise<void> {
   requestLlvm(llvmRequest);
   const llvm = activeLlvm();
   // The children choose the same way (ROOTWALK_LLVM first): pass the choice on explicitly.
   const llvmArgs = ["--llvm", String(llvm.major)];
   const root = repoRoot();
-  const outDir = join(root, ".cache", "demo");
-  mkdirSync(outDir, { recursive: true });
+  checkOutputPath(join(outDir, "rootwalk-demo-heap.svg"), "--out-dir");
   const rows: string[][] = [["program", "result", "collections", "frames scanned", "roots relocated", "objects moved", "max pause", "verify failures", "time"]];
   const svgs: string[] = [];
   io.stdout("rootwalk demo: 3 threads building binary trees + 20,000-deep recursion, collected by rootwalk\n");
   io.stdout(`LLVM ${llvm.version} (${llvm.chosenBy}; ROOTWALK_LLVM or --llvm choose another)\n\n`);
   for (const v of VARIANTS) {
     const source = join(root, "src", "demo", v.source);
-    const svg = join(outDir, `heap-${v.name}.svg`);
+    const svg = join(outDir, `rootwalk-demo-heap-${v.name}.svg`);
     io.stdout(`[${v.name}] compiling ${v.source} and running without GC (the reference result) ...\n`);
     const plain = await runChild([source, ...v.flags, ...llvmArgs, "--no-gc", "--json"]);
     if (plain.code !== 0) throw new ToolError("rootwalk run", `${v.name} --no-gc failed (exit ${plain.code}): ${plain.stderr.trim()}`);

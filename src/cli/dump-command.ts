@@ -4,7 +4,7 @@ import { describeGcrootMaps, describeLlvmMaps, type MapDescription, type Safepoi
 import { loadPlimmixFromElf } from "../loader/plimmix-loader.js";
 import { loadOcamlFromElf } from "../loader/ocaml-loader.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
-import { ElfFile } from "../elf/elf-file.js";
+import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { formatBlobLikeReadobj, formatReadobjFileHeader, isReadobjVersion, READOBJ_VERSIONS, type ReadobjVersion } from "../stackmap/readobj-format.js";
 import { activeLlvm } from "../toolchain/llvm-selection.js";
@@ -37,32 +37,66 @@ export function readobjVersion(request: string | undefined): ReadobjVersion {
   return READOBJ_VERSIONS[READOBJ_VERSIONS.length - 1]!;
 }
 
-/** Everything `rootwalk dump` prints for these files, or a RootwalkError naming file and offset. */
-export function dumpFiles(paths: readonly string[], format: DumpFormat, options: DumpOptions = {}): string {
-  if (paths.length === 0) throw new InvalidArgumentError("dump", "no FILE", "one or more object files, shared libraries or executables");
-  if (format === "readobj") {
-    // 14..19 print the same --stackmap text (readobj-format.ts); the version is still checked.
-    readobjVersion(options.readobjVersion);
-    return paths.map(dumpReadobj).join("");
-  }
+/** What `rootwalk dump` printed, and one line per file it could not read (it carries on, as llvm-readobj does). */
+export interface DumpOutput {
+  text: string;
+  errors: string[];
+}
+
+/** Standard input's name in messages; `-` on the command line reads it. */
+const STDIN_PATH = "-";
+const STDIN_NAME = "<stdin>";
+
+/**
+ * Everything `rootwalk dump` prints for these files. A file that cannot be read or decoded is
+ * reported (a RootwalkError naming file and offset) and the others are still printed.
+ */
+export function dumpFilesReporting(paths: readonly string[], format: DumpFormat, options: DumpOptions = {}): DumpOutput {
+  if (paths.length === 0) throw new InvalidArgumentError("dump", "no FILE", "one or more object files, shared libraries or executables (- for stdin)");
+  if (paths.filter((p) => p === STDIN_PATH).length > 1) throw new InvalidArgumentError("dump", "- more than once", "stdin at most once");
+  // 14..19 print the same --stackmap text (readobj-format.ts); the version is still checked.
+  if (format === "readobj") readobjVersion(options.readobjVersion);
+  const errors: string[] = [];
+  const texts: string[] = [];
   const maps: MapDescription[] = [];
-  for (const path of paths) maps.push(...describeFile(readInput(path), path));
-  return format === "json" ? `${JSON.stringify({ maps })}\n` : formatText(maps, paths);
+  const named: string[] = [];
+  for (const path of paths) {
+    const name = path === STDIN_PATH ? STDIN_NAME : path;
+    try {
+      const bytes = readInput(path);
+      if (format === "readobj") texts.push(dumpReadobj(bytes, name));
+      else maps.push(...describeFile(bytes, name));
+      named.push(name);
+    } catch (e) {
+      if (!(e instanceof RootwalkError)) throw e;
+      errors.push(e.message.startsWith(name) ? e.message : withContext(e, name).message);
+    }
+  }
+  if (format === "readobj") return { text: texts.join(""), errors };
+  if (format === "json") return { text: `${JSON.stringify({ maps })}\n`, errors };
+  return { text: named.length === 0 ? "" : formatText(maps, named), errors };
+}
+
+/** As dumpFilesReporting, but the first bad file throws (the library's all-or-nothing form). */
+export function dumpFiles(paths: readonly string[], format: DumpFormat, options: DumpOptions = {}): string {
+  const out = dumpFilesReporting(paths, format, options);
+  if (out.errors.length > 0) throw new InvalidArgumentError("dump", out.errors[0]!, "readable ELF files");
+  return out.text;
 }
 
 function readInput(path: string): Uint8Array {
   try {
-    return readFileSync(path);
+    return readFileSync(path === STDIN_PATH ? 0 : path);
   } catch (e) {
-    throw new InvalidArgumentError(path, (e as NodeJS.ErrnoException).code ?? String(e), "a readable file");
+    throw new InvalidArgumentError(path === STDIN_PATH ? STDIN_NAME : path, (e as NodeJS.ErrnoException).code ?? String(e), "a readable file");
   }
 }
 
-function dumpReadobj(path: string): string {
-  const bytes = readInput(path);
+function dumpReadobj(bytes: Uint8Array, path: string): string {
   let elf: ElfFile;
   try {
     elf = ElfFile.parse(bytes);
+    requireX86_64(elf);
   } catch (e) {
     throw e instanceof RootwalkError ? withContext(e, path) : e;
   }

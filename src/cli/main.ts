@@ -4,29 +4,63 @@ import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
 import { describeFailure } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
-import { DUMP_FORMATS, dumpFiles, type DumpFormat } from "./dump-command.js";
+import { DUMP_FORMATS, dumpFilesReporting, type DumpFormat } from "./dump-command.js";
 import { WALK_METHODS, walkSnapshotFile } from "./walk-command.js";
 import type { WalkMethod } from "../../walker/stack-snapshot.js";
+import { RUN_USAGE } from "./run-command.js";
 
-const USAGE = `usage: rootwalk <command> [options]
+/**
+ * Each command's usage: every option it takes. `rootwalk help CMD` and `rootwalk CMD --help`
+ * print it; `rootwalk help` prints them all. Values: `--opt value` and `--opt=value` both work;
+ * `--stress[=N]` takes its value only after `=`.
+ */
+export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: string }>> = {
+  dump: {
+    usage: "rootwalk dump FILE...|- [--format readobj|text|json] [--readobj-version 14..19]",
+    summary: "print the stack maps of objects, libraries, executables (- reads stdin); a bad file is reported and the others still printed (exit 1 at the end)",
+  },
+  walk: {
+    usage: "rootwalk walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]",
+    summary: "walk a recorded stack and print every frame and root",
+  },
+  compile: {
+    usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o",
+    summary: "compile a program for rootwalk (llc -O2, default options)",
+  },
+  sim: {
+    usage:
+      "rootwalk sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress[=N]] [--verify] [--poison]\n" +
+      "             [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]",
+    summary: "the collector and walker on simulated stacks (--stress=N: collect at every N-th allocation; --threads 1..32, --scale 0.0001..10, --heap 1M..4G)",
+  },
+  run: {
+    usage: RUN_USAGE,
+    summary: "compile, link with the native runtime and run rw_main with the collector (--stress=N: collect at every N-th safepoint)",
+  },
+  demo: {
+    usage: "rootwalk demo [--llvm VERSION] [--out-dir DIR]",
+    summary: "compile and run the bundled example programs with and without the collector; heap maps go to DIR (default: the current folder)",
+  },
+  help: { usage: "rootwalk help [COMMAND]", summary: "print the usage of one command, or of all" },
+};
+
+const USAGE = `usage: rootwalk <command> [options]      (rootwalk help COMMAND, rootwalk COMMAND --help)
 
 commands:
-  dump FILE... [--format readobj|text|json] [--readobj-version 14..19]
-                                               print the stack maps of objects, libraries, executables
-  walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]
-                                               walk a recorded stack and print every frame and root
-  compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o
-                                               compile a program for rootwalk (llc -O2, default options)
-  sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress] [--verify] [--poison]
-      [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]
-                                               the collector and walker on simulated stacks
-  run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--heap SIZE] [--json]
-      [--llvm VERSION]                         compile, link with the native runtime and run rw_main with the collector
-  demo [--llvm VERSION]                        compile and run the bundled example programs
-  --version                                    print rootwalk's version and the LLVM it found
+${Object.values(COMMAND_USAGE)
+  .map((c) => `  ${c.usage.replace(/^rootwalk /, "").replace(/\n {13}/g, "\n      ")}\n        ${c.summary}`)
+  .join("\n")}
+  --version
+        print rootwalk's version and the LLVM it found
 
 LLVM: ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else --llvm VERSION, else the newest installed.
+Exit codes: 0 ok, 1 bad input or usage, 3 runtime or collector failure (or an internal error), 4 verification failure.
 `;
+
+function commandHelp(command: string): string {
+  const c = COMMAND_USAGE[command]!;
+  return `usage: ${c.usage}\n\n${c.summary}\n`;
+}
 
 /** Bounds of sim's options (each thread holds a 32 MiB simulated stack). */
 const MAX_SIM_THREADS = 32;
@@ -43,14 +77,20 @@ const PROCESS_IO: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) 
 export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    if (command !== undefined && command !== "help" && Object.hasOwn(COMMAND_USAGE, command) && rest.some((a) => a === "--help" || a === "-h")) {
+      io.stdout(commandHelp(command));
+      return 0;
+    }
     switch (command) {
       case "dump": {
         const { positional, options } = parseOptions(rest, ["format", "readobj-version"]);
         const format = (options.get("format") ?? "text") as DumpFormat;
         if (!DUMP_FORMATS.includes(format)) throw new InvalidArgumentError("--format", format, DUMP_FORMATS.join(" | "));
         const readobjVersion = options.get("readobj-version");
-        io.stdout(dumpFiles(positional, format, readobjVersion === undefined ? {} : { readobjVersion }));
-        return 0;
+        const out = dumpFilesReporting(positional, format, readobjVersion === undefined ? {} : { readobjVersion });
+        io.stdout(out.text);
+        for (const error of out.errors) io.stderr(`rootwalk: ${error.split("\n")[0]}\n`);
+        return out.errors.length > 0 ? 1 : 0;
       }
       case "walk": {
         const { positional, options, flags } = parseOptions(rest, ["method"], ["json"]);
@@ -75,7 +115,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return 0;
       }
       case "sim": {
-        const { positional, options, flags } = parseOptions(rest, ["workload", "heap", "svg", "scale", "threads", "seed"], ["stress", "verify", "poison", "json", "sweep"]);
+        const { positional, options, flags } = parseOptions(rest, ["workload", "heap", "svg", "scale", "threads", "seed"], ["verify", "poison", "json", "sweep"], [], ["stress"]);
         if (positional.length > 0) throw new InvalidArgumentError("sim", positional.join(" "), "no positional arguments");
         const { WORKLOADS } = await import("./sim/workloads.js");
         const { simCommand } = await import("./sim/sim-command.js");
@@ -90,12 +130,14 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
           return v;
         };
         if (options.has("svg")) checkOutputPath(options.get("svg")!, "--svg");
-        const stress = flags.has("stress");
+        const stress = options.has("stress");
+        const stressEvery = stress ? parseStressEvery(options.get("stress")!) : 1;
         return await simCommand(
           {
             workload,
             heapBytes: parseHeapSize(options.get("heap") ?? "64M"),
             stress,
+            stressEvery,
             verify: flags.has("verify"),
             poison: flags.has("poison"),
             scale: number("scale", stress ? 0.02 : 1, 0.0001, MAX_SIM_SCALE),
@@ -113,10 +155,10 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return await runCommand(rest, io);
       }
       case "demo": {
-        const { options, positional } = parseOptions(rest, ["llvm"]);
+        const { options, positional } = parseOptions(rest, ["llvm", "out-dir"]);
         if (positional.length > 0) throw new InvalidArgumentError("demo", positional.join(" "), "no positional arguments");
         const { runDemo } = await import("./demo-command.js");
-        await runDemo(io, options.get("llvm"));
+        await runDemo(io, options.get("llvm"), options.get("out-dir") ?? ".");
         return 0;
       }
       case "--version": {
@@ -124,14 +166,23 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         io.stdout(versionReport());
         return 0;
       }
+      case "help": {
+        const topic = rest[0];
+        if (topic === undefined) {
+          io.stdout(USAGE);
+          return 0;
+        }
+        if (!Object.hasOwn(COMMAND_USAGE, topic)) throw new InvalidArgumentError("help", topic, Object.keys(COMMAND_USAGE).join(" | "));
+        io.stdout(commandHelp(topic));
+        return 0;
+      }
       case undefined:
-      case "help":
       case "--help":
       case "-h":
         io.stdout(USAGE);
         return command === undefined ? 1 : 0;
       default:
-        throw new InvalidArgumentError("command", command, "dump | walk | compile | sim | run | demo");
+        throw new InvalidArgumentError("command", command, `${Object.keys(COMMAND_USAGE).join(" | ")} | --version (rootwalk help lists them)`);
     }
   } catch (e) {
     const failure = describeFailure(e);
@@ -140,12 +191,22 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
   }
 }
 
+/** `--stress` alone is 1 (every safepoint or allocation); `--stress=N` every N-th. Same in sim and run. */
+export function parseStressEvery(text: string): number {
+  if (text === "") return 1;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 1_000_000_000) throw new InvalidArgumentError("--stress", text, "a whole number from 1 to 1000000000");
+  return n;
+}
+
 /** `--name value` and `--name=value` options, the rest positional. */
 export function parseOptions(
   args: readonly string[],
   valued: readonly string[],
   booleans: readonly string[] = [],
   repeated: readonly string[] = [],
+  /** `--name` or `--name=value` (never `--name value`: the next word is not taken), e.g. --stress[=N]; "" when bare. */
+  optionalValued: readonly string[] = [],
 ): { positional: string[]; options: Map<string, string>; flags: Set<string>; lists: Map<string, string[]> } {
   const positional: string[] = [];
   const options = new Map<string, string>();
@@ -165,6 +226,10 @@ export function parseOptions(
     }
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
+    if (optionalValued.includes(name)) {
+      options.set(name, eq >= 0 ? arg.slice(eq + 1) : "");
+      continue;
+    }
     if (booleans.includes(name) && eq < 0) {
       flags.add(name);
       continue;
@@ -175,7 +240,7 @@ export function parseOptions(
       lists.set(name, [...(lists.get(name) ?? []), value]);
       continue;
     }
-    if (!valued.includes(name)) throw new InvalidArgumentError("option", arg, [...valued, ...booleans, ...repeated].map((v) => `--${v}`).join(", ") || "no options");
+    if (!valued.includes(name)) throw new InvalidArgumentError("option", arg, [...valued, ...booleans, ...repeated, ...optionalValued].map((v) => `--${v}`).join(", ") || "no options");
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined) throw new InvalidArgumentError(arg, "no value", "a value");
     options.set(name, value);

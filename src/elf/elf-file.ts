@@ -16,6 +16,8 @@ import { ByteView } from "../bytes/byte-view.js";
 import { hex, InvalidArgumentError, MalformedInputError, TruncatedInputError, UnsupportedInputError } from "../errors.js";
 import {
   ELF_MAGIC,
+  EM_X86_64,
+  machineName,
   ELFCLASS32,
   ELFCLASS64,
   ELFDATA2LSB,
@@ -401,4 +403,14 @@ function readProgramHeaders(view: ByteView, sections: readonly ElfSection[]): El
     headers.push(header);
   }
   return headers;
+}
+
+/**
+ * rootwalk decodes x86-64 only (DWARF register numbers, CFI and relocations of that target): a
+ * file for another machine is refused by name instead of being read with x86-64 register names.
+ */
+export function requireX86_64(elf: ElfFile): void {
+  if (elf.machine !== EM_X86_64) {
+    throw new UnsupportedInputError("ELF header e_machine", 18, machineName(elf.machine), `${machineName(EM_X86_64)}: rootwalk reads x86-64 stack maps, registers and unwind info only`);
+  }
 }

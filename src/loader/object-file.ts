@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ElfFile } from "../elf/elf-file.js";
+import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { ET_DYN, ET_EXEC, ET_REL } from "../elf/elf-constants.js";
 import { relocatedSection } from "../elf/relocate.js";
 import type { ElfSection } from "../elf/elf-section.js";
@@ -49,6 +49,7 @@ export function loadObjectStackMaps(
 ): ObjectStackMaps | undefined {
   try {
     const elf = ElfFile.parse(bytes);
+    requireX86_64(elf);
     const kind: ObjectKind = elf.type === ET_REL ? "relocatable" : elf.type === ET_DYN ? "shared" : elf.type === ET_EXEC ? "executable" : unsupportedType(elf);
     const relocated = relocatedSection(elf, STACKMAP_SECTION);
     if (relocated === undefined) return undefined;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
-import { ElfFile } from "../elf/elf-file.js";
+import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { symbolAt } from "../elf/symbol-at.js";
 import { MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
 import {
@@ -251,6 +251,7 @@ export interface OcamlObject {
 export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject | undefined {
   try {
     const elf = ElfFile.parse(bytes);
+    requireX86_64(elf);
     const kind = elfObjectKind(elf);
     const labels = findDataSymbols(elf, (s) => ocamlModuleName(s.name) !== undefined);
     if (labels.length === 0) return undefined;

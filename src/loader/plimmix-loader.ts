@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { ET_DYN, ET_EXEC, ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
-import { ElfFile } from "../elf/elf-file.js";
+import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import type { ElfSection } from "../elf/elf-section.js";
 import type { ElfSymbol } from "../elf/elf-symbol.js";
 import { relocatedSection, type RelocatedSection, type RelocationTarget } from "../elf/relocate.js";
@@ -203,6 +203,7 @@ export interface PlimmixObject {
 export function loadPlimmixFromElf(bytes: Uint8Array, path: string): PlimmixObject | undefined {
   try {
     const elf = ElfFile.parse(bytes);
+    requireX86_64(elf);
     const kind = elfObjectKind(elf);
     const labels = findDataSymbols(elf, (s) => s.name.startsWith(PLIMMIX_SYMBOL_PREFIX) && s.name.length > PLIMMIX_SYMBOL_PREFIX.length);
     if (labels.length === 0) return undefined;

@@ -18,6 +18,8 @@ export interface SimOptions {
   workload: WorkloadName;
   heapBytes: number;
   stress: boolean;
+  /** With stress: collect at every N-th allocation (as run's --stress=N collects at every N-th safepoint). Default 1. */
+  stressEvery?: number;
   verify: boolean;
   /** Poison what each collection frees (gc/poison.ts); implied by stress. */
   poison?: boolean;
@@ -59,10 +61,12 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
   const { registry, templates } = await loadFrameTemplates();
   const collector = new ImmixCollector({
     heap: { base: HEAP_BASE, buffer: new ArrayBuffer(options.heapBytes), sizeBytes: options.heapBytes },
-    options: { verify: options.verify, stress: options.stress, poison: options.poison === true || options.stress, ...(options.stress ? { collectEveryBytes: 0 } : {}), growthThreshold: 1 },
+    options: { verify: options.verify, stress: options.stress, poison: options.poison === true || options.stress, ...(options.stress && (options.stressEvery ?? 1) === 1 ? { collectEveryBytes: 0 } : {}), growthThreshold: 1 },
   });
   const threadCount = options.workload === "mt-gcbench" ? options.threads : 1;
-  const threads = Array.from({ length: threadCount }, (_, k) => new SimThread(k, collector.newMutator(), STACK_BYTES));
+  // Every allocation is a safepoint of the simulated program: --stress=N collects at every N-th.
+  const stressEvery = options.stress && (options.stressEvery ?? 1) > 1 ? options.stressEvery! : 0;
+  const threads = Array.from({ length: threadCount }, (_, k) => new SimThread(k, collector.newMutator(), STACK_BYTES, stressEvery === 0 ? undefined : { every: stressEvery, collect: () => collector.collect("stress") }));
   const scanner = new StackRootScanner(registry, () => threads.map((t) => t.threadStack()).filter((s): s is ThreadStack => s !== undefined));
   collector.addRootScanner(scanner);
 
@@ -149,7 +153,7 @@ export function formatSummary(options: SimOptions, r: SimResult): string {
   return table([
     ["rootwalk sim", options.workload],
     ["heap", mib(r.heapLimitBytes)],
-    ["mode", `${options.stress ? "stress (collect at every allocation, evacuate all)" : "normal"}${options.verify ? ", verify" : ""}${options.poison === true || options.stress ? ", poison" : ""}, scale ${options.scale}`],
+    ["mode", `${options.stress ? `stress (collect at every ${(options.stressEvery ?? 1) > 1 ? `${options.stressEvery}th ` : ""}allocation, evacuate all)` : "normal"}${options.verify ? ", verify" : ""}${options.poison === true || options.stress ? ", poison" : ""}, scale ${options.scale}`],
     ["collections", String(r.collections)],
     ["objects moved", String(r.objectsMoved)],
     ["evacuated", mib(r.evacuatedBytes)],

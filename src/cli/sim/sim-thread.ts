@@ -147,11 +147,14 @@ export class SimThread {
   /** The thread's rbp register (frame-pointer frames set it; the walker needs it). */
   private rbp = POISON;
   maxDepth = 0;
+  private allocations = 0;
 
   constructor(
     readonly index: number,
     readonly mutator: Mutator,
     stackBytes: number,
+    /** Stress mode with a period: collect before every `every`-th allocation. */
+    private readonly stress?: { every: number; collect: () => void },
   ) {
     const base = 0x7f00_0000_0000 + index * 0x1_0000_0000;
     this.stack = new SimulatedMemory(base, stackBytes);
@@ -197,6 +200,7 @@ export class SimThread {
   }
 
   alloc(pointerSlots: number, rawBytes: number): number {
+    if (this.stress !== undefined && ++this.allocations % this.stress.every === 0) this.stress.collect();
     return this.mutator.alloc(pointerSlots, rawBytes);
   }
 

@@ -1,0 +1,115 @@
+// rootwalk help / CMD --help for every command, option spellings shared by sim and run, and dump
+// carrying on past a bad file like llvm-readobj, reading stdin for `-`, refusing other machines.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { COMMAND_USAGE } from "../../src/cli/main.js";
+import { UnsupportedInputError } from "../../src/errors.js";
+import { loadObjectStackMaps } from "../../src/loader/object-file.js";
+import { loadPlimmixFromElf } from "../../src/loader/plimmix-loader.js";
+import { loadOcamlFromElf } from "../../src/loader/ocaml-loader.js";
+import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
+import { runTool } from "../../src/toolchain/llvm-toolchain.js";
+import { run } from "../support/run-cli.js";
+import { buildRunEntry, OUT_DIR } from "../support/native-run.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "rootwalk-help-dump-"));
+const STACKMAP_IR = `declare void @f()
+define void @g() {
+  call void (i64, i32, ...) @llvm.experimental.stackmap(i64 7, i32 0)
+  call void @f()
+  ret void
+}
+declare void @llvm.experimental.stackmap(i64, i32, ...)
+`;
+
+/** One object per target, built by the selected llc. */
+function objectFor(triple: string): string {
+  const source = join(scratch, "sm.ll");
+  writeFileSync(source, STACKMAP_IR);
+  const out = join(scratch, `sm-${triple}.o`);
+  runTool(activeLlvm().tool("llc"), ["-O2", `-mtriple=${triple}`, "-filetype=obj", source, "-o", out]);
+  return out;
+}
+
+describe("help", () => {
+  for (const command of Object.keys(COMMAND_USAGE)) {
+    it(`rootwalk help ${command} and rootwalk ${command} --help print its usage and exit 0`, async () => {
+      const viaHelp = await run("help", command);
+      expect(viaHelp.code).toBe(0);
+      expect(viaHelp.stdout).toMatch(new RegExp(`^usage: rootwalk ${command}`));
+      if (command !== "help") {
+        // --help wins over everything else on the line: demo must not start running.
+        const viaFlag = await run(command, "--help", "--bogus");
+        expect(viaFlag).toEqual({ ...viaHelp, stdout: viaHelp.stdout });
+        expect((await run(command, "-h")).stdout).toBe(viaHelp.stdout);
+      }
+    });
+  }
+
+  it("every option each command accepts is in its usage line", async () => {
+    expect(COMMAND_USAGE["run"]!.usage).toMatch(/--svg FILE/);
+    expect(COMMAND_USAGE["run"]!.usage).toMatch(/--opt-flag/);
+    expect(COMMAND_USAGE["sim"]!.usage).toMatch(/--stress\[=N\]/);
+    const unknown = await run("help", "frobnicate");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/help: found frobnicate, expected dump \| walk/);
+  });
+
+  it("--opt=value and --opt value both work; sim takes --stress=N as run does", async () => {
+    const a = await run("sim", "--workload=binary-trees", "--scale=0.01", "--stress=50", "--json");
+    const b = await run("sim", "--workload", "binary-trees", "--scale", "0.01", "--stress=50", "--json");
+    expect(a.code).toBe(0);
+    const ja = JSON.parse(a.stdout) as { collections: number };
+    const jb = JSON.parse(b.stdout) as { collections: number };
+    expect(ja.collections).toBe(jb.collections);
+    const every = JSON.parse((await run("sim", "--workload=binary-trees", "--scale=0.01", "--stress", "--json")).stdout) as { collections: number };
+    // Every 50th allocation collects about 50 times less often than every allocation.
+    expect(ja.collections).toBeGreaterThan(0);
+    expect(every.collections).toBeGreaterThan(ja.collections * 20);
+    expect((await run("sim", "--stress=0")).stderr).toMatch(/--stress: found 0, expected a whole number/);
+  });
+});
+
+describe("dump", () => {
+  it("reports each bad file, prints the good ones, exits 1 at the end", async () => {
+    const good = objectFor("x86_64-linux-gnu");
+    const text = join(scratch, "notes.txt");
+    writeFileSync(text, "root:x:0:0:root:/root:/bin/bash\n".repeat(4));
+    const r = await run("dump", text, join(scratch, "missing.o"), good);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/sm-x86_64-linux-gnu.o: llvm-v3 blob #0 .* 1 functions, 1 records/);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^rootwalk: .*notes.txt: ELF magic at offset 0x0: found 72 6f 6f 74, expected 7f 45 4c 46$/);
+    expect(lines[1]).toMatch(/missing.o: found ENOENT, expected a readable file/);
+  });
+
+  it("reads stdin for -, named <stdin>", () => {
+    const good = objectFor("x86_64-linux-gnu");
+    buildRunEntry();
+    // Through a real process of the built CLI: stdin is the object's bytes.
+    const r = spawnSync(process.execPath, [join(OUT_DIR, "src", "cli", "main.js"), "dump", "-"], { input: readFileSync(good), encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^<stdin>: llvm-v3 blob #0 at section offset 0x[0-9a-f]+: 1 functions, 1 records/);
+    const twice = spawnSync(process.execPath, [join(OUT_DIR, "src", "cli", "main.js"), "dump", "-", "-"], { input: "", encoding: "utf8" });
+    expect(twice.status).toBe(1);
+    expect(twice.stderr).toMatch(/stdin at most once/);
+  });
+
+  it("an AArch64 object is refused by name, by dump and by the library", async () => {
+    const a64 = objectFor("aarch64-linux-gnu");
+    expect(runTool(activeLlvm().tool("llvm-readobj"), ["--file-headers", a64])).toMatch(/Machine: EM_AARCH64/);
+    for (const format of ["text", "json", "readobj"]) {
+      const r = await run("dump", "--format", format, a64);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toMatch(/^rootwalk: .*sm-aarch64-linux-gnu.o: ELF header e_machine at offset 0x12: found EM_AARCH64 \(183\), supported EM_X86_64 \(62\)/);
+    }
+    const bytes = readFileSync(a64);
+    for (const load of [loadObjectStackMaps, loadPlimmixFromElf, loadOcamlFromElf]) {
+      expect(() => load(bytes, a64)).toThrow(UnsupportedInputError);
+    }
+  });
+});

@@ -1,0 +1,72 @@
+// The package as a user gets it: `npm pack`, installed from the tarball into an empty folder, then
+// the public API imported from plain ESM, a .mts consumer type-checked, and the `rootwalk` bin run.
+// Nothing may be written inside the installed package: its caches go to ROOTWALK_CACHE_DIR.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+
+const ROOT = repoRoot();
+const work = mkdtempSync(join(tmpdir(), "rootwalk-pack-"));
+const app = join(work, "app");
+const userCache = join(work, "user-cache");
+const installed = join(app, "node_modules", "rootwalk");
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+
+function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  return execFileSync(command, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 });
+}
+
+beforeAll(() => {
+  // `npm pack` runs the prepare script (tsc build) first, as a publish would.
+  const tarball = sh(npm, ["pack", "--silent", "--pack-destination", work], ROOT).trim().split("\n").at(-1)!;
+  execFileSync("mkdir", ["-p", app]);
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", type: "module", private: true }));
+  sh(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", join(work, tarball)], app);
+}, 300_000);
+
+describe("the packed and installed package", () => {
+  it("ships the built walker/ and gc/ and the native sources the runtime and plugin build from", () => {
+    for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/walker/unwinder.js", "dist/gc/immix-collector.js", "src/native/runtime.c", "src/native/runtime-entry.S", "src/demo/demo-trees-statepoint.ll"]) {
+      expect(existsSync(join(installed, file)), file).toBe(true);
+    }
+    expect(readdirSync(join(installed, "src", "plimmix-plugin")).some((f) => f.endsWith(".cpp"))).toBe(true);
+  });
+
+  it("imports the public API from plain ESM", () => {
+    writeFileSync(
+      join(app, "use.mjs"),
+      `import { SafepointRegistry, ImmixCollector, StackRootScanner, SimulatedMemory } from "rootwalk";
+console.log([SafepointRegistry, ImmixCollector, StackRootScanner, SimulatedMemory].map((f) => typeof f).join(","));`,
+    );
+    expect(sh(process.execPath, ["use.mjs"], app).trim()).toBe("function,function,function,function");
+  });
+
+  it("type-checks a .mts consumer against the shipped declarations", () => {
+    writeFileSync(
+      join(app, "use.mts"),
+      `import { SafepointRegistry, type SafepointDescription, type WalkResult } from "rootwalk";
+const registry: SafepointRegistry = new SafepointRegistry();
+const described: SafepointDescription[] = [];
+const walked: WalkResult | undefined = undefined;
+export { registry, described, walked };`,
+    );
+    const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const r = spawnSync(process.execPath, [tsc, "--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots", join(ROOT, "node_modules", "@types"), "use.mts"], { cwd: app, encoding: "utf8" });
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
+  it("runs the installed bin: --version, help, and a compile that caches outside the package", () => {
+    const env = { ...process.env, ROOTWALK_CACHE_DIR: userCache };
+    expect(sh(npm, ["exec", "--", "rootwalk", "--version"], app, env)).toMatch(/^rootwalk 0\.\d+\.\d+\nLLVM \d+\./);
+    expect(sh(npm, ["exec", "--", "rootwalk", "help", "run"], app, env)).toMatch(/^usage: rootwalk run PROGRAM/);
+    const out = join(app, "call-chain.o");
+    sh(npm, ["exec", "--", "rootwalk", "compile", "--statepoint", join(ROOT, "test", "ll", "call-chain.ll"), "-o", out], app, env);
+    expect(existsSync(out)).toBe(true);
+    expect(readdirSync(join(userCache, "objects")).length).toBeGreaterThan(0);
+    expect(existsSync(join(installed, ".cache"))).toBe(false);
+  });
+});
