@@ -72,9 +72,10 @@ export function dumpFilesReporting(paths: readonly string[], format: DumpFormat,
       errors.push(e.message.startsWith(name) ? e.message : withContext(e, name).message);
     }
   }
+  if (named.length === 0) return { text: "", errors }; // nothing readable: nothing on stdout
   if (format === "readobj") return { text: texts.join(""), errors };
   if (format === "json") return { text: `${JSON.stringify({ maps })}\n`, errors };
-  return { text: named.length === 0 ? "" : formatText(maps, named), errors };
+  return { text: formatText(maps, named), errors };
 }
 
 /** As dumpFilesReporting, but the first bad file throws (the library's all-or-nothing form). */
