@@ -74,10 +74,11 @@ const NOT_A_SLOT = Number.NaN;
 const SP_INDIRECT_UNTYPED = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
 const SP_INDIRECT_POINTER = LocationKind.Indirect | (ROOT_TYPE_POINTER << 4) | (DWARF_RSP << 8);
 
-/** Appends every root pair of the unwinder's current frame to `out`. */
+/** Appends every root pair of the unwinder's current frame to `out` (none for a native frame). */
 export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
-  const d = u.descriptors;
   const i = u.descriptor;
+  if (i < 0) return;
+  const d = u.descriptors;
   const pairStart = d.pairStart[i]!;
   const pairs = d.pairs;
   const locations = d.locations;

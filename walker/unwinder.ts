@@ -7,7 +7,9 @@ import {
   type FrameDescriptors,
 } from "../src/safepoints/frame-descriptors.js";
 import type { RegisteredModule, RegistrySnapshot } from "../src/safepoints/registry.js";
+import type { MappedModule, ModuleMap } from "../src/unwind/module-map.js";
 import type { RegisterContext } from "./register-context.js";
+import { GREG_RIP_BYTES, GREG_RSP_BYTES, type NativeStep, UCONTEXT_GREGS_BYTES, isSigreturnTrampoline, nativeStep, signalFrameSlots } from "./native-frame.js";
 import { UNKNOWN_SLOT, contextSlot, readSlot } from "./slot.js";
 import { type SplitStackTransition, type SplitStacks, splitStackTransition } from "./split-stacks.js";
 
@@ -49,6 +51,19 @@ import { type SplitStackTransition, type SplitStacks, splitStackTransition } fro
  * entry, or the top of the stack). "lenient" (for dumping) stops there and records why.
  * Always checked: SP inside memory and 8-aligned, SP strictly increasing (no progress = stuck),
  * a depth limit, return-address slots readable.
+ *
+ * Native frames (options.modules given): a return address with no safepoint is looked up in the
+ * module map and its frame climbed by the CFI row at the call (ra - 1; the address itself when
+ * it is exact: the innermost frame of a stop that was not a call, or the frame a signal
+ * interrupted): CFA rule, the return-address slot, and every callee-saved register's rule, so a
+ * root that a managed frame further out keeps in a register resolves through native frames
+ * (walker/native-frame.ts). A return address at the sigreturn trampoline (__restore_rt) is a
+ * signal frame: the interrupted frame's SP, PC and registers are in the saved ucontext. A frame
+ * whose row makes the return address undefined (clone3, _start) is the stack's outermost frame:
+ * the walk ends cleanly after it ("stack-end"). A managed function (one with a stack map) at an
+ * address that is not a safepoint is refused in strict mode and reported as kind "managed-unsafe"
+ * in lenient mode; an address with neither a safepoint nor CFI is "no-unwind-info" naming the
+ * module. The chunk list stays an optional fast path: boundaries still end chunks first.
  */
 
 export class WalkError extends RootwalkError {
@@ -70,6 +85,11 @@ export interface WalkStart {
   ra: number;
   /** Callee-saved registers at the safepoint; needed for roots or frame pointers in registers. */
   registers?: RegisterContext;
+  /**
+   * `ra` is the interrupted instruction itself (a signal, a debugger, a core file), not a return
+   * address: its CFI row is looked up at `ra`, not at the call before it.
+   */
+  pcIsExact?: boolean;
 }
 
 /** A run of managed frames between an entry from the runtime and a safepoint. */
@@ -87,6 +107,8 @@ export interface UnwinderOptions {
   boundaries?: ReadonlySet<number>;
   /** Segmented (split) stacks: how to cross from one stacklet to the previous. */
   splitStacks?: SplitStacks;
+  /** Every mapped ELF: frames without a safepoint are climbed by their CFI (see above). */
+  modules?: ModuleMap;
 }
 
 export type StopReason =
@@ -98,12 +120,21 @@ export type StopReason =
   | "no-progress"
   | "depth-limit"
   | "unreadable"
-  | "split-stack";
+  | "split-stack"
+  | "stack-end"
+  | "no-unwind-info"
+  | "managed-not-at-safepoint";
+
+/** What the current frame is: a managed frame at a safepoint, a native frame climbed by CFI, a
+ * signal trampoline, or (lenient walks only) a managed frame stopped where it has no safepoint. */
+export type FrameKind = "managed" | "native" | "signal" | "managed-unsafe";
 
 const DEFAULT_MAX_DEPTH = 4_000_000;
 /** rbp's index in CALLEE_SAVED_DWARF order. */
 export const RBP_INDEX = 1;
 const MAX_FUNCTION_BYTES = 1 << 20;
+
+const MANAGED_STARTS = new WeakMap<RegistrySnapshot, Set<number>>();
 
 export class Unwinder {
   // ---- the current frame (valid while valid() is true) ----
@@ -115,8 +146,20 @@ export class Unwinder {
   module: RegisteredModule | undefined;
   descriptors!: FrameDescriptors;
   descriptor = -1;
-  /** CFA of this frame: the caller's SP; the return-address slot is cfa - 8. */
+  /** CFA of this frame: the caller's SP. */
   cfa = 0;
+  /** Where the caller's return address (or, in a signal frame, its PC) is read. */
+  raSlot = 0;
+  kind: FrameKind = "managed";
+  /** The ELF module of a non-managed frame (module map walks). */
+  nativeModule: MappedModule | undefined;
+  /** The frame's address is exact (not a return address after a call). */
+  pcExact = false;
+  /** The frame's row says the caller's return address is undefined: this is the outermost frame. */
+  private outermost = false;
+  private readonly step: NativeStep = { cfa: 0, raSlot: 0, outermost: false, problem: "" };
+  private readonly nextSlots = new Float64Array(CALLEE_SAVED_COUNT);
+  private managedStarts: ReadonlySet<number> | undefined;
   /** Where each callee-saved register's value lives for this frame (see walker/slot.ts). */
   readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
   /** The register context of each chunk (slots name them by chunk index). */
@@ -204,27 +247,43 @@ export class Unwinder {
   /** Steps to the caller of the current frame (or into the next chunk). */
   next(): void {
     if (!this.active) return;
-    // resolve() checked that [sp, cfa) lies in memory, so the return-address slot is readable.
-    const raSlot = this.cfa - 8;
-    const callerRa = this.words !== undefined ? this.wordAt(raSlot) : this.memory.readWord(raSlot);
-    const d = this.descriptors;
-    const base = this.descriptor * CALLEE_SAVED_COUNT;
-    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
-      const offset = d.savedRegOffsets[base + k]!;
-      if (offset !== 0) this.regSlots[k] = this.cfa + offset;
+    if (this.outermost) {
+      this.stoppedAt = this.ra;
+      this.endChunk("stack-end");
+      return;
     }
-    const callerSp = this.cfa;
+    // resolve() checked that the return-address slot is readable.
+    const raSlot = this.raSlot;
+    const callerRa = this.words !== undefined && raSlot >= this.wordsBase && raSlot + 8 <= this.wordsEnd ? this.wordAt(raSlot) : this.memory.readWord(raSlot);
+    let callerSp = this.cfa;
+    let callerExact = false;
+    if (this.kind === "managed") {
+      const d = this.descriptors;
+      const base = this.descriptor * CALLEE_SAVED_COUNT;
+      for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
+        const offset = d.savedRegOffsets[base + k]!;
+        if (offset !== 0) this.regSlots[k] = this.cfa + offset;
+      }
+    } else {
+      this.regSlots.set(this.nextSlots);
+      if (this.kind === "signal") {
+        callerSp = this.memory.readWord(this.cfa);
+        callerExact = true;
+      }
+    }
     this.index++;
     if (this.index >= this.maxDepth) {
       this.fail("depth-limit", callerSp, `${this.index} frames`, "a cyclic or corrupt stack, or a recursion deeper than maxDepth");
       return;
     }
-    if (callerSp <= this.sp) {
+    // A signal handler may run on an alternate stack: the interrupted SP can then be anywhere.
+    if (callerSp <= this.sp && this.kind !== "signal") {
       this.fail("no-progress", callerSp, `caller SP ${hex(callerSp)} is not above SP ${hex(this.sp)}`, "a corrupt frame size or frame pointer");
       return;
     }
     this.sp = callerSp;
     this.ra = callerRa;
+    this.pcExact = callerExact;
     this.resolve();
   }
 
@@ -237,6 +296,7 @@ export class Unwinder {
     this.chunkIndex = i;
     this.sp = chunk.sp;
     this.ra = chunk.ra;
+    this.pcExact = chunk.pcIsExact === true;
     for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
       this.regSlots[k] = chunk.registers?.isKnown(k) ? contextSlot(i, k) : UNKNOWN_SLOT;
     }
@@ -258,6 +318,7 @@ export class Unwinder {
       this.fail("misaligned-sp", this.sp, `SP ${hex(this.sp)} is not 8-byte aligned`, "a corrupt frame size or saved frame pointer");
       return;
     }
+    this.outermost = false;
     const slot = this.snapshot.table.find(this.ra);
     if (slot < 0) {
       const split = this.options.splitStacks;
@@ -272,6 +333,12 @@ export class Unwinder {
           return;
         }
       }
+      if (this.options.modules !== undefined) {
+        this.module = undefined;
+        this.descriptor = -1;
+        this.resolveNative(this.options.modules);
+        return;
+      }
       this.fail(
         "unknown-return-address",
         this.ra,
@@ -283,6 +350,8 @@ export class Unwinder {
       return;
     }
     const module = this.snapshot.moduleBySlot[this.snapshot.table.moduleSlotAt(slot)]!;
+    this.kind = "managed";
+    this.nativeModule = undefined;
     this.module = module;
     this.descriptors = module.descriptors;
     this.descriptor = this.snapshot.table.descriptorAt(slot);
@@ -310,6 +379,107 @@ export class Unwinder {
       this.fail("unreadable", this.ra, "the frame has no static size and no frame pointer rule", "a stack map without unwind information for a dynamic frame");
       return;
     }
+    this.raSlot = this.cfa - 8;
+    this.checkFrameInMemory();
+  }
+
+  /**
+   * A frame without a safepoint, climbed by the CFI row of its module (see the header comment).
+   * Sets kind, cfa, raSlot and nextSlots (the caller's register slots), or fails.
+   */
+  private resolveNative(modules: ModuleMap): void {
+    const pc = this.pcExact ? this.ra : this.ra - 1;
+    const module = modules.moduleAt(pc);
+    this.nativeModule = module;
+    if (module === undefined) {
+      this.fail(
+        "no-unwind-info",
+        this.ra,
+        `${this.pcExact ? "stop address" : "return address"} ${hex(this.ra)} has no safepoint and lies in no mapped module`,
+        this.index === 0 ? "a stop outside any ELF module (JIT code?)" : "a corrupt stack or frame size, or code outside every mapped ELF",
+      );
+      return;
+    }
+    let code: Uint8Array | undefined;
+    try {
+      code = this.pcExact ? undefined : module.codeBytes(this.ra, 9);
+    } catch (e) {
+      this.failModule(module, e);
+      return;
+    }
+    if (code !== undefined && isSigreturnTrampoline(code)) {
+      // The handler returned here; its `ret` popped the pretcode, so SP is the ucontext.
+      this.kind = "signal";
+      const gregs = this.sp + UCONTEXT_GREGS_BYTES;
+      if (!this.memory.contains(this.sp, UCONTEXT_GREGS_BYTES + GREG_RIP_BYTES + 8)) {
+        this.fail("sp-out-of-range", this.sp, `the signal frame's ucontext at ${hex(this.sp)} is outside the stack's memory`, "a corrupt stack");
+        return;
+      }
+      signalFrameSlots(gregs, this.nextSlots);
+      this.cfa = gregs + GREG_RSP_BYTES; // the interrupted RSP's slot (read by next())
+      this.raSlot = gregs + GREG_RIP_BYTES; // the interrupted RIP
+      return;
+    }
+    let ok: boolean;
+    try {
+      ok = nativeStep(module, pc, this.sp, this.regSlots, this.memory, this.contexts, this.step, this.nextSlots);
+    } catch (e) {
+      this.failModule(module, e);
+      return;
+    }
+    if (!ok) {
+      this.fail("no-unwind-info", this.ra, `${hex(this.ra)} (${modules.describe(this.ra)}) has no safepoint and ${this.step.problem}`, "a frame without unwind information, or a corrupt stack");
+      return;
+    }
+    const start = module.functionStart(pc);
+    this.kind = start !== undefined && this.managedFunctionStarts().has(start) ? "managed-unsafe" : "native";
+    if (this.kind === "managed-unsafe" && this.options.mode === "strict") {
+      this.fail(
+        "managed-not-at-safepoint",
+        this.ra,
+        `managed frame ${modules.describe(this.ra)} is stopped at ${hex(this.ra)}, which is not a safepoint: its roots are unknown`,
+        this.index === 0 ? "the thread was stopped in the middle of managed code (a signal, a debugger, a crash)" : "a call from managed code without a statepoint, or a corrupt stack",
+      );
+      return;
+    }
+    this.cfa = this.step.cfa;
+    this.raSlot = this.step.raSlot;
+    this.outermost = this.step.outermost;
+    if (this.outermost) {
+      if (!this.memory.contains(this.sp, 8)) this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size");
+      return;
+    }
+    if (!this.memory.contains(this.raSlot, 8)) {
+      this.fail("sp-out-of-range", this.raSlot, `return-address slot ${hex(this.raSlot)} is outside the stack's memory`, "a corrupt CFA or frame pointer");
+      return;
+    }
+    if (this.cfa > this.sp) this.checkFrameInMemory();
+  }
+
+  private failModule(module: MappedModule, e: unknown): void {
+    if (!(e instanceof RootwalkError)) throw e;
+    this.fail("no-unwind-info", this.ra, `${hex(this.ra)} in ${module.path}: ${e.message}`, "unwind information rootwalk cannot read");
+  }
+
+  /** Absolute start addresses of every function with a stack map in the snapshot. */
+  private managedFunctionStarts(): ReadonlySet<number> {
+    if (this.managedStarts !== undefined) return this.managedStarts;
+    let set = MANAGED_STARTS.get(this.snapshot);
+    if (set === undefined) {
+      set = new Set<number>();
+      for (const m of this.snapshot.moduleBySlot) for (const f of m.descriptors.functions) set.add(f.address + m.loadBias);
+      MANAGED_STARTS.set(this.snapshot, set);
+    }
+    return (this.managedStarts = set);
+  }
+
+  /** The current frame's function, `name` for a managed frame, `module!symbol+0xoff` otherwise. */
+  functionName(): string | undefined {
+    if (this.kind === "managed") return this.descriptors.functions[this.descriptors.functionIndex[this.descriptor]!]?.name;
+    return this.options.modules?.describe(this.pcExact ? this.ra : this.ra - 1);
+  }
+
+  private checkFrameInMemory(): void {
     // One check for the whole frame [sp, cfa): root slots inside it and the return-address slot
     // at cfa - 8 need no further check (frame-roots.ts relies on this).
     const inFlat = this.words !== undefined && this.sp >= this.wordsBase && this.cfa <= this.wordsEnd;

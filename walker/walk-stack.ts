@@ -9,6 +9,9 @@ export interface WalkedFrame {
   sp: number;
   ra: number;
   functionName: string | undefined;
+  /** CFA (the caller's SP) and the frame kind: managed, native, signal, managed-unsafe. */
+  cfa: number;
+  kind: Unwinder["kind"];
 }
 
 export interface WalkResult {
@@ -29,8 +32,7 @@ export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: Wal
   const pairs = new RootPairs();
   const frames: WalkedFrame[] = [];
   for (u.init(start); u.valid(); u.next()) {
-    const fn = u.descriptors.functions[u.descriptors.functionIndex[u.descriptor]!];
-    frames.push({ index: u.index, sp: u.sp, ra: u.ra, functionName: fn?.name });
+    frames.push({ index: u.index, sp: u.sp, ra: u.ra, functionName: u.functionName(), cfa: u.cfa, kind: u.kind });
     collectFrameRoots(u, pairs);
   }
   const roots: WalkResult["roots"] = [];

@@ -335,3 +335,37 @@ function parseFde(
     sectionAddress,
   };
 }
+
+/**
+ * Decodes the one FDE whose length field is at `offset` in the section (and its CIE, memoised
+ * in `cies` by offset): the lazy path used with `.eh_frame_hdr`, which names FDEs by address so
+ * a large library's whole `.eh_frame` is never parsed. Same checks as parseEhFrame.
+ */
+export function parseFdeAt(bytes: Uint8Array, offset: number, sectionAddress: number, cies: Map<number, Cie>): Fde {
+  const section = new ByteView(bytes);
+  const record = recordAt(section, offset);
+  const cursor = new DwarfCursor(record);
+  const id = cursor.u32("eh_frame CIE id / CIE pointer");
+  if (id === CIE_ID) throw new MalformedInputError("eh_frame_hdr table entry", offset, "a CIE", "an FDE");
+  const cieOffset = offset + ID_OFFSET - id;
+  let cie = cies.get(cieOffset);
+  if (cie === undefined) {
+    const cieCursor = new DwarfCursor(recordAt(section, cieOffset));
+    if (cieCursor.u32("eh_frame CIE id") !== CIE_ID) {
+      throw new MalformedInputError("FDE CIE pointer", offset + ID_OFFSET, hex(id), `the distance back to a CIE (no CIE at ${hex(cieOffset)})`);
+    }
+    cie = parseCie(cieOffset, cieCursor, sectionAddress);
+    cies.set(cieOffset, cie);
+  }
+  return parseFde(offset, cursor, cie, sectionAddress, undefined);
+}
+
+/** The window after the length field of the record at `offset` (a CIE or an FDE). */
+function recordAt(section: ByteView, offset: number): ByteView {
+  section.need(offset, LENGTH_SIZE_BYTES, "eh_frame record length");
+  const length = section.u32(offset);
+  if (length === 0 || length >= 0xfffffff0) {
+    throw new MalformedInputError("eh_frame record length", offset, hex(length), "the length of a CIE or FDE (1 to 0xffffffef)");
+  }
+  return section.slice(offset + LENGTH_SIZE_BYTES, length, "eh_frame record");
+}
