@@ -82,6 +82,9 @@ export class SafepointTable {
    * two typed-array reads, no allocation.
    */
   find(address: number): number {
+    // 0 marks an empty slot and is never a key: without this test a lookup of 0 (a stack's end
+    // marker, a zeroed slot) "found" the first empty slot and its stale module and descriptor.
+    if (address === EMPTY) return -1;
     const keys = this.keys;
     const mask = this.mask;
     let i = this.slotOf(address);

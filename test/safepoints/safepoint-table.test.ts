@@ -28,6 +28,8 @@ describe("SafepointTable", () => {
         });
         const set = new Set(present);
         for (const p of probes) if (!set.has(p)) expect(table.find(p)).toBe(-1);
+        // 0 (a zeroed slot, a stack's end marker) is never a safepoint, even though it marks empty slots.
+        expect(table.find(0)).toBe(-1);
         for (const ra of present) {
           if (!set.has(ra + 1)) expect(table.find(ra + 1)).toBe(-1);
         }
