@@ -2,7 +2,7 @@
 // the public API imported from plain ESM, a .mts consumer type-checked, and the `rootwalk` bin run.
 // Nothing may be written inside the installed package: its caches go to ROOTWALK_CACHE_DIR.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +57,17 @@ export { registry, described, walked };`,
     const r = spawnSync(process.execPath, [tsc, "--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots", join(ROOT, "node_modules", "@types"), "use.mts"], { cwd: app, encoding: "utf8" });
     expect(r.stdout + r.stderr).toBe("");
     expect(r.status).toBe(0);
+  });
+
+  it("runs the README's library example verbatim", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Use as a library"));
+    const code = /```js\n([^]*?)```/.exec(section)![1]!;
+    writeFileSync(join(app, "example.mjs"), code);
+    sh(process.execPath, [join(installed, "dist", "src", "cli", "main.js"), "compile", "--statepoint", join(ROOT, "test", "ll", "call-chain.ll"), "-o", join(app, "call-chain.o")], app, { ...process.env, ROOTWALK_CACHE_DIR: userCache });
+    const out = sh(process.execPath, ["example.mjs"], app).trim().split("\n");
+    expect(out[0]).toMatch(/^\w+ at 0x[0-9a-f]+: frame \d+ bytes, root at \[sp\+\d+\]$/);
+    expect(out.slice(1)).toEqual([expect.stringMatching(/^frame 0: root at 0x700001[0-9a-f]{2} = 0x12345000$/)]);
   });
 
   it("runs the installed bin: --version, help, and a compile that caches outside the package", () => {
