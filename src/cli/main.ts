@@ -23,6 +23,10 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     usage: "rootwalk walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]",
     summary: "walk a recorded stack and print every frame and root",
   },
+  roots: {
+    usage: "rootwalk roots CORE [EXECUTABLE] [--json]",
+    summary: "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints",
+  },
   compile: {
     usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o",
     summary: "compile a program for rootwalk (llc -O2, default options)",
@@ -98,6 +102,13 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         if (!WALK_METHODS.includes(method)) throw new InvalidArgumentError("--method", method, WALK_METHODS.join(" | "));
         if (positional.length !== 1) throw new InvalidArgumentError("walk", `${positional.length} files`, "one SNAPSHOT.json");
         io.stdout(walkSnapshotFile(positional[0]!, method, flags.has("json")));
+        return 0;
+      }
+      case "roots": {
+        const { positional, flags } = parseOptions(rest, [], ["json"]);
+        if (positional.length < 1 || positional.length > 2) throw new InvalidArgumentError("roots", `${positional.length} arguments`, "CORE [EXECUTABLE]");
+        const { rootsCommand } = await import("./roots-command.js");
+        io.stdout(rootsCommand(positional[0]!, positional[1], flags.has("json")));
         return 0;
       }
       case "compile": {

@@ -1,0 +1,141 @@
+import { readFileSync } from "node:fs";
+import { CoreFile, elfBuildId } from "../elf/core-file.js";
+import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
+import { registerObjectFile } from "../loader/register-maps.js";
+import { RangedMemory } from "../memory/memory.js";
+import { CALLEE_SAVED_NAMES } from "../safepoints/frame-descriptors.js";
+import { SafepointRegistry } from "../safepoints/registry.js";
+import { ModuleMap, type Mapping } from "../unwind/module-map.js";
+import { RootPairs, collectFrameRoots } from "../../walker/frame-roots.js";
+import { RegisterContext } from "../../walker/register-context.js";
+import { readSlot } from "../../walker/slot.js";
+import { Unwinder } from "../../walker/unwinder.js";
+
+/*
+ * `rootwalk roots CORE [EXECUTABLE] [--json]`: the post-mortem view of a core file. Each thread
+ * is walked from its NT_PRSTATUS registers (the stop address is exact, not a return address)
+ * through managed frames (by their safepoints) and native frames (by the CFI of the module the
+ * NT_FILE note says is mapped there, read from disk and checked against the build id the core
+ * holds), leniently: a thread stopped in the middle of managed code is reported as such and its
+ * frame's roots as unknown, never guessed. EXECUTABLE replaces the program's path from the core
+ * (the first NT_FILE entry) when the file has moved.
+ */
+
+export interface CoreFrame {
+  index: number;
+  kind: Unwinder["kind"];
+  /** The frame's address: the stop address for #0 and after a signal, else the return address. */
+  pc: number;
+  sp: number;
+  cfa: number;
+  function: string | undefined;
+  /** Callee-saved registers as they are in this frame (null: not known). */
+  registers: Record<(typeof CALLEE_SAVED_NAMES)[number], number | null>;
+  roots: { slot: number; value: number }[];
+}
+
+export interface CoreThreadWalk {
+  tid: number;
+  frames: CoreFrame[];
+  stopReason: string | undefined;
+  stopDetail: string;
+  /** The innermost managed frame is not at a safepoint (the thread stopped inside managed code). */
+  inManagedCode: boolean;
+}
+
+export function walkCore(corePath: string, executable?: string): { threads: CoreThreadWalk[]; modules: string[] } {
+  const core = CoreFile.parse(readCoreFile(corePath));
+  if (core.threads.length === 0) throw new RootwalkError("WALK", `${corePath}: no NT_PRSTATUS note (no thread registers)`);
+  const files: Mapping[] = core.files.map((f) => ({ ...f }));
+  if (executable !== undefined && files.length > 0) {
+    const program = files[0]!.path;
+    for (const f of files) if (f.path === program) f.path = executable;
+  }
+  const modules = ModuleMap.fromMappings(files, { readFile: (path) => readFileSync(path) });
+  const registry = new SafepointRegistry();
+  for (const m of modules.modules) {
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(m.path);
+    } catch (e) {
+      continue; // unwinding into it reports the module; no stack maps can come from it
+    }
+    const elf = m.elf();
+    const fileId = elfBuildId(elf);
+    const coreId = core.buildIdAt(m.start);
+    if (fileId !== undefined && coreId !== undefined && fileId !== coreId) {
+      throw new InvalidArgumentError(m.path, `build id ${fileId}`, `build id ${coreId} (the file mapped when the core was written)`);
+    }
+    if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, bytes, { path: m.path, loadBias: m.loadBias });
+  }
+  const memory = RangedMemory.fromPieces(core.segments.map((s) => ({ base: s.vaddr, bytes: s.bytes })));
+  const snapshot = registry.snapshot();
+  const threads = core.threads.map((t): CoreThreadWalk => {
+    const r = t.registers;
+    const registers = RegisterContext.from({ rbx: r.rbx, rbp: r.rbp, r12: r.r12, r13: r.r13, r14: r.r14, r15: r.r15 });
+    const u = new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 });
+    const frames: CoreFrame[] = [];
+    const pairs = new RootPairs();
+    let inManagedCode = false;
+    for (u.init({ sp: Number(r.rsp), ra: Number(r.rip), registers, pcIsExact: true }); u.valid(); u.next()) {
+      pairs.clear();
+      collectFrameRoots(u, pairs);
+      const regs = {} as CoreFrame["registers"];
+      CALLEE_SAVED_NAMES.forEach((name, k) => {
+        const v = readSlot(u.regSlots[k]!, memory, u.contexts);
+        regs[name] = Number.isNaN(v) ? null : v;
+      });
+      const roots: CoreFrame["roots"] = [];
+      for (let i = 0; i < pairs.count; i++) roots.push({ slot: pairs.derivedSlots[i]!, value: readSlot(pairs.derivedSlots[i]!, memory, u.contexts) });
+      if (u.kind === "managed-unsafe" && frames.every((f) => f.kind !== "managed")) inManagedCode = true;
+      frames.push({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa: u.cfa, function: u.functionName(), registers: regs, roots });
+    }
+    return { tid: t.tid, frames, stopReason: u.stopReason, stopDetail: u.stopDetail, inManagedCode };
+  });
+  return { threads, modules: modules.modules.map((m) => m.path) };
+}
+
+function readCoreFile(path: string): Uint8Array {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new InvalidArgumentError(path, (e as NodeJS.ErrnoException).code ?? String(e), "a readable core file");
+  }
+}
+
+export function rootsCommand(corePath: string, executable: string | undefined, json: boolean): string {
+  let walked: ReturnType<typeof walkCore>;
+  try {
+    walked = walkCore(corePath, executable);
+  } catch (e) {
+    throw e instanceof RootwalkError ? withContext(e, corePath) : e;
+  }
+  if (json) {
+    return `${JSON.stringify({
+      threads: walked.threads.map((t) => ({
+        tid: t.tid,
+        inManagedCode: t.inManagedCode,
+        stopReason: t.stopReason,
+        stopDetail: t.stopDetail,
+        frames: t.frames.map((f) => ({
+          kind: f.kind, pc: hex(f.pc), sp: hex(f.sp), cfa: hex(f.cfa), function: f.function ?? null,
+          registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
+          roots: f.roots.map((r) => ({ slot: hex(r.slot), value: hex(r.value) })),
+        })),
+      })),
+    })}\n`;
+  }
+  const lines: string[] = [];
+  for (const t of walked.threads) {
+    lines.push(`thread ${t.tid}${t.inManagedCode ? ": stopped inside managed code, not at a safepoint (that frame's roots are unknown)" : ""}`);
+    for (const f of t.frames) {
+      const tag = f.kind === "managed" ? "managed" : f.kind === "managed-unsafe" ? "MANAGED, NOT AT A SAFEPOINT" : f.kind;
+      lines.push(`  #${f.index}  pc ${hex(f.pc)}  sp ${hex(f.sp)}  cfa ${hex(f.cfa)}  ${f.function ?? "?"}  [${tag}]`);
+      for (const r of f.roots) lines.push(`        root [${hex(r.slot)}] = ${hex(r.value)}`);
+    }
+    const end = t.stopReason === "stack-end" ? "end of stack" : `${t.stopReason}${t.stopDetail ? `: ${t.stopDetail}` : ""}`;
+    lines.push(`  ${t.frames.length} frames, ${t.frames.reduce((n, f) => n + f.roots.length, 0)} roots; ${end}`);
+  }
+  return lines.join("\n") + "\n";
+}
+

@@ -1,0 +1,200 @@
+import { ByteView } from "../bytes/byte-view.js";
+import { MalformedInputError, hex } from "../errors.js";
+import { ET_CORE, PT_LOAD } from "./elf-constants.js";
+import { ElfFile } from "./elf-file.js";
+
+/*
+ * An ELF core file (ET_CORE, from `gcore` or the kernel), x86-64 Linux:
+ *
+ *   PT_NOTE   notes, each: u32 namesz, u32 descsz, u32 type, name (padded to 4), desc (padded to 4)
+ *     "CORE" NT_PRSTATUS (1), one per thread, struct elf_prstatus:
+ *         +32  u32 pr_pid (the thread id)
+ *         +112 pr_reg = struct user_regs_struct, 27 u64: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8
+ *              rax rcx rdx rsi rdi orig_rax rip cs eflags rsp ss fs_base gs_base ds es fs gs
+ *     "CORE" NT_FILE (0x46494c45): u64 count, u64 page_size, count x (u64 start, u64 end,
+ *         u64 file offset in pages), then count NUL-terminated paths
+ *   PT_LOAD   the process's memory: [p_vaddr, p_vaddr + p_filesz) from the file at p_offset
+ *             (p_filesz < p_memsz when the dumper left pages out)
+ *
+ * GNU build ids (NT_GNU_BUILD_ID, type 3, name "GNU") of a mapped file are read from the core's
+ * memory at the file's PT_NOTE address when the dumper kept that page.
+ */
+
+const NT_PRSTATUS = 1;
+const NT_FILE = 0x46494c45;
+const NT_GNU_BUILD_ID = 3;
+const PT_NOTE = 4;
+const PR_PID_OFFSET = 32;
+const PR_REG_OFFSET = 112;
+const USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"] as const;
+
+export type UserRegister = (typeof USER_REGS)[number];
+
+export interface CoreThread {
+  tid: number;
+  registers: Record<UserRegister, bigint>;
+}
+
+export interface CoreMappedFile {
+  start: number;
+  end: number;
+  fileOffset: number;
+  path: string;
+}
+
+export interface CoreSegment {
+  vaddr: number;
+  /** Bytes present in the core (p_filesz); the rest of p_memsz was not dumped. */
+  bytes: Uint8Array;
+}
+
+export class CoreFile {
+  private constructor(
+    readonly threads: readonly CoreThread[],
+    readonly files: readonly CoreMappedFile[],
+    readonly segments: readonly CoreSegment[],
+  ) {}
+
+  static parse(input: Uint8Array): CoreFile {
+    // Program headers only: gdb's cores also carry section headers, with addresses such as the
+    // vsyscall page (0xffffffffff600000) that ElfFile rightly refuses for a program.
+    const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    const view = new ByteView(bytes);
+    view.need(0, 64, "ELF header");
+    if (view.u32(0) !== 0x464c457f || view.u8(4) !== 2 || view.u8(5) !== 1) throw new MalformedInputError("ELF header", 0, "not a 64-bit little-endian ELF file", "an x86-64 core file");
+    const type = view.u16(16);
+    if (type !== ET_CORE) throw new MalformedInputError("ELF header e_type", 16, type, `${ET_CORE} (ET_CORE, a core file)`);
+    const phoff = view.u64Number(32, "e_phoff");
+    const phnum = view.u16(56);
+    view.need(phoff, phnum * 56, "program headers");
+    const threads: CoreThread[] = [];
+    const files: CoreMappedFile[] = [];
+    const segments: CoreSegment[] = [];
+    for (let i = 0; i < phnum; i++) {
+      const at = phoff + i * 56;
+      const ptype = view.u32(at);
+      const offset = view.u64Number(at + 8, "p_offset");
+      const vaddrHi = view.u32(at + 20);
+      const fileSize = view.u64Number(at + 32, "p_filesz");
+      view.need(offset, fileSize, `segment ${i}`);
+      if (ptype === PT_LOAD && fileSize > 0 && vaddrHi < 0x200000) segments.push({ vaddr: view.u64Number(at + 16, "p_vaddr"), bytes: bytes.subarray(offset, offset + fileSize) });
+      if (ptype !== PT_NOTE) continue;
+      for (const note of readNotes(bytes.subarray(offset, offset + fileSize), offset)) {
+        if (note.name !== "CORE") continue;
+        if (note.type === NT_PRSTATUS) threads.push(readPrstatus(note.desc, note.descOffset));
+        if (note.type === NT_FILE) files.push(...readNtFile(note.desc, note.descOffset));
+      }
+    }
+    return new CoreFile(threads, files, segments);
+  }
+
+  /** The dumped bytes [address, address + n), or undefined when the core does not hold them all. */
+  read(address: number, n: number): Uint8Array | undefined {
+    for (const s of this.segments) {
+      if (address >= s.vaddr && address + n <= s.vaddr + s.bytes.length) return s.bytes.subarray(address - s.vaddr, address - s.vaddr + n);
+    }
+    return undefined;
+  }
+
+  /** The GNU build id (hex) of the ELF image mapped at `start`, read from the core's memory. */
+  buildIdAt(start: number): string | undefined {
+    const header = this.read(start, 64);
+    if (header === undefined || header[0] !== 0x7f || header[1] !== 0x45) return undefined;
+    const view = new ByteView(header);
+    const phoff = Number(view.u64Number(32, "e_phoff"));
+    const phnum = view.u16(56);
+    const table = this.read(start + phoff, phnum * 56);
+    if (table === undefined) return undefined;
+    const ph = new ByteView(table);
+    const firstVaddr = Math.min(...[...Array(phnum).keys()].filter((i) => ph.u32(i * 56) === PT_LOAD).map((i) => Number(ph.u64Number(i * 56 + 16, "p_vaddr"))));
+    for (let i = 0; i < phnum; i++) {
+      if (ph.u32(i * 56) !== PT_NOTE) continue;
+      const vaddr = Number(ph.u64Number(i * 56 + 16, "p_vaddr"));
+      const size = Number(ph.u64Number(i * 56 + 32, "p_filesz"));
+      const bytes = this.read(start - (Number.isFinite(firstVaddr) ? firstVaddr : 0) + vaddr, size);
+      if (bytes === undefined) continue;
+      const id = buildIdOfNotes(bytes);
+      if (id !== undefined) return id;
+    }
+    return undefined;
+  }
+}
+
+/** The GNU build id (hex) in a file's notes, or undefined. */
+export function elfBuildId(elf: ElfFile): string | undefined {
+  for (const p of elf.programHeaders) {
+    if (p.type !== PT_NOTE) continue;
+    const id = buildIdOfNotes(elf.bytes.subarray(p.offset, p.offset + p.fileSize));
+    if (id !== undefined) return id;
+  }
+  return undefined;
+}
+
+function buildIdOfNotes(bytes: Uint8Array): string | undefined {
+  try {
+    for (const note of readNotes(bytes, 0)) {
+      if (note.name === "GNU" && note.type === NT_GNU_BUILD_ID) return [...note.desc].map((b) => b.toString(16).padStart(2, "0")).join("");
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+interface Note {
+  name: string;
+  type: number;
+  desc: Uint8Array;
+  descOffset: number;
+}
+
+function readNotes(bytes: Uint8Array, baseOffset: number): Note[] {
+  const view = new ByteView(bytes);
+  const notes: Note[] = [];
+  let at = 0;
+  const align4 = (n: number): number => (n + 3) & ~3;
+  while (at + 12 <= bytes.length) {
+    const namesz = view.u32(at);
+    const descsz = view.u32(at + 4);
+    const type = view.u32(at + 8);
+    const nameAt = at + 12;
+    const descAt = nameAt + align4(namesz);
+    if (descAt + descsz > bytes.length) throw new MalformedInputError("core note", baseOffset + at, `${namesz}+${descsz} bytes`, `at most ${bytes.length - at - 12} bytes of name and descriptor`);
+    const name = new TextDecoder().decode(bytes.subarray(nameAt, nameAt + Math.max(0, namesz - 1)));
+    notes.push({ name, type, desc: bytes.subarray(descAt, descAt + descsz), descOffset: baseOffset + descAt });
+    at = descAt + align4(descsz);
+  }
+  return notes;
+}
+
+function readPrstatus(desc: Uint8Array, offset: number): CoreThread {
+  if (desc.length < PR_REG_OFFSET + USER_REGS.length * 8) {
+    throw new MalformedInputError("NT_PRSTATUS", offset, `${desc.length} bytes`, `at least ${PR_REG_OFFSET + USER_REGS.length * 8} (x86-64 elf_prstatus)`);
+  }
+  const view = new ByteView(desc);
+  const registers = {} as Record<UserRegister, bigint>;
+  USER_REGS.forEach((name, i) => {
+    const at = PR_REG_OFFSET + i * 8;
+    registers[name] = (BigInt(view.u32(at + 4)) << 32n) | BigInt(view.u32(at));
+  });
+  return { tid: view.u32(PR_PID_OFFSET), registers };
+}
+
+function readNtFile(desc: Uint8Array, offset: number): CoreMappedFile[] {
+  const view = new ByteView(desc);
+  const count = view.u64Number(0, "NT_FILE count");
+  const pageSize = view.u64Number(8, "NT_FILE page size");
+  let names = 16 + count * 24;
+  if (names > desc.length) throw new MalformedInputError("NT_FILE", offset, `${count} entries`, `at most ${Math.floor((desc.length - 16) / 24)} in ${desc.length} bytes`);
+  const out: CoreMappedFile[] = [];
+  for (let i = 0; i < count; i++) {
+    const end = desc.indexOf(0, names);
+    if (end < 0) throw new MalformedInputError("NT_FILE path", offset + names, "no NUL", "a NUL-terminated path");
+    const path = new TextDecoder().decode(desc.subarray(names, end));
+    names = end + 1;
+    const at = 16 + i * 24;
+    out.push({ start: view.u64Number(at, "NT_FILE start"), end: view.u64Number(at + 8, "NT_FILE end"), fileOffset: view.u64Number(at + 16, "NT_FILE offset") * pageSize, path });
+  }
+  if (out.some((f) => f.end < f.start)) throw new MalformedInputError("NT_FILE", offset, "an entry with end < start", `ranges (${out.map((f) => hex(f.start)).join(", ")})`);
+  return out;
+}

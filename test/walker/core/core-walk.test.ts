@@ -1,0 +1,117 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { walkCore, type CoreThreadWalk } from "../../../src/cli/roots-command.js";
+import { cacheSubdir } from "../../../src/toolchain/cache-dir.js";
+import { cacheKey, compileToObject } from "../../../src/toolchain/llvm-toolchain.js";
+import { irSource } from "../../support/ir-source.js";
+
+/*
+ * A core file of a 3-thread program, walked by `rootwalk roots` and by gdb, frame by frame.
+ *
+ * Each thread: mgd_outer (managed) -> apply_cb (C, -O2 -fomit-frame-pointer, a callback taker)
+ * -> mgd_cb (managed) -> stop_here (C); the two workers then sleep in libc's nanosleep, the
+ * main thread calls rw_core_stop. gdb (gdb-core.py) breaks there, writes the core with gcore
+ * and records its own unwind of every thread. The walk starts from each thread's NT_PRSTATUS
+ * registers and must agree with gdb on every frame gdb shows: pc, SP, and every callee-saved
+ * register gdb can tell; every root of a managed frame must be what a second gdb, reading the
+ * core, finds at the root's slot, and must be the object the thread passed (objects[t][0..1]).
+ */
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CALLEE_SAVED = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
+
+interface GdbFrame {
+  pc: number;
+  sp: number | null;
+  name: string | null;
+  registers: Record<string, number | null>;
+}
+
+let dir = "";
+let program = "";
+let core = "";
+let gdbThreads: { tid: number; frames: GdbFrame[] }[] = [];
+let walked: CoreThreadWalk[] = [];
+
+function run(tool: string, args: string[], env: NodeJS.ProcessEnv = process.env): string {
+  const r = spawnSync(tool, args, { encoding: "utf8", timeout: 120_000, env });
+  if (r.status !== 0) throw new Error(`${tool} ${args.join(" ")}: ${r.status} ${r.stderr}`);
+  return r.stdout;
+}
+
+beforeAll(() => {
+  const object = compileToObject(irSource(join(HERE, "callback.ll")), { optPasses: ["-passes=rewrite-statepoints-for-gc"], llcFlags: ["-O2"] });
+  const key = cacheKey([readFileSync(object), readFileSync(join(HERE, "harness.c")), readFileSync(join(HERE, "apply.c"))]).slice(0, 16);
+  dir = join(cacheSubdir("walker-core"), key);
+  mkdirSync(dir, { recursive: true });
+  program = join(dir, "prog");
+  if (!existsSync(program)) {
+    run("gcc", ["-O2", "-fomit-frame-pointer", "-c", join(HERE, "apply.c"), "-o", join(dir, "apply.o")]);
+    run("gcc", ["-O1", join(HERE, "harness.c"), join(dir, "apply.o"), object, "-Wl,-z,notext", "-lpthread", "-o", program]);
+  }
+  core = join(dir, `core-${process.pid}`);
+  const json = join(dir, `gdb-${process.pid}.json`);
+  run("gdb", ["-nx", "-batch", "-x", join(HERE, "gdb-core.py"), "--args", program], { ...process.env, RW_CORE: core, RW_CORE_JSON: json });
+  gdbThreads = (JSON.parse(readFileSync(json, "utf8")) as { threads: typeof gdbThreads }).threads;
+  rmSync(json);
+  walked = walkCore(core).threads;
+}, 300_000);
+
+afterAll(() => {
+  if (core !== "") rmSync(core, { force: true }); // 17 MB per run
+});
+
+describe("rootwalk roots on a gcore of a 3-thread program (managed -> C callback taker -> managed)", () => {
+  it("finds every thread gdb shows", () => {
+    expect(walked.map((t) => t.tid).sort()).toEqual(gdbThreads.map((t) => t.tid).sort());
+    expect(walked.length).toBe(3);
+  });
+
+  it("agrees with gdb frame by frame: pc, SP, CFA and every callee-saved register gdb knows", () => {
+    let frames = 0;
+    let registers = 0;
+    for (const g of gdbThreads) {
+      const w = walked.find((t) => t.tid === g.tid)!;
+      expect(w.stopReason, `${g.tid}: ${w.stopDetail}`).toBe("stack-end");
+      expect(w.frames.length).toBeGreaterThanOrEqual(g.frames.length);
+      g.frames.forEach((gf, i) => {
+        const f = w.frames[i]!;
+        expect(f.pc, `thread ${g.tid} frame #${i} ${gf.name}`).toBe(gf.pc);
+        expect(f.sp, `thread ${g.tid} frame #${i} ${gf.name}`).toBe(gf.sp);
+        const caller = g.frames[i + 1];
+        if (caller?.sp != null) expect(f.cfa, `thread ${g.tid} frame #${i} CFA`).toBe(caller.sp);
+        for (const name of CALLEE_SAVED) {
+          const expected = gf.registers[name];
+          if (expected == null || f.registers[name] === null) continue;
+          expect(f.registers[name], `thread ${g.tid} frame #${i} ${gf.name} ${name}`).toBe(expected);
+          registers++;
+        }
+        frames++;
+      });
+      // Every managed frame gdb names is managed for rootwalk; native names agree.
+      g.frames.forEach((gf, i) => {
+        if (gf.name === "mgd_cb" || gf.name === "mgd_outer") expect(w.frames[i]!.kind).toBe("managed");
+        else expect(w.frames[i]!.kind).toBe("native");
+      });
+    }
+    console.log(`core: ${frames} frames and ${registers} callee-saved registers equal to gdb's over ${gdbThreads.length} threads`);
+    expect(frames).toBeGreaterThanOrEqual(24);
+    expect(registers).toBeGreaterThan(frames);
+  });
+
+  it("every root is what gdb reads at its slot in the core, and the object the thread passed", () => {
+    const roots = walked.flatMap((t) => t.frames.flatMap((f) => f.roots.map((r) => ({ ...r, tid: t.tid, fn: f.function }))));
+    expect(roots.length).toBe(9); // per thread: p in mgd_cb, a and b in mgd_outer
+    const commands = roots.flatMap((r) => ["-ex", `printf "RW %lu\\n", *(unsigned long *)${r.slot}`]);
+    const objects = ["-ex", `printf "RW %lu\\n", (unsigned long)&objects`];
+    const out = run("gdb", ["-nx", "-batch", "-ex", "set debuginfod enabled off", ...commands, ...objects, program, core]).split("\n").filter((l) => l.startsWith("RW ")).map((l) => Number(l.slice(3)));
+    const base = out.pop()!;
+    roots.forEach((r, i) => expect(r.value, `${r.tid} ${r.fn} [${r.slot.toString(16)}]`).toBe(out[i]));
+    const valid = new Set([0, 1, 2].flatMap((t) => [base + t * 128, base + t * 128 + 64]));
+    for (const r of roots) expect(valid.has(r.value), r.value.toString(16)).toBe(true);
+    console.log(`core: ${roots.length} roots equal to gdb's reads of their slots`);
+  });
+});

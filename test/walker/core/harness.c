@@ -1,0 +1,47 @@
+/* test/walker/core: 3 threads each run mgd_outer(A[t], B[t], t) -> apply_cb -> mgd_cb ->
+ * stop_here. Threads 1 and 2 then sleep in nanosleep (libc, a syscall); thread 0 (main) waits
+ * until both are there and calls rw_core_stop, where gdb breaks and writes the core. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+long mgd_outer(void *a, void *b, long k);
+static long objects[3][2][8] __attribute__((aligned(64)));
+static atomic_int arrived;
+static volatile int done;
+
+__attribute__((noinline)) void rw_core_stop(void) { __asm__ volatile("" ::: "memory"); }
+
+void stop_here(long k) {
+  if (k != 1) { /* worker threads: k = 2t+1 with t > 0 */
+    atomic_fetch_add(&arrived, 1);
+    while (!done) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+    return;
+  }
+  while (atomic_load(&arrived) < 2) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  rw_core_stop();
+  done = 1;
+}
+
+static void *worker(void *p) {
+  long t = (long)p;
+  return (void *)mgd_outer(objects[t][0], objects[t][1], t);
+}
+
+int main(void) {
+  for (int t = 0; t < 3; t++)
+    for (int i = 0; i < 8; i++) objects[t][0][i] = 0x100 * (t + 1) + i, objects[t][1][i] = 0x1000 * (t + 1) + i;
+  pthread_t th[3];
+  for (long t = 1; t < 3; t++) pthread_create(&th[t], NULL, worker, (void *)t);
+  long r = mgd_outer(objects[0][0], objects[0][1], 0);
+  for (int t = 1; t < 3; t++) pthread_join(th[t], NULL);
+  printf("%ld\n", r);
+  return 0;
+}
