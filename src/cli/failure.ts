@@ -19,7 +19,7 @@ interface SystemError extends Error {
 }
 
 function isSystemError(e: unknown): e is SystemError {
-  return e instanceof Error && typeof (e as Partial<SystemError>).code === "string" && /^E[A-Z]+$/.test((e as SystemError).code);
+  return e instanceof Error && typeof (e as Partial<SystemError>).code === "string" && /^(E[A-Z]+|ERR_FS_FILE_TOO_LARGE)$/.test((e as SystemError).code);
 }
 
 const SYSTEM_WORDS: Record<string, string> = {
@@ -32,6 +32,7 @@ const SYSTEM_WORDS: Record<string, string> = {
   ENOSPC: "no space left on the device",
   EEXIST: "already exists",
   EMFILE: "too many open files",
+  ERR_FS_FILE_TOO_LARGE: "file too large to read (over 2 GiB)",
 };
 
 /** A size rounded up to the next power of two, spelled as `--heap` takes it (2M, 512M, 4G). */
