@@ -15,7 +15,13 @@ import { defineConfig } from "vitest/config";
  * never share or overwrite an object.
  */
 /** Tests keep rootwalk's cache inside the checkout (git-ignored), shared by both projects. */
-const CACHE_ENV = { ROOTWALK_CACHE_DIR: resolve(dirname(fileURLToPath(import.meta.url)), ".cache") };
+const CACHE_ENV = {
+  ROOTWALK_CACHE_DIR: resolve(dirname(fileURLToPath(import.meta.url)), ".cache"),
+  // Every stack a test walks (walkStack, StackRootScanner) is also walked by the other path
+  // (fast scan loop / general unwinder) and must give identical frames, roots and pairs:
+  // walker/scan-cross-check.ts.
+  ROOTWALK_SCAN_CROSSCHECK: "1",
+};
 
 export const LLVM19_SUITES = [
   "test/toolchain/corpus.test.ts",

@@ -5,7 +5,8 @@ import { parseStackMapSection } from "../src/stackmap/llvm-stackmap.js";
 import { buildLlvmDescriptors } from "../src/loader/llvm-map-loader.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
-import { RootPairs, collectFrameRoots } from "../walker/frame-roots.js";
+import { scanStackRoots } from "../walker/fast-scan.js";
+import { RootPairs } from "../walker/frame-roots.js";
 import { readSlot } from "../walker/slot.js";
 import { Unwinder } from "../walker/unwinder.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
@@ -70,7 +71,8 @@ function stack(frames: number, many: boolean): StackCorpus {
 }
 
 /**
- * One walk with the real walker: Unwinder init/valid/next + collectFrameRoots into a reused
+ * One walk with the real walker as the collector runs it (StackRootScanner): the fast scan loop
+ * (walker/fast-scan.ts, the general Unwinder for frames it does not take) into a reused
  * RootPairs, then every root's value read. Returns a checksum (frames + root values).
  */
 function makeWalk(c: StackCorpus): () => number {
@@ -78,11 +80,7 @@ function makeWalk(c: StackCorpus): () => number {
   const pairs = new RootPairs();
   return () => {
     pairs.clear();
-    let frames = 0;
-    for (u.init(c.start); u.valid(); u.next()) {
-      collectFrameRoots(u, pairs);
-      frames++;
-    }
+    const frames = scanStackRoots(u, c.start, pairs);
     let sum = 0;
     const slots = pairs.derivedSlots;
     for (let i = 0; i < pairs.count; i++) sum += readSlot(slots[i]!, c.memory, u.contexts);

@@ -1,7 +1,9 @@
 import type { RootScanner } from "../gc/root-scanning.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { SafepointRegistry } from "../src/safepoints/registry.js";
-import { RootPairs, collectFrameRoots } from "./frame-roots.js";
+import { crossCheckScan, crossCheckRequested } from "./scan-cross-check.js";
+import { scanStackRoots } from "./fast-scan.js";
+import { RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
 import { readSlot } from "./slot.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions } from "./unwinder.js";
@@ -14,7 +16,8 @@ export interface ThreadStack {
 
 /**
  * The collector's RootScanner over thread stacks: scanRoots walks every thread strictly (an
- * unaccountable frame is an error, never a skipped root) and remembers each root's slot;
+ * unaccountable frame is an error, never a skipped root) with the fast scan loop
+ * (walker/fast-scan.ts) and remembers each root's slot;
  * updateRoots rewrites them after the collector moved objects.
  */
 export class StackRootScanner implements RootScanner {
@@ -37,10 +40,8 @@ export class StackRootScanner implements RootScanner {
       const pairs = (this.pairsByThread[t] ??= new RootPairs());
       pairs.clear();
       const u = (this.unwinders[t] = new Unwinder(snapshot, thread.memory, { ...this.options, mode: "strict" }));
-      for (u.init(thread.chunks); u.valid(); u.next()) {
-        collectFrameRoots(u, pairs);
-        this.framesScanned++;
-      }
+      this.framesScanned += scanStackRoots(u, thread.chunks, pairs);
+      if (crossCheckRequested()) crossCheckScan(snapshot, thread.memory, thread.chunks, { ...this.options, mode: "strict" });
       for (let i = 0; i < pairs.count; i++) {
         const base = readSlot(pairs.baseSlots[i]!, thread.memory, u.contexts);
         if (base !== 0) visit(base);

@@ -193,16 +193,16 @@ export class Unwinder {
 
   private chunks: readonly ManagedChunk[] = [];
   private active = false;
-  private readonly maxDepth: number;
+  readonly maxDepth: number;
 
   /**
    * When the memory is one flat word array (a simulated stack, a native stack's koffi view),
    * frames inside it are range-checked with two comparisons and return addresses read straight
    * from its words: the per-frame cost that dominated the walk benchmark.
    */
-  private readonly words: Uint32Array | undefined;
-  private readonly wordsBase: number = 0;
-  private readonly wordsEnd: number = 0;
+  readonly words: Uint32Array | undefined;
+  readonly wordsBase: number = 0;
+  readonly wordsEnd: number = 0;
 
   constructor(
     readonly snapshot: RegistrySnapshot,
@@ -242,6 +242,23 @@ export class Unwinder {
 
   valid(): boolean {
     return this.active;
+  }
+
+  /** The chunk the current frame belongs to. */
+  get chunk(): ManagedChunk {
+    return this.chunks[this.chunkIndex]!;
+  }
+
+  /**
+   * Continues the walk at frame `index` with (sp, ra), in the current chunk, after a caller (the
+   * fast scan loop) stepped over frames itself and kept `regSlots` up to date: resolves that frame
+   * exactly as `next` would have.
+   */
+  resumeAt(sp: number, ra: number, index: number): void {
+    this.sp = sp;
+    this.ra = ra;
+    this.index = index;
+    this.resolve();
   }
 
   /** Steps to the caller of the current frame (or into the next chunk). */

@@ -1,4 +1,5 @@
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
+import { crossCheckRequested, crossCheckScan } from "./scan-cross-check.js";
 import { readSlot } from "./slot.js";
 import { type ManagedChunk, type StopReason, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
 import type { Memory } from "../src/memory/memory.js";
@@ -28,6 +29,7 @@ export interface WalkResult {
 
 /** Walks a whole stack once and collects every frame and root (for dumps and tests). */
 export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): WalkResult {
+  if (crossCheckRequested()) crossCheckScan(snapshot, memory, start, options);
   const u = new Unwinder(snapshot, memory, options);
   const pairs = new RootPairs();
   const frames: WalkedFrame[] = [];

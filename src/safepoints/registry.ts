@@ -2,6 +2,7 @@ import { Map as ImmutableMap } from "immutable";
 import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
 import { FrameDescriptors } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
+import { type ScanRecipes, compileScanRecipes } from "./scan-recipes.js";
 
 export type MapFormat = "llvm-v3" | "plimmix-v1" | "ocaml";
 
@@ -29,6 +30,8 @@ export interface RegisteredModule {
   readonly contentKey: string;
   /** Absolute addresses (bias applied). */
   readonly descriptors: FrameDescriptors;
+  /** The same safepoints compiled for the fast scan loop (same indices as `descriptors`). */
+  readonly recipes: ScanRecipes;
 }
 
 /**
@@ -43,7 +46,12 @@ export class RegistrySnapshot {
     readonly table: SafepointTable,
     /** Module per table module slot (slots are dense indices valid for this snapshot only). */
     readonly moduleBySlot: readonly RegisteredModule[],
-  ) {}
+  ) {
+    this.recipesBySlot = moduleBySlot.map((m) => m.recipes);
+  }
+
+  /** The scan recipes of each module slot (moduleBySlot[s].recipes, one array read for the fast loop). */
+  readonly recipesBySlot: readonly ScanRecipes[];
 
   static readonly EMPTY = new RegistrySnapshot(ImmutableMap(), new SafepointTable(), []);
 
@@ -80,7 +88,8 @@ export class SafepointRegistry {
     }
     const descriptors = map.descriptors.withBias(loadBias);
     const handle = this.nextHandle++;
-    const module: RegisteredModule = { handle, name: map.name, format: map.format, loadBias, contentKey: map.contentKey, descriptors };
+    const recipes = compileScanRecipes(descriptors);
+    const module: RegisteredModule = { handle, name: map.name, format: map.format, loadBias, contentKey: map.contentKey, descriptors, recipes };
     const slot = this.current.moduleBySlot.length;
     const table = this.current.table.clone(descriptors.count);
     for (let i = 0; i < descriptors.count; i++) {

@@ -1,0 +1,94 @@
+import { LocationKind } from "../stackmap/llvm-stackmap.js";
+import { CALLEE_SAVED_COUNT, DWARF_RSP, type FrameDescriptors, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "./frame-descriptors.js";
+
+/*
+ * Scan recipes: each safepoint of a registered module compiled once, at registration, into what
+ * the fast scan loop (walker/fast-scan.ts) needs and nothing else.
+ *
+ * Per safepoint i:
+ *   frameBytes[i]   distance from SP to the return-address slot (the static frame size), or
+ *                   NOT_FAST when the fast loop must hand the frame to the general unwinder:
+ *                   no static size (frame-pointer climbs, dynamic frames), gc allocas, or any
+ *                   root that is not an `Indirect [rsp + off]` slot inside [sp, sp + size + 8)
+ *                   (callee-saved registers, CFA- or rbp-relative slots, typed plimmix roots,
+ *                   constants, Direct locations)
+ *   recipe[i]       index of its root-slot list in `slotStart`/`pairCount` (identical lists are
+ *                   shared: many call sites of one function spill the same slots)
+ *   savesRegisters[i]   1 when the frame saved a callee-saved register (the fast loop then moves
+ *                   the register slots like Unwinder.next does)
+ * Per recipe r: pairCount[r] (base, derived) pairs at slotStart[r] in `slots`, each two SP-relative
+ * byte offsets (base, derived), 8-aligned, in the map's pair order.
+ */
+
+export const NOT_FAST = -1;
+
+export class ScanRecipes {
+  constructor(
+    readonly frameBytes: Int32Array,
+    readonly recipe: Uint32Array,
+    readonly savesRegisters: Uint8Array,
+    readonly slotStart: Uint32Array,
+    readonly pairCount: Uint16Array,
+    readonly slots: Int32Array,
+  ) {}
+
+  get sizeBytes(): number {
+    return this.frameBytes.byteLength + this.recipe.byteLength + this.savesRegisters.byteLength + this.slotStart.byteLength + this.pairCount.byteLength + this.slots.byteLength;
+  }
+}
+
+/** Compiles every safepoint of `d` (one pass; the only allocation per distinct recipe is its key). */
+export function compileScanRecipes(d: FrameDescriptors): ScanRecipes {
+  const n = d.count;
+  const spUntyped = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
+  const spPointer = LocationKind.Indirect | (ROOT_TYPE_POINTER << 4) | (DWARF_RSP << 8);
+  const frameBytes = new Int32Array(n);
+  const recipe = new Uint32Array(n);
+  const savesRegisters = new Uint8Array(n);
+  const slotStart: number[] = [];
+  const pairCount: number[] = [];
+  let slots = new Int32Array(64);
+  let slotWords = 0;
+  const byKey = new Map<string, number>();
+  const locations = d.locations;
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) if (d.savedRegOffsets[i * CALLEE_SAVED_COUNT + k] !== 0) savesRegisters[i] = 1;
+    const size = d.frameSizeBytes[i]!;
+    const pairs = d.pairCount[i]!;
+    let fast = size >= 0 && d.allocaCount[i] === 0;
+    const start = slotWords;
+    if (slots.length < slotWords + 2 * pairs) {
+      const grown = new Int32Array(Math.max(slots.length * 2, slotWords + 2 * pairs));
+      grown.set(slots);
+      slots = grown;
+    }
+    for (let p = 0; fast && p < pairs; p++) {
+      for (let k = 0; k < 2; k++) {
+        const loc = d.pairs[(d.pairStart[i]! + p) * 2 + k]!;
+        const shape = locations[loc * 2]! & 0xffff;
+        const off = locations[loc * 2 + 1]!;
+        if ((shape !== spUntyped && shape !== spPointer) || off < 0 || off + 8 > size + 8 || (off & 7) !== 0) fast = false;
+        slots[slotWords++] = off;
+      }
+    }
+    if (!fast) {
+      slotWords = start;
+      frameBytes[i] = NOT_FAST;
+      continue;
+    }
+    frameBytes[i] = size;
+    const key = slots.subarray(start, slotWords).join(",");
+    const existing = byKey.get(key);
+    if (existing !== undefined) {
+      slotWords = start;
+      recipe[i] = existing;
+      continue;
+    }
+    const r = slotStart.length;
+    byKey.set(key, r);
+    slotStart.push(start);
+    pairCount.push(pairs);
+    recipe[i] = r;
+  }
+  return new ScanRecipes(frameBytes, recipe, savesRegisters, Uint32Array.from(slotStart), Uint16Array.from(pairCount), slots.slice(0, slotWords));
+}

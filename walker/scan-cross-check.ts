@@ -1,0 +1,89 @@
+import { RootwalkError } from "../src/errors.js";
+import type { Memory } from "../src/memory/memory.js";
+import type { RegistrySnapshot } from "../src/safepoints/registry.js";
+import { FrameLog, scanStackRoots } from "./fast-scan.js";
+import { RootPairs, collectFrameRoots } from "./frame-roots.js";
+import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
+
+/*
+ * The differential check of the fast scan loop against the general unwinder: both walk the same
+ * stack and must give identical frames (SP, return address), root pairs (base slot, derived
+ * slot, frame), transitions, stop reason and stop address, or throw the same error. Run by the
+ * tests on every stack a StackRootScanner scans (ROOTWALK_SCAN_CROSSCHECK=1, set by
+ * vitest.config.ts) and on explicit stacks (test/walker/fast-scan.test.ts). It only reads memory.
+ */
+
+export function crossCheckRequested(): boolean {
+  return process.env.ROOTWALK_SCAN_CROSSCHECK === "1";
+}
+
+export interface ScanOutcome {
+  frames: number;
+  sps: number[];
+  ras: number[];
+  pairs: number[];
+  transitions: number;
+  stopReason: string | undefined;
+  stoppedAt: number;
+  error: string | undefined;
+}
+
+/** The general unwinder's answer: init/valid/next + collectFrameRoots. */
+export function generalScan(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): ScanOutcome {
+  return scanWith("general", snapshot, memory, start, options);
+}
+
+/** The fast scan loop's answer. */
+export function fastScan(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): ScanOutcome {
+  return scanWith("fast", snapshot, memory, start, options);
+}
+
+function scanWith(path: "general" | "fast", snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): ScanOutcome {
+  const u = new Unwinder(snapshot, memory, options);
+  const out = new RootPairs();
+  const log = new FrameLog();
+  let frames = 0;
+  let error: string | undefined;
+  try {
+    if (path === "fast") {
+      frames = scanStackRoots(u, start, out, log);
+    } else {
+      for (u.init(start); u.valid(); u.next()) {
+        log.push(u.sp, u.ra);
+        collectFrameRoots(u, out);
+        frames++;
+      }
+    }
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+  }
+  // On an error, the frames reached (the failing one included when its roots failed).
+  return outcome(u, out, log, error === undefined ? frames : log.count, error);
+}
+
+function outcome(u: Unwinder, out: RootPairs, log: FrameLog, frames: number, error: string | undefined): ScanOutcome {
+  const pairs: number[] = [];
+  for (let i = 0; i < out.count; i++) pairs.push(out.baseSlots[i]!, out.derivedSlots[i]!, out.frames[i]!);
+  return {
+    frames,
+    sps: Array.from(log.sps.subarray(0, log.count)),
+    ras: Array.from(log.ras.subarray(0, log.count)),
+    pairs,
+    transitions: u.transitions,
+    stopReason: u.stopReason,
+    stoppedAt: u.stoppedAt,
+    error,
+  };
+}
+
+/** Throws when the two paths disagree on this stack; returns the (common) outcome. */
+export function crossCheckScan(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): ScanOutcome {
+  const general = generalScan(snapshot, memory, start, options);
+  const fast = fastScan(snapshot, memory, start, options);
+  for (const key of Object.keys(general) as (keyof ScanOutcome)[]) {
+    if (JSON.stringify(general[key]) !== JSON.stringify(fast[key])) {
+      throw new RootwalkError("WALK", `fast scan and general unwinder disagree on ${key}: ${JSON.stringify(fast[key]).slice(0, 200)} vs ${JSON.stringify(general[key]).slice(0, 200)}`);
+    }
+  }
+  return general;
+}
