@@ -22,7 +22,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION]";
 
 export interface RunArguments {
   programs: string[];
@@ -34,6 +34,8 @@ export interface RunArguments {
   verify: boolean;
   /** Poison what each collection frees (implied by --stress). */
   poison: boolean;
+  /** How stopped threads are walked (NativeRunOptions.walk). */
+  walk: "chunks" | "unwind";
   /** Write the heap map (SVG) after the run. */
   svg?: string;
   heapBytes: number;
@@ -57,7 +59,7 @@ export function parseHeapSize(text: string): number {
 }
 
 export function parseRunArguments(args: readonly string[]): RunArguments {
-  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, poison: false, heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, json: false };
+  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, poison: false, walk: "chunks", heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, json: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("--")) {
@@ -86,6 +88,12 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
       case "verify":
         out.verify = flag();
         break;
+      case "walk": {
+        const v = value();
+        if (v !== "chunks" && v !== "unwind") throw new InvalidArgumentError("--walk", v, "chunks | unwind");
+        out.walk = v;
+        break;
+      }
       case "poison":
         out.poison = flag();
         break;
@@ -120,7 +128,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --poison, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION");
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --poison, --walk chunks|unwind, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION");
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
@@ -178,6 +186,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       noGc: parsed.noGc,
       verify: parsed.verify,
       poison: parsed.poison,
+      walk: parsed.walk,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
       ...(progress !== undefined ? { progress: { everyMs: progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),

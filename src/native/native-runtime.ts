@@ -12,6 +12,7 @@ import { RootwalkError, hex } from "../errors.js";
 import { registerPlimmixBytes, registerPlimmixFile } from "../loader/plimmix-loader.js";
 import { registerObjectFile, registerStackMapBytes } from "../loader/register-maps.js";
 import { SafepointRegistry } from "../safepoints/registry.js";
+import { ModuleMap } from "../unwind/module-map.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
 import { NativeMemory } from "./native-memory.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
@@ -67,6 +68,14 @@ export interface NativeRunOptions {
   stressEvery: number;
   noGc: boolean;
   verify: boolean;
+  /**
+   * How a stopped thread is walked. Both climb native frames (the runtime, libc, a C library
+   * calling back into managed code) by their CFI through a module map of every mapped ELF.
+   * "chunks" (default): from the stop to the boundary where the thread entered managed code
+   * (rw_managed_return), the fast path. "unwind": no chunk list: from the stop to the stack's
+   * outermost frame (clone3), the thread's whole stack mapping readable.
+   */
+  walk?: "chunks" | "unwind";
   /** Poison what each collection frees (gc/poison.ts); always on with stressEvery > 0. */
   poison?: boolean;
   mainStackBytes?: number;
@@ -168,6 +177,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const stoppedThreads = (): Stopped[] => {
     if (stopped !== null) return stopped;
     const list: Stopped[] = [];
+    refreshModules();
     const count = rwThreadCount() as number;
     for (let t = 0; t < count; t++) {
       const state = word(t, R_STATE);
@@ -176,6 +186,18 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     }
     return (stopped = list);
   };
+  // Every ELF mapped in the process, for native frames by CFI: re-read at each stop when the
+  // mappings changed (the program is mapped by rw_run_main), parsed modules kept.
+  let modules = new ModuleMap([]);
+  let mapsText = "";
+  const refreshModules = (): void => {
+    const text = readFileSync("/proc/self/maps", "utf8");
+    if (text === mapsText) return;
+    mapsText = text;
+    const fresh = ModuleMap.fromMappings(ModuleMap.parseProcMaps(text), { previous: modules });
+    modules.replaceWith(fresh);
+  };
+  const unwindWhole = options.walk === "unwind";
   const stoppedThread = (t: number): Stopped => {
     const sp = word(t, R_SP);
     const ra = word(t, R_RA);
@@ -185,11 +207,15 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     REG_NAMES.forEach((name, k) => (regs[name] = wordBig(t, R_REGS + k)));
     const registers = RegisterContext.from(regs);
     const low = sp - BELOW_SP_BYTES;
+    if (unwindWhole) {
+      const end = stackMappingEnd(sp);
+      return { index: t, registers, stack: { memory: new NativeMemory(low, end - low), chunks: [{ sp, ra, registers }] } };
+    }
     const memory = new NativeMemory(low, stackTop - low);
     return { index: t, registers, stack: { memory, chunks: [{ sp, ra, registers, boundaryRa: word(t, R_BOUNDARY), stackTop }] } };
   };
 
-  const scanner = new StackRootScanner(registry, () => stoppedThreads().map((s) => s.stack));
+  const scanner = new StackRootScanner(registry, () => stoppedThreads().map((s) => s.stack), { modules });
   // Every scan is timed as a whole, koffi views of the stopped stacks included (the bench's
   // native-scan number: frames per second).
   let scanMs = 0;
@@ -272,8 +298,9 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const pinCounts = new Map<number, number>();
   const pinnedByThread = new Map<number, number[]>();
   const stuckStart = (t: number): void => {
+    refreshModules();
     const one = stoppedThread(t);
-    const single = new StackRootScanner(registry, () => [one.stack]);
+    const single = new StackRootScanner(registry, () => [one.stack], { modules });
     const bases = new Set<number>();
     single.scanRoots((b) => bases.add(b));
     const pinned: number[] = [];
@@ -468,6 +495,15 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     scanMs,
     scanFrames,
   };
+}
+
+/** End of the mapping that holds `sp` (a thread's stack), from /proc/self/maps. */
+function stackMappingEnd(sp: number): number {
+  for (const line of readFileSync("/proc/self/maps", "utf8").split("\n")) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) /.exec(line);
+    if (m !== null && sp >= parseInt(m[1]!, 16) && sp < parseInt(m[2]!, 16)) return parseInt(m[2]!, 16);
+  }
+  throw new RootwalkError("GC", `no mapping holds the stopped thread's SP ${hex(sp)}`);
 }
 
 /** Bytes readable from `address` to the end of its mapping (/proc/self/maps). */

@@ -183,6 +183,13 @@ export class ModuleMap {
     this.ends = Float64Array.from(this.sorted.map((m) => m.end));
   }
 
+  /** Takes `other`'s modules (a refreshed map), so holders of this map see the new mappings. */
+  replaceWith(other: ModuleMap): void {
+    this.sorted = other.sorted;
+    this.starts = other.starts;
+    this.ends = other.ends;
+  }
+
   get modules(): readonly MappedModule[] {
     return this.sorted;
   }
@@ -193,7 +200,7 @@ export class ModuleMap {
    */
   static fromMappings(
     mappings: readonly Mapping[],
-    options: { readFile?: (path: string) => Uint8Array; pseudoImage?: (m: Mapping) => Uint8Array | undefined } = {},
+    options: { readFile?: (path: string) => Uint8Array; pseudoImage?: (m: Mapping) => Uint8Array | undefined; previous?: ModuleMap } = {},
   ): ModuleMap {
     const readFile = options.readFile ?? ((path: string) => readFileSync(path));
     const byPath = new Map<string, Mapping[]>();
@@ -208,7 +215,12 @@ export class ModuleMap {
       if (list === undefined) byPath.set(m.path, (list = []));
       list.push(m);
     }
-    for (const [path, list] of byPath) modules.push(new MappedModule(path, list, () => readFile(path)));
+    // A module mapped at the same place as in `previous` keeps its parsed file and rows.
+    const kept = new Map((options.previous?.modules ?? []).map((m) => [`${m.path}@${m.start}`, m]));
+    for (const [path, list] of byPath) {
+      const start = Math.min(...list.map((m) => m.start));
+      modules.push(kept.get(`${path}@${start}`) ?? new MappedModule(path, list, () => readFile(path)));
+    }
     return new ModuleMap(modules);
   }
 

@@ -77,6 +77,13 @@ export const NATIVE_PROGRAMS: readonly NativeProgram[] = [
     features: ["stack-args", "pushed-args"],
   },
   {
+    name: "sp-qsort-callback",
+    files: [ll("sp-qsort-callback.ll")],
+    mode: "statepoint",
+    expectedResult: 98466n,
+    features: ["native-callback", "garbage"],
+  },
+  {
     name: "sp-csr",
     files: [ll("sp-csr.ll")],
     mode: "statepoint",
