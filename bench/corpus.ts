@@ -7,7 +7,6 @@ import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { scanStackRoots } from "../walker/fast-scan.js";
 import { RootPairs } from "../walker/frame-roots.js";
-import { readSlot } from "../walker/slot.js";
 import { Unwinder } from "../walker/unwinder.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
 import { inputPath, runReference } from "./native-refs.js";
@@ -83,7 +82,7 @@ function makeWalk(c: StackCorpus): () => number {
     const frames = scanStackRoots(u, c.start, pairs);
     let sum = 0;
     const slots = pairs.derivedSlots;
-    for (let i = 0; i < pairs.count; i++) sum += readSlot(slots[i]!, c.memory, u.contexts);
+    for (let i = 0; i < pairs.count; i++) sum += u.slotValue(slots[i]!);
     return frames + sum + pairs.count;
   };
 }

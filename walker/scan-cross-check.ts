@@ -25,6 +25,8 @@ export interface ScanOutcome {
   transitions: number;
   stopReason: string | undefined;
   stoppedAt: number;
+  /** Where each callee-saved register lived when the walk ended (fast frames must move them too). */
+  regSlots: number[];
   error: string | undefined;
 }
 
@@ -72,6 +74,7 @@ function outcome(u: Unwinder, out: RootPairs, log: FrameLog, frames: number, err
     transitions: u.transitions,
     stopReason: u.stopReason,
     stoppedAt: u.stoppedAt,
+    regSlots: Array.from(u.regSlots),
     error,
   };
 }

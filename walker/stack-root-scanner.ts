@@ -5,7 +5,6 @@ import { crossCheckScan, crossCheckRequested } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
-import { readSlot } from "./slot.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions } from "./unwinder.js";
 
 /** One thread's stack as the collector sees it: its managed chunks, innermost first. */
@@ -43,7 +42,7 @@ export class StackRootScanner implements RootScanner {
       this.framesScanned += scanStackRoots(u, thread.chunks, pairs);
       if (crossCheckRequested()) crossCheckScan(snapshot, thread.memory, thread.chunks, { ...this.options, mode: "strict" });
       for (let i = 0; i < pairs.count; i++) {
-        const base = readSlot(pairs.baseSlots[i]!, thread.memory, u.contexts);
+        const base = u.slotValue(pairs.baseSlots[i]!);
         if (base !== 0) visit(base);
       }
     });

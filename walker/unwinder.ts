@@ -223,6 +223,15 @@ export class Unwinder {
     return this.words![i + 1]! * 0x1_0000_0000 + this.words![i]!;
   }
 
+  /**
+   * The value in a slot of this walk (walker/slot.ts), as readSlot gives it: straight from the flat
+   * words for an aligned stack slot inside them, through Memory/the register contexts otherwise.
+   */
+  slotValue(slot: number): number {
+    if (this.words !== undefined && slot >= this.wordsBase && slot + 8 <= this.wordsEnd && (slot & 7) === 0) return this.wordAt(slot);
+    return readSlot(slot, this.memory, this.contexts);
+  }
+
   /** Starts (or restarts) a walk: one chunk, or several innermost first. */
   init(start: WalkStart | readonly ManagedChunk[]): this {
     this.chunks = Array.isArray(start) ? start : [start as ManagedChunk];

@@ -4,6 +4,8 @@ import { SimulatedMemory } from "../../src/memory/memory.js";
 import { ROOT_TYPE_ATOMIC, ROOT_TYPE_POINTER } from "../../src/safepoints/frame-descriptors.js";
 import { NOT_FAST } from "../../src/safepoints/scan-recipes.js";
 import { crossCheckScan, fastScan, generalScan } from "../../walker/scan-cross-check.js";
+import { RegisterContext } from "../../walker/register-context.js";
+import type { ManagedChunk } from "../../walker/unwinder.js";
 import { type SyntheticSafepoint, syntheticRegistry } from "./support/synthetic-stack.js";
 
 /*
@@ -103,5 +105,67 @@ describe("fast scan loop", () => {
       f1, f1 + 16, 1,
       f2, f2, 2, f2 + 8, f2 + 8, 2, f2 + 16, f2 + 16, 2, f2 + 24, f2 + 24, 2,
     ]);
+  });
+});
+
+describe("fast scan loop on a corrupted two-chunk stack", () => {
+  // Plain frames (one saving rbx), a typed-root frame the loop hands back, two chunks with
+  // register contexts, the outer ending at its stack top; then every word of it overwritten in
+  // turn with a value that matters to a walk (0, a key, the boundary, nearby SPs, odd values).
+  const registry = syntheticRegistry([
+    { ra: 0x2000, frameSizeBytes: 16, pairs: [[0, 0], [0, 8]] },
+    { ra: 0x3000, frameSizeBytes: 24, pairs: [[8, 8]], saved: { 0: -16 } },
+    { ra: 0x4000, frameSizeBytes: 8, pairs: [[0, 0]], types: [ROOT_TYPE_POINTER] },
+  ]);
+  const STACK = 0x7ff0_0000_0000;
+  const inner = [
+    { ra: 0x2000, size: 16 },
+    { ra: 0x3000, size: 24 },
+    { ra: 0x3000, size: 24 },
+    { ra: 0x4000, size: 8 },
+    { ra: 0x2000, size: 16 },
+    { ra: 0x3000, size: 24 },
+  ];
+  function build(): { memory: SimulatedMemory; chunks: ManagedChunk[] } {
+    const memory = new SimulatedMemory(STACK, 0x2000);
+    let sp = STACK + 0x100;
+    const chunks: ManagedChunk[] = [{ sp, ra: 0x2000, boundaryRa: 0x7000, registers: RegisterContext.from({ rbx: 7 }) }];
+    inner.forEach((f, i) => {
+      for (let off = 0; off < f.size; off += 8) memory.writeWord(sp + off, 0x5000_0000 + i * 0x100 + off);
+      memory.writeWord(sp + f.size, inner[i + 1]?.ra ?? 0x7000);
+      sp += f.size + 8;
+    });
+    sp = STACK + 0x1000;
+    chunks.push({ sp, ra: 0x2000, stackTop: sp + 56 });
+    memory.writeWord(sp, 0x5100_0000);
+    memory.writeWord(sp + 8, 0x5100_0008);
+    memory.writeWord(sp + 16, 0x3000);
+    memory.writeWord(sp + 32, 0x5100_0020);
+    memory.writeWord(sp + 48, 0x9999);
+    return { memory, chunks };
+  }
+
+  it("agrees with the general unwinder on the intact stack and on every single-word corruption", () => {
+    const snapshot = registry.snapshot();
+    const intact = build();
+    const whole = crossCheckScan(snapshot, intact.memory, intact.chunks, { mode: "strict" });
+    expect(whole.frames).toBe(8);
+    expect(whole.stopReason).toBe("stack-top");
+    let errors = 0;
+    const innerEnd = STACK + 0x100 + inner.reduce((n, f) => n + f.size + 8, 0);
+    for (let addr = STACK + 0x100; addr < STACK + 0x1000 + 56; addr += 8) {
+      if (addr === innerEnd) addr = STACK + 0x1000;
+      for (const value of [0, 0x2000, 0x3000, 0x4000, 0x7000, addr + 8, addr - 8, 0x2001, STACK + 0x2000 - 8]) {
+        const { memory, chunks } = build();
+        memory.writeWord(addr, value);
+        for (const mode of ["strict", "lenient"] as const) {
+          const maxDepth = 6 + (addr & 8);
+          const outcome = crossCheckScan(snapshot, memory, chunks, { mode, maxDepth });
+          if (outcome.error !== undefined) errors++;
+        }
+      }
+    }
+    // the corruptions reached the checks: many walks ended in an error
+    expect(errors).toBeGreaterThan(20);
   });
 });
