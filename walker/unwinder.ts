@@ -266,6 +266,7 @@ export class Unwinder {
   resumeAt(sp: number, ra: number, index: number): void {
     this.sp = sp;
     this.ra = ra;
+    this.pcExact = false; // the frame below it was a managed frame at a call
     this.index = index;
     this.resolve();
   }
