@@ -88,7 +88,9 @@ export function walkCore(corePath: string, executable?: string): { threads: Core
       const roots: CoreFrame["roots"] = [];
       for (let i = 0; i < pairs.count; i++) roots.push({ slot: pairs.derivedSlots[i]!, value: readSlot(pairs.derivedSlots[i]!, memory, u.contexts) });
       if (u.kind === "managed-unsafe" && frames.every((f) => f.kind !== "managed")) inManagedCode = true;
-      frames.push({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa: u.cfa, function: u.functionName(), registers: regs, roots });
+      // A signal frame's CFA is the interrupted frame's SP (the unwinder keeps the address of its slot).
+      const cfa = u.kind === "signal" ? memory.readWord(u.cfa) : u.cfa;
+      frames.push({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa, function: u.kind === "signal" ? "<signal handler called>" : u.functionName(), registers: regs, roots });
     }
     return { tid: t.tid, frames, stopReason: u.stopReason, stopDetail: u.stopDetail, inManagedCode };
   });

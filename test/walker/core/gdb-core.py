@@ -18,6 +18,7 @@ try:
     gdb.execute("set debuginfod enabled off")
 except gdb.error:
     pass
+gdb.execute("handle SIGUSR1 nostop noprint pass", to_string=True)
 gdb.execute("break rw_core_stop", to_string=True)
 gdb.execute("run", to_string=True)
 gdb.execute("gcore %s" % os.environ["RW_CORE"], to_string=True)
@@ -27,7 +28,8 @@ for th in gdb.selected_inferior().threads():
     frames = []
     f = gdb.newest_frame()
     while f is not None and len(frames) < 200:
-        frames.append({"pc": f.pc(), "sp": reg(f, "rsp"), "name": f.name(), "registers": {n: reg(f, n) for n in CALLEE_SAVED}})
+        kind = {gdb.INLINE_FRAME: "inline", gdb.TAILCALL_FRAME: "tailcall", gdb.SIGTRAMP_FRAME: "sigtramp"}.get(f.type(), "normal")
+        frames.append({"pc": f.pc(), "sp": reg(f, "rsp"), "name": f.name(), "type": kind, "registers": {n: reg(f, n) for n in CALLEE_SAVED}})
         f = f.older()
     threads.append({"tid": th.ptid[1], "frames": frames})
 with open(os.environ["RW_CORE_JSON"], "w") as h:

@@ -1,7 +1,10 @@
 /* test/walker/core: 3 threads each run mgd_outer(A[t], B[t], t) -> apply_cb -> mgd_cb ->
- * stop_here. Threads 1 and 2 then sleep in nanosleep (libc, a syscall); thread 0 (main) waits
- * until both are there and calls rw_core_stop, where gdb breaks and writes the core. */
+ * stop_here. Thread 1 then sleeps in nanosleep (libc, a syscall); thread 2 raises SIGUSR1 and
+ * sleeps in the handler (so its stack crosses the signal trampoline __restore_rt); thread 0
+ * (main) waits until both are there and calls rw_core_stop, where gdb breaks and writes the
+ * core. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
@@ -13,8 +16,26 @@ static volatile int done;
 
 __attribute__((noinline)) void rw_core_stop(void) { __asm__ volatile("" ::: "memory"); }
 
+static void sleep_until_done(void) {
+  atomic_fetch_add(&arrived, 1);
+  while (!done) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static void on_usr1(int sig) {
+  (void)sig;
+  sleep_until_done();
+}
+
 void stop_here(long k) {
-  if (k != 1) { /* worker threads: k = 2t+1 with t > 0 */
+  if (k == 5) { /* thread 2 */
+    signal(SIGUSR1, on_usr1);
+    raise(SIGUSR1);
+    return;
+  }
+  if (k != 1) { /* thread 1 */
     atomic_fetch_add(&arrived, 1);
     while (!done) {
       struct timespec ts = {0, 1000000};
