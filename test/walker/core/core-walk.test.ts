@@ -7,6 +7,7 @@ import { walkCore, type CoreThreadWalk } from "../../../src/cli/roots-command.js
 import { cacheSubdir } from "../../../src/toolchain/cache-dir.js";
 import { cacheKey, compileToObject } from "../../../src/toolchain/llvm-toolchain.js";
 import { irSource } from "../../support/ir-source.js";
+import { OUT_DIR, buildRunEntry } from "../../support/native-run.js";
 
 /*
  * A core file of a 3-thread program, walked by `rootwalk roots` and by gdb, frame by frame.
@@ -123,5 +124,30 @@ describe("rootwalk roots on a gcore of a 3-thread program (managed -> C callback
     const valid = new Set([0, 1, 2].flatMap((t) => [base + t * 128, base + t * 128 + 64]));
     for (const r of roots) expect(valid.has(r.value), r.value.toString(16)).toBe(true);
     console.log(`core: ${roots.length} roots equal to gdb's reads of their slots`);
+  });
+});
+
+describe("rootwalk roots (the command)", () => {
+  beforeAll(() => {
+    buildRunEntry();
+  }, 300_000);
+  const cli = (args: string[]): { status: number | null; stdout: string; stderr: string } => {
+    const r = spawnSync(process.execPath, [join(OUT_DIR, "src", "cli", "main.js"), ...args], { encoding: "utf8", timeout: 60_000 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  it("prints every thread, its frames and roots; --json has the same frames", () => {
+    const text = cli(["roots", core, program]);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout.match(/^thread \d+/gm)?.length).toBe(3);
+    expect(text.stdout.match(/\[managed\]/g)?.length).toBe(6);
+    expect(text.stdout).toContain("<signal handler called>  [signal]");
+    const json = JSON.parse(cli(["roots", core, "--json"]).stdout) as { threads: { frames: unknown[] }[] };
+    expect(json.threads.map((t) => t.frames.length).sort()).toEqual(walked.map((t) => t.frames.length).sort());
+  });
+  it("a file that is not a core is one line and exit 1", () => {
+    const r = cli(["roots", program]);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("ET_CORE");
   });
 });
