@@ -4,7 +4,7 @@ import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors
 import { registerObjectFile } from "../loader/register-maps.js";
 import { RangedMemory } from "../memory/memory.js";
 import { CALLEE_SAVED_NAMES } from "../safepoints/frame-descriptors.js";
-import { SafepointRegistry } from "../safepoints/registry.js";
+import { type RegistrySnapshot, SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap, type Mapping } from "../unwind/module-map.js";
 import { RootPairs, collectFrameRoots } from "../../walker/frame-roots.js";
 import { RegisterContext } from "../../walker/register-context.js";
@@ -43,7 +43,15 @@ export interface CoreThreadWalk {
   inManagedCode: boolean;
 }
 
-export function walkCore(corePath: string, executable?: string): { threads: CoreThreadWalk[]; modules: string[] } {
+export interface CoreWalk {
+  threads: CoreThreadWalk[];
+  /** What the walks used, for further walks of the same core (tests). */
+  snapshot: RegistrySnapshot;
+  memory: RangedMemory;
+  modules: ModuleMap;
+}
+
+export function walkCore(corePath: string, executable?: string): CoreWalk {
   const core = CoreFile.parse(readCoreFile(corePath));
   if (core.threads.length === 0) throw new RootwalkError("WALK", `${corePath}: no NT_PRSTATUS note (no thread registers)`);
   const files: Mapping[] = core.files.map((f) => ({ ...f }));
@@ -94,7 +102,7 @@ export function walkCore(corePath: string, executable?: string): { threads: Core
     }
     return { tid: t.tid, frames, stopReason: u.stopReason, stopDetail: u.stopDetail, inManagedCode };
   });
-  return { threads, modules: modules.modules.map((m) => m.path) };
+  return { threads, snapshot, memory, modules };
 }
 
 function readCoreFile(path: string): Uint8Array {

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { walkCore, type CoreThreadWalk } from "../../../src/cli/roots-command.js";
+import { walkCore, type CoreThreadWalk, type CoreWalk } from "../../../src/cli/roots-command.js";
+import { Unwinder, WalkError } from "../../../walker/unwinder.js";
 import { cacheSubdir } from "../../../src/toolchain/cache-dir.js";
 import { cacheKey, compileToObject } from "../../../src/toolchain/llvm-toolchain.js";
 import { irSource } from "../../support/ir-source.js";
@@ -39,6 +40,7 @@ let program = "";
 let core = "";
 let gdbThreads: { tid: number; frames: GdbFrame[] }[] = [];
 let walked: CoreThreadWalk[] = [];
+let coreWalk: CoreWalk;
 
 function run(tool: string, args: string[], env: NodeJS.ProcessEnv = process.env): string {
   const r = spawnSync(tool, args, { encoding: "utf8", timeout: 120_000, env });
@@ -66,7 +68,8 @@ beforeAll(() => {
     frames: t.frames.filter((f) => f.type !== "inline" && f.type !== "tailcall"),
   }));
   rmSync(json);
-  walked = walkCore(core).threads;
+  coreWalk = walkCore(core);
+  walked = coreWalk.threads;
 }, 300_000);
 
 afterAll(() => {
@@ -124,6 +127,27 @@ describe("rootwalk roots on a gcore of a 3-thread program (managed -> C callback
     const valid = new Set([0, 1, 2].flatMap((t) => [base + t * 128, base + t * 128 + 64]));
     for (const r of roots) expect(valid.has(r.value), r.value.toString(16)).toBe(true);
     console.log(`core: ${roots.length} roots equal to gdb's reads of their slots`);
+  });
+});
+
+describe("stops the walker must refuse or name", () => {
+  const start = (pc: number): { sp: number; ra: number; pcIsExact: true } => {
+    const f = walked[0]!.frames.find((x) => x.function === "mgd_cb")!;
+    return { sp: f.sp, ra: pc, pcIsExact: true };
+  };
+  const unwinder = (mode: "strict" | "lenient"): Unwinder => new Unwinder(coreWalk.snapshot, coreWalk.memory, { mode, modules: coreWalk.modules });
+  it("a managed frame stopped between safepoints: strict refuses it, lenient reports it as such", () => {
+    const f = walked[0]!.frames.find((x) => x.function === "mgd_cb")!;
+    const inside = f.pc + 1; // the instruction after the call's return address: no safepoint there
+    expect(() => unwinder("strict").init(start(inside))).toThrow(WalkError);
+    expect(() => unwinder("strict").init(start(inside))).toThrow(/managed frame .*mgd_cb.* not a safepoint/);
+    const u = unwinder("lenient").init(start(inside));
+    expect(u.kind).toBe("managed-unsafe");
+  });
+  it("an address with neither a safepoint nor CFI is a typed error naming the address and module", () => {
+    const prog = coreWalk.modules.modules.find((m) => m.path === program)!;
+    expect(() => unwinder("strict").init(start(prog.start))).toThrow(/0x[0-9a-f]+ \(prog!?[^)]*\) has no safepoint and no CFI in prog covers it/);
+    expect(() => unwinder("strict").init(start(0x1000))).toThrow(/0x1000 has no safepoint and lies in no mapped module/);
   });
 });
 
