@@ -85,10 +85,14 @@ export class SafepointTable {
 
   /**
    * The table slot holding `address`, or -1. Use `moduleSlotAt`/`descriptorAt` on the result:
-   * two typed-array reads, no allocation.
+   * two typed-array reads, no allocation. Anything but an integer in [0, 2^53) is -1: the halves
+   * of -8 or 0x401000.5 would otherwise be those of a real key (0xfffffff8, 0x401000).
    */
   find(address: number): number {
-    return this.findHalves(address >>> 0, (address / TWO_32) >>> 0);
+    const lo = address >>> 0;
+    const hi = (address / TWO_32) >>> 0;
+    if (hi * TWO_32 + lo !== address) return -1;
+    return this.findHalves(lo, hi);
   }
 
   /** `find` of the address hi * 2^32 + lo, with integer arithmetic only. */

@@ -47,6 +47,17 @@ describe("SafepointTable", () => {
     expect(table.size).toBe(1);
   });
 
+  it("finds nothing for a query that is not an integer address, even when its u32 halves are a key's", () => {
+    const table = new SafepointTable();
+    table.insert(0xffff_fff8, 0, 1);
+    table.insert(0x401000, 0, 2);
+    expect(table.find(0xffff_fff8)).toBeGreaterThanOrEqual(0);
+    expect(table.find(-8)).toBe(-1);
+    expect(table.find(0x401000 + 0.5)).toBe(-1);
+    expect(table.find(0x401000 + 2 ** 64)).toBe(-1);
+    expect(table.find(Number.NaN)).toBe(-1);
+  });
+
   it("rejects addresses that cannot be return addresses", () => {
     const table = new SafepointTable();
     for (const bad of [0, -8, 2 ** 53, 1.5, Number.NaN]) expect(() => table.insert(bad, 0, 0)).toThrow(InvalidArgumentError);
