@@ -46,6 +46,16 @@ export interface CycleStats {
 
   /** Failures the verifier found after this collection (0 when verify is off). */
   verifyFailures: number;
+  /** Where the time went (ms); scan + traceEvacuate + sweep ~ pauseMs, verify comes on top. */
+  phaseMs: PhaseMs;
+}
+
+/** Time per collection phase, ms: root scans, tracing with evacuation and root relocation, sweep and growth, verification. */
+export interface PhaseMs {
+  scan: number;
+  traceEvacuate: number;
+  sweep: number;
+  verify: number;
 }
 
 /**
@@ -56,6 +66,8 @@ export class GcStats {
   readonly cycles: CycleStats[] = [];
   collections = 0;
   totalPauseMs = 0;
+  /** Sums of every cycle's phaseMs. */
+  readonly totalPhaseMs: PhaseMs = { scan: 0, traceEvacuate: 0, sweep: 0, verify: 0 };
   maxPauseMs = 0;
   totalMarkedBytes = 0;
   totalEvacuatedBytes = 0;
@@ -72,6 +84,10 @@ export class GcStats {
   record(cycle: CycleStats): void {
     this.collections++;
     this.totalPauseMs += cycle.pauseMs;
+    this.totalPhaseMs.scan += cycle.phaseMs.scan;
+    this.totalPhaseMs.traceEvacuate += cycle.phaseMs.traceEvacuate;
+    this.totalPhaseMs.sweep += cycle.phaseMs.sweep;
+    this.totalPhaseMs.verify += cycle.phaseMs.verify;
     this.maxPauseMs = Math.max(this.maxPauseMs, cycle.pauseMs);
     this.totalMarkedBytes += cycle.markedBytes;
     this.totalEvacuatedBytes += cycle.evacuatedBytes;

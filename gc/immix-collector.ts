@@ -331,6 +331,7 @@ export class ImmixCollector implements AllocationOwner {
   private collectNow(reason: string, forceDefrag: boolean): CycleStats {
     const space = this.space;
     const { verify, stress } = this.options;
+    const tVerify0 = performance.now();
     const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages) : null;
     const t0 = performance.now();
 
@@ -349,7 +350,9 @@ export class ImmixCollector implements AllocationOwner {
     this.oldCopyCount = this.poisonedBytes = 0;
 
     // 3-4. Trace.
+    const tScan0 = performance.now();
     for (const s of this.scanners) s.scanRoots(this.visitRoot);
+    const tScan1 = performance.now();
     this.drainMarkStack();
 
     // 5. Relocate roots.
@@ -360,6 +363,7 @@ export class ImmixCollector implements AllocationOwner {
     if (poison) this.poisonOldCopies();
 
     // 6. Sweep (and poison what it freed).
+    const tSweep0 = performance.now();
     const topBefore = space.immixTopBlock;
     if (poison) for (let b = 0; b < topBefore; b++) this.wasInUse[b] = space.blockState[b] === BLOCK_UNALLOCATED ? 0 : 1;
     const sweep = space.sweepBlocks(this.sweepSummary);
@@ -375,7 +379,8 @@ export class ImmixCollector implements AllocationOwner {
     }
     for (const m of this.mutators) m.bytesUntilPoll = this.options.collectEveryBytes;
 
-    const pauseMs = performance.now() - t0;
+    const t1 = performance.now();
+    const pauseMs = t1 - t0;
     let verifyFailures = 0;
     this.verifyMessages = [];
     if (before !== null) {
@@ -388,7 +393,14 @@ export class ImmixCollector implements AllocationOwner {
       }
     }
 
+    const phaseMs = {
+      scan: tScan1 - tScan0,
+      traceEvacuate: tSweep0 - tScan1,
+      sweep: t1 - tSweep0,
+      verify: before === null ? 0 : t0 - tVerify0 + (performance.now() - t1),
+    };
     const cycle: CycleStats = {
+      phaseMs,
       cycle: this.stats.collections + 1,
       reason,
       epoch: space.epoch,

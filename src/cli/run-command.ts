@@ -202,13 +202,15 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
           maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
           verifyFailures: r.verifyFailures,
           poisonedBytes: r.poisonedBytes,
+          phasesMs: Object.fromEntries(Object.entries(r.phasesMs).map(([k, v]) => [k, Number(v.toFixed(3))])),
         })}\n`,
       );
     } else {
       io.stdout(
         `result: ${r.result}\n` +
           `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
-          `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n`,
+          `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
+          `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`,
       );
     }
     if (r.verifyFailures > 0) {

@@ -116,6 +116,12 @@ export interface NativeRunResult {
   /** Time spent in stack scans (walks and koffi views) and the frames they walked, all scans. */
   scanMs: number;
   scanFrames: number;
+  /**
+   * Pause breakdown, ms summed over all collections: stopTheWorld is the runtime's side of the
+   * stop as seen from the collector (reading the stopped threads' records, one view per stack;
+   * the C handshake that parks the threads is not in it), then the collector's phases.
+   */
+  phasesMs: { stopTheWorld: number; scan: number; traceEvacuate: number; sweep: number; verify: number };
 }
 
 /** Runs the program's rw_main to completion. Only one program per process. */
@@ -215,7 +221,18 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     return { index: t, registers, stack: { memory, chunks: [{ sp, ra, registers, boundaryRa: word(t, R_BOUNDARY), stackTop }] } };
   };
 
-  const scanner = new StackRootScanner(registry, () => stoppedThreads().map((s) => s.stack), { modules });
+  let stopMs = 0;
+  let scanning = false;
+  const scanner = new StackRootScanner(
+    registry,
+    () => {
+      const start = performance.now();
+      const stacks = stoppedThreads().map((s) => s.stack);
+      if (scanning) stopMs += performance.now() - start; // updateRoots asks again: that is tracing time
+      return stacks;
+    },
+    { modules },
+  );
   // Every scan is timed as a whole, koffi views of the stopped stacks included (the bench's
   // native-scan number: frames per second).
   let scanMs = 0;
@@ -223,7 +240,12 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   collector.addRootScanner({
     scanRoots(visit) {
       const start = performance.now();
-      scanner.scanRoots(visit);
+      scanning = true;
+      try {
+        scanner.scanRoots(visit);
+      } finally {
+        scanning = false;
+      }
       scanMs += performance.now() - start;
       scanFrames += scanner.framesScanned;
     },
@@ -494,6 +516,13 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     threads: rwThreadCount() as number,
     scanMs,
     scanFrames,
+    phasesMs: {
+      stopTheWorld: stopMs,
+      scan: stats.totalPhaseMs.scan - stopMs,
+      traceEvacuate: stats.totalPhaseMs.traceEvacuate,
+      sweep: stats.totalPhaseMs.sweep,
+      verify: stats.totalPhaseMs.verify,
+    },
   };
 }
 

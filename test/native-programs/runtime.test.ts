@@ -55,6 +55,13 @@ describe.each(NATIVE_PROGRAMS.map((entry) => [entry.name, entry] as const))("roo
       expect(r.objectsMoved).toBeGreaterThan(0);
       expect(r.framesScanned).toBeGreaterThan(0);
       expect(r.verifyFailures).toBe(0);
+      // The pause breakdown: every phase ran, and the pause phases fit in the pauses.
+      const p = r.phasesMs;
+      expect(Object.keys(p).sort()).toEqual(["scan", "stopTheWorld", "sweep", "traceEvacuate", "verify"]);
+      for (const v of Object.values(p)) expect(v).toBeGreaterThanOrEqual(0);
+      expect(p.scan).toBeGreaterThan(0);
+      expect(p.verify).toBeGreaterThan(0);
+      expect(p.stopTheWorld + p.scan + p.traceEvacuate + p.sweep).toBeLessThanOrEqual(r.maxPauseMs * r.collections + 0.01);
     },
     TEST_TIMEOUT_MS,
   );
