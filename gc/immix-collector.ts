@@ -1,7 +1,7 @@
 import { InvalidArgumentError, hex } from "../src/errors.js";
 import { CollectorError, HeapExhaustedError } from "./collector-error.js";
 import { NO_DEFRAG_THRESHOLD, defragThreshold, flagDefragCandidates } from "./defrag.js";
-import { type CycleStats, GcStats } from "./gc-stats.js";
+import { type CycleStats, GcStats, type PhaseMs } from "./gc-stats.js";
 import { GlobalRoots, type SlotMemory } from "./global-roots.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, DEFAULT_HEADROOM_FRACTION, LINES_IN_BLOCK, LOG_BYTES_IN_BLOCK } from "./heap-constants.js";
 import { type HeapMap, buildHeapMap } from "./heap-map-svg.js";
@@ -91,6 +91,8 @@ export class ImmixCollector implements AllocationOwner {
   readonly stats = new GcStats();
   /** The registered global slots: the first root scanner of every collection. */
   readonly globals = new GlobalRoots();
+  /** The phase of the collection under way (a root scanner can tell a scan from a verification's root walk). */
+  phase: keyof PhaseMs | "idle" = "idle";
   /** Messages of the last collection's verification failures (empty when it passed). */
   verifyMessages: string[] = [];
   /** Blocks chosen as defragmentation candidates by the last collection. */
@@ -325,12 +327,14 @@ export class ImmixCollector implements AllocationOwner {
       return this.collectNow(reason, forceDefrag);
     } finally {
       this.collecting = false;
+      this.phase = "idle";
     }
   }
 
   private collectNow(reason: string, forceDefrag: boolean): CycleStats {
     const space = this.space;
     const { verify, stress } = this.options;
+    this.phase = "verify";
     const tVerify0 = performance.now();
     const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages) : null;
     const t0 = performance.now();
@@ -350,9 +354,11 @@ export class ImmixCollector implements AllocationOwner {
     this.oldCopyCount = this.poisonedBytes = 0;
 
     // 3-4. Trace.
+    this.phase = "scan";
     const tScan0 = performance.now();
     for (const s of this.scanners) s.scanRoots(this.visitRoot);
     const tScan1 = performance.now();
+    this.phase = "traceEvacuate";
     this.drainMarkStack();
 
     // 5. Relocate roots.
@@ -363,6 +369,7 @@ export class ImmixCollector implements AllocationOwner {
     if (poison) this.poisonOldCopies();
 
     // 6. Sweep (and poison what it freed).
+    this.phase = "sweep";
     const tSweep0 = performance.now();
     const topBefore = space.immixTopBlock;
     if (poison) for (let b = 0; b < topBefore; b++) this.wasInUse[b] = space.blockState[b] === BLOCK_UNALLOCATED ? 0 : 1;
@@ -380,6 +387,7 @@ export class ImmixCollector implements AllocationOwner {
     for (const m of this.mutators) m.bytesUntilPoll = this.options.collectEveryBytes;
 
     const t1 = performance.now();
+    this.phase = "verify";
     const pauseMs = t1 - t0;
     let verifyFailures = 0;
     this.verifyMessages = [];

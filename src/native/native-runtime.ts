@@ -222,13 +222,13 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   };
 
   let stopMs = 0;
-  let scanning = false;
   const scanner = new StackRootScanner(
     registry,
     () => {
       const start = performance.now();
       const stacks = stoppedThreads().map((s) => s.stack);
-      if (scanning) stopMs += performance.now() - start; // updateRoots asks again: that is tracing time
+      // Only the collection's root scan: verification's root walks and updateRoots ask again.
+      if (collector.phase === "scan") stopMs += performance.now() - start;
       return stacks;
     },
     { modules },
@@ -240,12 +240,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   collector.addRootScanner({
     scanRoots(visit) {
       const start = performance.now();
-      scanning = true;
-      try {
-        scanner.scanRoots(visit);
-      } finally {
-        scanning = false;
-      }
+      scanner.scanRoots(visit);
       scanMs += performance.now() - start;
       scanFrames += scanner.framesScanned;
     },
