@@ -37,7 +37,7 @@ export class ScanRecipes {
   }
 }
 
-/** Compiles every safepoint of `d` (one pass; the only allocation per distinct recipe is its key). */
+/** Compiles every safepoint of `d` (one pass; no allocation per safepoint). */
 export function compileScanRecipes(d: FrameDescriptors): ScanRecipes {
   const n = d.count;
   const spUntyped = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
@@ -49,7 +49,7 @@ export function compileScanRecipes(d: FrameDescriptors): ScanRecipes {
   const pairCount: number[] = [];
   let slots = new Int32Array(64);
   let slotWords = 0;
-  const byKey = new Map<string, number>();
+  const byKey = new Map<number, number>();
   const locations = d.locations;
   for (let i = 0; i < n; i++) {
     for (let k = 0; k < CALLEE_SAVED_COUNT; k++) if (d.savedRegOffsets[i * CALLEE_SAVED_COUNT + k] !== 0) savesRegisters[i] = 1;
@@ -77,18 +77,27 @@ export function compileScanRecipes(d: FrameDescriptors): ScanRecipes {
       continue;
     }
     frameBytes[i] = size;
-    const key = slots.subarray(start, slotWords).join(",");
+    // Share with the first recipe of the same hash when the lists are equal (no string keys:
+    // this runs once per safepoint at registration, inside the parse + index budget).
+    let key = pairs;
+    for (let w = start; w < slotWords; w++) key = Math.imul(key ^ slots[w]!, 0x9e3779b1) >>> 0;
     const existing = byKey.get(key);
-    if (existing !== undefined) {
+    if (existing !== undefined && sameSlots(slots, slotStart[existing]!, 2 * pairCount[existing]!, start, slotWords - start)) {
       slotWords = start;
       recipe[i] = existing;
       continue;
     }
     const r = slotStart.length;
-    byKey.set(key, r);
+    if (existing === undefined) byKey.set(key, r);
     slotStart.push(start);
     pairCount.push(pairs);
     recipe[i] = r;
   }
   return new ScanRecipes(frameBytes, recipe, savesRegisters, Uint32Array.from(slotStart), Uint16Array.from(pairCount), slots.slice(0, slotWords));
+}
+
+function sameSlots(slots: Int32Array, a: number, aWords: number, b: number, bWords: number): boolean {
+  if (aWords !== bWords) return false;
+  for (let w = 0; w < aWords; w++) if (slots[a + w] !== slots[b + w]) return false;
+  return true;
 }
