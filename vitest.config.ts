@@ -47,6 +47,9 @@ const shared = {
 export default defineConfig({
   test: {
     ...shared,
+    // vitest's default on 2 cores is 1 worker; much of a test's time is spent waiting on opt, llc,
+    // gcc, gdb and native runs, so two files at a time keep both cores busy.
+    maxWorkers: 2,
     projects: [
       { test: { ...shared, name: "llvm14", include: ["test/**/*.test.ts"], env: { ...CACHE_ENV, ROOTWALK_LLVM: "14" } } },
       { test: { ...shared, name: "llvm19", include: LLVM19_SUITES, env: { ...CACHE_ENV, ROOTWALK_LLVM: "19" } } },
