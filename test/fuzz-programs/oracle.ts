@@ -1,0 +1,106 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+import { runReference, type NativeProgram } from "../native-programs/programs.js";
+import { programArguments, runNative, type RunJson } from "../support/native-run.js";
+import { generateProgram, renderProgram, type GeneratedProgram } from "./generate.js";
+
+/**
+ * The oracle: the program linked with the malloc-only reference runtime (no collection) gives the
+ * expected checksum; `rootwalk run --no-gc` and `rootwalk run --stress=1 --verify` (which implies
+ * --poison) must print it. Programs and mismatches live under .cache/fuzz-programs/ (git-ignored).
+ */
+
+export const FUZZ_DIR = join(repoRoot(), ".cache", "fuzz-programs");
+
+export interface Verdict {
+  seed: number;
+  ok: boolean;
+  /** Why not: the first failing step and what it printed. */
+  problem?: string;
+  expected?: bigint;
+  collections: number;
+  rootsRelocated: number;
+  objectsMoved: number;
+  /** The program's path (and the reduced one's, on a mismatch). */
+  path: string;
+  reducedPath?: string;
+  reproduce?: string;
+}
+
+function entryFor(p: GeneratedProgram, path: string): NativeProgram {
+  return { name: `fuzz-${p.seed}-${path.length}`, files: [path], mode: "statepoint", llcFlags: p.llcFlags, optFlags: p.optFlags, expectedResult: 0n, features: p.featureNames };
+}
+
+function parseJson(stdout: string): RunJson | undefined {
+  try {
+    return JSON.parse(stdout.trim().split("\n").pop() ?? "") as RunJson;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs one rendering of a program through the reference and both rootwalk runs. */
+async function judge(p: GeneratedProgram, path: string): Promise<Omit<Verdict, "seed" | "path">> {
+  const entry = entryFor(p, path);
+  let reference;
+  try {
+    reference = await runReference(entry, 30_000);
+  } catch (e) {
+    return { ok: false, problem: `does not build: ${(e as Error).message.split("\n").slice(0, 3).join(" | ")}`, collections: 0, rootsRelocated: 0, objectsMoved: 0 };
+  }
+  if (reference.status !== 0 || reference.result === undefined) {
+    return { ok: false, problem: `reference runtime failed: exit ${reference.status} ${reference.stderr.slice(0, 300)}`, collections: 0, rootsRelocated: 0, objectsMoved: 0 };
+  }
+  const expected = reference.result;
+  let collections = 0;
+  let rootsRelocated = 0;
+  let objectsMoved = 0;
+  for (const mode of [["--no-gc"], ["--stress=1", "--verify"]]) {
+    const r = await runNative([...programArguments(entry), ...mode, "--heap=64M", "--json"], 120_000);
+    const json = parseJson(r.stdout);
+    if (r.status !== 0 || json === undefined) return { ok: false, problem: `rootwalk run ${mode.join(" ")}: exit ${r.status}: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`, expected, collections, rootsRelocated, objectsMoved };
+    if (BigInt(json.result) !== expected) return { ok: false, problem: `rootwalk run ${mode.join(" ")}: result ${json.result}, reference ${expected}`, expected, collections, rootsRelocated, objectsMoved };
+    if (json.verifyFailures > 0) return { ok: false, problem: `rootwalk run ${mode.join(" ")}: ${json.verifyFailures} verify failures`, expected, collections, rootsRelocated, objectsMoved };
+    collections += json.collections;
+    rootsRelocated += json.rootsRelocated;
+    objectsMoved += json.objectsMoved;
+  }
+  return { ok: true, expected, collections, rootsRelocated, objectsMoved };
+}
+
+/** A mismatch is interesting when the reference still runs (the reduced program is valid). */
+function stillMismatches(v: Omit<Verdict, "seed" | "path">): boolean {
+  return !v.ok && v.expected !== undefined;
+}
+
+/**
+ * Deletes blocks (statements, whole functions' lines) one at a time while the mismatch stays;
+ * deletions that break the program (it no longer builds or the reference fails) are undone.
+ */
+async function reduce(p: GeneratedProgram, dir: string): Promise<string> {
+  let blocks = [...p.blocks];
+  for (let i = blocks.length - 1; i >= 1; i--) {
+    const trial = blocks.filter((_, k) => k !== i);
+    const path = join(dir, `reduced-try.ll`);
+    writeFileSync(path, renderProgram(p, trial));
+    if (stillMismatches(await judge(p, path))) blocks = trial;
+  }
+  const reduced = join(dir, `fuzz-${p.seed}-reduced.ll`);
+  writeFileSync(reduced, renderProgram(p, blocks));
+  return reduced;
+}
+
+export async function checkSeed(seed: number, options: { reduce?: boolean } = {}): Promise<Verdict> {
+  const program = generateProgram(seed);
+  mkdirSync(FUZZ_DIR, { recursive: true });
+  const path = join(FUZZ_DIR, `fuzz-${seed}.ll`);
+  writeFileSync(path, renderProgram(program));
+  const verdict: Verdict = { seed, path, ...(await judge(program, path)) };
+  if (!verdict.ok) {
+    const flags = [...program.llcFlags.map((f) => `--llc-flag=${f}`), ...program.optFlags.map((f) => `--opt-flag=${f}`)].join(" ");
+    verdict.reproduce = `rootwalk run ${path} ${flags} --stress=1 --verify   # seed ${seed}; reference: test/native-programs/reference-runtime.c`;
+    if (options.reduce !== false && stillMismatches(verdict)) verdict.reducedPath = await reduce(program, FUZZ_DIR);
+  }
+  return verdict;
+}
