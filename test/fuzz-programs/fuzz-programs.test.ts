@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildRunEntry } from "../support/native-run.js";
 import { generateProgram } from "./generate.js";
-import { checkSeed, type Verdict } from "./oracle.js";
+import { checkSeed, FUZZ_DIR, type Verdict } from "./oracle.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 /*
  * Differential program fuzzing (issue 13): generated GC programs run under the malloc-only
@@ -43,6 +45,10 @@ describe.runIf(CAMPAIGN > 0)("campaign", () => {
     const perFeature = new Map<string, { programs: number; collections: number; roots: number; moved: number; mismatches: number }>();
     const total = { programs: 0, collections: 0, roots: 0, moved: 0, mismatches: 0 };
     const failures: string[] = [];
+    const summary = (): string => {
+      const lines = [...perFeature.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([f, s]) => `${f.padEnd(16)} programs ${String(s.programs).padStart(5)}  collections ${String(s.collections).padStart(8)}  roots relocated ${String(s.roots).padStart(9)}  objects moved ${String(s.moved).padStart(9)}  mismatches ${s.mismatches}`);
+      return `${lines.join("\n")}\n${failures.join("\n")}\n`;
+    };
     for (let seed = CAMPAIGN_START; seed < CAMPAIGN_START + CAMPAIGN; seed++) {
       const v = await checkSeed(seed);
       const features = ["statepoint", ...generateProgram(seed).featureNames];
@@ -57,10 +63,13 @@ describe.runIf(CAMPAIGN > 0)("campaign", () => {
       }
       total.programs++;
       if (!v.ok) failures.push(`seed ${seed}: ${describeVerdict(v)}`);
-      if (total.programs % 25 === 0) process.stderr.write(`fuzz:programs ${total.programs}/${CAMPAIGN}, ${failures.length} mismatches\n`);
+      if (total.programs % 25 === 0) {
+        process.stderr.write(`fuzz:programs ${total.programs}/${CAMPAIGN}, ${failures.length} mismatches\n`);
+        // The summary so far, kept on disk: a long campaign stopped early still has its numbers.
+        writeFileSync(join(FUZZ_DIR, "summary.txt"), summary());
+      }
     }
-    const lines = [...perFeature.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([f, s]) => `${f.padEnd(16)} programs ${String(s.programs).padStart(5)}  collections ${String(s.collections).padStart(8)}  roots relocated ${String(s.roots).padStart(9)}  objects moved ${String(s.moved).padStart(9)}  mismatches ${s.mismatches}`);
-    process.stdout.write(`${lines.join("\n")}\n${failures.join("\n")}\n`);
+    process.stdout.write(summary());
     expect(failures).toEqual([]);
   }, 24 * 3600_000);
 });
