@@ -66,7 +66,7 @@ describe.runIf(CAMPAIGN > 0)("campaign", () => {
       if (total.programs % 25 === 0) {
         process.stderr.write(`fuzz:programs ${total.programs}/${CAMPAIGN}, ${failures.length} mismatches\n`);
         // The summary so far, kept on disk: a long campaign stopped early still has its numbers.
-        writeFileSync(join(FUZZ_DIR, "summary.txt"), summary());
+        writeFileSync(join(FUZZ_DIR, `summary-${CAMPAIGN_START}.txt`), summary());
       }
     }
     process.stdout.write(summary());
