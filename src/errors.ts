@@ -96,16 +96,23 @@ export class ToolError extends RootwalkError {
 
 /**
  * A tool's stderr made safe for a terminal: control bytes and invalid UTF-8 (a binary file given
- * as source is echoed back by opt) shown as `?`, lines cut to `maxColumns`, at most `maxLines`.
+ * as source is echoed back by opt) shown as `?`, at most `maxLines`, each at most `maxColumns`
+ * characters plus the elision mark. A long line loses its middle, not its end: tools write
+ * `path:where: message`, and the path (a cache directory, a hashed object name) is what grows.
  */
-export function printableDiagnostic(text: string, maxLines: number, maxColumns = 160): string {
+export function printableDiagnostic(text: string, maxLines: number, maxColumns = 400): string {
   return text
     .split("\n")
     .map((line) => line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "?").trimEnd())
     .filter((line) => line.trim() !== "")
     .slice(0, maxLines)
-    .map((line) => (line.length > maxColumns ? `${line.slice(0, maxColumns)}...` : line))
+    .map((line) => (line.length > maxColumns ? elideMiddle(line, maxColumns) : line))
     .join("\n");
+}
+
+function elideMiddle(line: string, maxColumns: number): string {
+  const headColumns = Math.floor(maxColumns / 4);
+  return `${line.slice(0, headColumns)}...${line.slice(line.length - (maxColumns - headColumns))}`;
 }
 
 /** Prefixes an error's message with where the input came from (a file name, a blob index). */

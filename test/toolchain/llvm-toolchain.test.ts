@@ -72,6 +72,23 @@ describe("runTool", () => {
     );
   });
 
+  it("keeps the end of a long diagnostic line (the message after a long path), not only its start", () => {
+    const deepPath = join(scratch, ...Array.from({ length: 5 }, () => "d".repeat(90)), "missing.ll");
+    const error = (() => {
+      try {
+        runTool(findLlvmTool("opt"), ["-S", deepPath]);
+      } catch (caught) {
+        return caught as Error;
+      }
+      throw new Error("opt accepted a missing file");
+    })();
+    const firstLine = error.message.split("\n")[0];
+    expect(firstLine.length).toBeLessThanOrEqual(403);
+    expect(firstLine).toContain("...");
+    expect(firstLine).toMatch(/missing\.ll: (error: )?Could not open input file: No such file or directory$/);
+    expect(firstLine.startsWith(findLlvmTool("opt").split("/").pop()!) || firstLine.startsWith("opt")).toBe(true);
+  });
+
   it("reports a tool that cannot start", () => {
     expect(() => runTool("/nonexistent/tool", [])).toThrow(ToolError);
     expect(() => runTool("/nonexistent/tool", [])).toThrow(/could not run/);
