@@ -82,7 +82,7 @@ describe("runTool", () => {
       }
       throw new Error("opt accepted a missing file");
     })();
-    const firstLine = error.message.split("\n")[0];
+    const firstLine = error.message.split("\n")[0] ?? "";
     expect(firstLine.length).toBeLessThanOrEqual(403);
     expect(firstLine).toContain("...");
     expect(firstLine).toMatch(/missing\.ll: (error: )?Could not open input file: No such file or directory$/);
