@@ -9,8 +9,8 @@ import { defineConfig } from "vitest/config";
  *    uses both LLVMs, so it runs only here);
  *  - llvm19: the suites whose inputs LLVM builds (corpus, plimmix, native stops, native programs),
  *    again with LLVM 19 (opaque pointers). Suites that read only recorded bytes, the collector on
- *    simulated memory, the fuzzers and the benchmarks' helpers gain nothing from a second LLVM
- *    and run once.
+ *    simulated memory, the byte fuzzers and the benchmarks' helpers gain nothing from a second
+ *    LLVM and run once. The program fuzzer runs under both (fewer fixed seeds under LLVM 19).
  * Compiled objects are cached under .cache/ by content and tool version, so the two projects
  * never share or overwrite an object.
  */
@@ -34,6 +34,7 @@ export const LLVM19_SUITES = [
   "test/native-programs/reference.test.ts",
   "test/native-programs/runtime.test.ts",
   "test/native-runtime/weak-map-label.test.ts",
+  "test/fuzz-programs/fuzz-programs.test.ts",
 ];
 
 const shared = {

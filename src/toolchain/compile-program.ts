@@ -6,9 +6,15 @@ import type { LlvmSelection } from "./llvm-selection.js";
 /**
  * How rootwalk compiles a program (the one documented way; `rootwalk compile` and the native
  * runtime's `rootwalk run` both use it):
- *  - "statepoint": `opt -passes=rewrite-statepoints-for-gc`, then `llc -O2`;
- *  - "plimmix": `llc -O2 -load=<plimmix plugin>` for `gc "plimmix"` gcroot programs;
- *  - "plain": `llc -O2`.
+ *  - "statepoint": `opt -passes=rewrite-statepoints-for-gc`, then `llc -O2 -relocation-model=pic`;
+ *  - "plimmix": `llc -O2 -relocation-model=pic -load=<plimmix plugin>` for `gc "plimmix"` gcroot
+ *    programs;
+ *  - "plain": `llc -O2 -relocation-model=pic`.
+ * Position-independent because the program ends up in a shared object (`rootwalk run` links one):
+ * under llc's default static model a function with a landing pad gets absolute (R_X86_64_32)
+ * personality and LSDA pointers in .eh_frame, which no shared object can hold, and every global's
+ * address becomes a text relocation. The caller's flags come after these (`-O0` wins over `-O2`);
+ * a caller's own `-relocation-model=...` replaces the default (llc takes that option only once).
  * llc keeps its default options otherwise: in particular X86CallFrameOptimization stays on, so
  * call sites may push arguments; rootwalk reads .eh_frame to get those frames right.
  */
@@ -28,7 +34,9 @@ export const STATEPOINT_OPT_PASSES = ["-passes=rewrite-statepoints-for-gc"] as c
 
 /** Compiles `source` (.ll) to an object file (cached by content) and returns its path. */
 export async function compileProgram(source: string, options: CompileProgramOptions): Promise<string> {
-  const llcFlags = ["-O2", ...(options.llcFlags ?? [])];
+  const userFlags = options.llcFlags ?? [];
+  const relocationModel = userFlags.some((flag) => /^--?relocation-model(=|$)/.test(flag)) ? [] : ["-relocation-model=pic"];
+  const llcFlags = ["-O2", ...relocationModel, ...userFlags];
   const llvm = options.llvm === undefined ? {} : { llvm: options.llvm };
   switch (options.mode) {
     case "statepoint":

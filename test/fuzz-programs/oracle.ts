@@ -7,8 +7,8 @@ import { generateProgram, renderProgram, type GeneratedProgram } from "./generat
 
 /**
  * The oracle: the program linked with the malloc-only reference runtime (no collection) gives the
- * expected checksum; `rootwalk run --no-gc` and `rootwalk run --stress=1 --verify` (which implies
- * --poison) must print it. Programs and mismatches live under .cache/fuzz-programs/ (git-ignored).
+ * expected checksum; `rootwalk run --no-gc` and `rootwalk run --stress=1 --verify --poison` (stress
+ * implies poison) must print it. Programs and mismatches live under .cache/fuzz-programs/ (git-ignored).
  */
 
 export const FUZZ_DIR = join(repoRoot(), ".cache", "fuzz-programs");
@@ -29,7 +29,7 @@ export interface Verdict {
 }
 
 function entryFor(p: GeneratedProgram, path: string): NativeProgram {
-  return { name: `fuzz-${p.seed}-${path.length}`, files: [path], mode: "statepoint", llcFlags: p.llcFlags, optFlags: p.optFlags, expectedResult: 0n, features: p.featureNames };
+  return { name: `fuzz-${p.seed}-${path.length}`, files: [path], mode: p.features.style, llcFlags: p.llcFlags, optFlags: p.optFlags, expectedResult: 0n, features: p.featureNames };
 }
 
 function parseJson(stdout: string): RunJson | undefined {
@@ -56,7 +56,7 @@ async function judge(p: GeneratedProgram, path: string): Promise<Omit<Verdict, "
   let collections = 0;
   let rootsRelocated = 0;
   let objectsMoved = 0;
-  for (const mode of [["--no-gc"], ["--stress=1", "--verify"]]) {
+  for (const mode of [["--no-gc"], ["--stress=1", "--verify", "--poison"]]) {
     const r = await runNative([...programArguments(entry), ...mode, "--heap=64M", "--json"], 120_000);
     const json = parseJson(r.stdout);
     if (r.status !== 0 || json === undefined) return { ok: false, problem: `rootwalk run ${mode.join(" ")}: exit ${r.status}: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`, expected, collections, rootsRelocated, objectsMoved };
@@ -98,8 +98,8 @@ export async function checkSeed(seed: number, options: { reduce?: boolean } = {}
   writeFileSync(path, renderProgram(program));
   const verdict: Verdict = { seed, path, ...(await judge(program, path)) };
   if (!verdict.ok) {
-    const flags = [...program.llcFlags.map((f) => `--llc-flag=${f}`), ...program.optFlags.map((f) => `--opt-flag=${f}`)].join(" ");
-    verdict.reproduce = `rootwalk run ${path} ${flags} --stress=1 --verify   # seed ${seed}; reference: test/native-programs/reference-runtime.c`;
+    const flags = [...(program.features.style === "plimmix" ? ["--plimmix"] : []), ...program.llcFlags.map((f) => `--llc-flag=${f}`), ...program.optFlags.map((f) => `--opt-flag=${f}`)].join(" ");
+    verdict.reproduce = `rootwalk run ${path} ${flags} --stress=1 --verify --poison   # seed ${seed}; reference: test/native-programs/reference-runtime.c`;
     if (options.reduce !== false && stillMismatches(verdict)) verdict.reducedPath = await reduce(program, FUZZ_DIR);
   }
   return verdict;

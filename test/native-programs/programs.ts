@@ -84,6 +84,13 @@ export const NATIVE_PROGRAMS: readonly NativeProgram[] = [
     features: ["native-callback", "garbage"],
   },
   {
+    name: "sp-invoke",
+    files: [ll("sp-invoke.ll")],
+    mode: "statepoint",
+    expectedResult: 29400n,
+    features: ["invoke", "linked-list"],
+  },
+  {
     name: "sp-csr",
     files: [ll("sp-csr.ll")],
     mode: "statepoint",
