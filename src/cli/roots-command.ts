@@ -21,6 +21,8 @@ import { Unwinder } from "../../walker/unwinder.js";
  * (the first NT_FILE entry) when the file has moved.
  */
 
+const VDSO_NAME = "[vdso]";
+
 export interface CoreFrame {
   index: number;
   kind: Unwinder["kind"];
@@ -59,9 +61,14 @@ export function walkCore(corePath: string, executable?: string): CoreWalk {
     const program = files[0]!.path;
     for (const f of files) if (f.path === program) f.path = executable;
   }
-  const modules = ModuleMap.fromMappings(files, { readFile: (path) => readFileSync(path) });
+  // The vDSO (clock_gettime, gettimeofday, the signal return on some kernels) has no file: its
+  // image and CFI come from the core's memory.
+  const vdso = core.vdsoImage();
+  if (vdso !== undefined) files.push({ start: vdso.start, end: vdso.start + vdso.bytes.length, fileOffset: 0, path: VDSO_NAME });
+  const modules = ModuleMap.fromMappings(files, { readFile: (path) => readFileSync(path), pseudoImage: (m) => (m.path === VDSO_NAME ? vdso?.bytes : undefined) });
   const registry = new SafepointRegistry();
   for (const m of modules.modules) {
+    if (m.path === VDSO_NAME) continue; // no stack maps in the kernel's code
     let bytes: Uint8Array;
     try {
       bytes = readFileSync(m.path);

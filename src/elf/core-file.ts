@@ -13,6 +13,9 @@ import { ElfFile } from "./elf-file.js";
  *              rax rcx rdx rsi rdi orig_rax rip cs eflags rsp ss fs_base gs_base ds es fs gs
  *     "CORE" NT_FILE (0x46494c45): u64 count, u64 page_size, count x (u64 start, u64 end,
  *         u64 file offset in pages), then count NUL-terminated paths
+ *     "CORE" NT_AUXV (6): the auxiliary vector, (u64 type, u64 value) pairs up to AT_NULL (0);
+ *         AT_SYSINFO_EHDR (33) is the address of the vDSO's ELF header (the vDSO has no file, so
+ *         NT_FILE does not list it; its image is in the core's memory)
  *   PT_LOAD   the process's memory: [p_vaddr, p_vaddr + p_filesz) from the file at p_offset
  *             (p_filesz < p_memsz when the dumper left pages out)
  *
@@ -23,6 +26,8 @@ import { ElfFile } from "./elf-file.js";
 const NT_PRSTATUS = 1;
 const NT_FILE = 0x46494c45;
 const NT_GNU_BUILD_ID = 3;
+const NT_AUXV = 6;
+const AT_SYSINFO_EHDR = 33;
 const PT_NOTE = 4;
 const PR_PID_OFFSET = 32;
 const PR_REG_OFFSET = 112;
@@ -53,6 +58,8 @@ export class CoreFile {
     readonly threads: readonly CoreThread[],
     readonly files: readonly CoreMappedFile[],
     readonly segments: readonly CoreSegment[],
+    /** Where the vDSO's ELF image starts (AT_SYSINFO_EHDR), when the core has an NT_AUXV note. */
+    readonly vdsoAddress: number | undefined,
   ) {}
 
   static parse(input: Uint8Array): CoreFile {
@@ -70,6 +77,7 @@ export class CoreFile {
     const threads: CoreThread[] = [];
     const files: CoreMappedFile[] = [];
     const segments: CoreSegment[] = [];
+    let vdsoAddress: number | undefined;
     for (let i = 0; i < phnum; i++) {
       const at = phoff + i * 56;
       const ptype = view.u32(at);
@@ -83,15 +91,32 @@ export class CoreFile {
         if (note.name !== "CORE") continue;
         if (note.type === NT_PRSTATUS) threads.push(readPrstatus(note.desc, note.descOffset));
         if (note.type === NT_FILE) files.push(...readNtFile(note.desc, note.descOffset));
+        if (note.type === NT_AUXV) vdsoAddress = auxvValue(note.desc, AT_SYSINFO_EHDR);
       }
     }
-    return new CoreFile(threads, files, segments);
+    return new CoreFile(threads, files, segments, vdsoAddress);
   }
 
   /** The dumped bytes [address, address + n), or undefined when the core does not hold them all. */
   read(address: number, n: number): Uint8Array | undefined {
     for (const s of this.segments) {
       if (address >= s.vaddr && address + n <= s.vaddr + s.bytes.length) return s.bytes.subarray(address - s.vaddr, address - s.vaddr + n);
+    }
+    return undefined;
+  }
+
+  /**
+   * The vDSO's image as the core holds it: from its ELF header to the end of the dumped segment
+   * holding it (the vDSO is one small mapping), or undefined (no NT_AUXV, or not dumped).
+   */
+  vdsoImage(): { start: number; bytes: Uint8Array } | undefined {
+    const start = this.vdsoAddress;
+    if (start === undefined || start === 0) return undefined;
+    for (const s of this.segments) {
+      if (start >= s.vaddr && start + 64 <= s.vaddr + s.bytes.length) {
+        const bytes = s.bytes.subarray(start - s.vaddr);
+        return bytes[0] === 0x7f && bytes[1] === 0x45 && bytes[2] === 0x4c && bytes[3] === 0x46 ? { start, bytes } : undefined;
+      }
     }
     return undefined;
   }
@@ -165,6 +190,17 @@ function readNotes(bytes: Uint8Array, baseOffset: number): Note[] {
     at = descAt + align4(descsz);
   }
   return notes;
+}
+
+/** The value of auxiliary-vector entry `type`, or undefined (pairs of u64 up to AT_NULL). */
+function auxvValue(desc: Uint8Array, type: number): number | undefined {
+  const view = new ByteView(desc);
+  for (let at = 0; at + 16 <= desc.length; at += 16) {
+    const t = view.u64Number(at, "auxv type");
+    if (t === 0) return undefined;
+    if (t === type) return view.u64Number(at + 8, "auxv value");
+  }
+  return undefined;
 }
 
 function readPrstatus(desc: Uint8Array, offset: number): CoreThread {

@@ -15,6 +15,7 @@ import { SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap } from "../unwind/module-map.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
 import { NativeMemory } from "./native-memory.js";
+import { vdsoImageOfThisProcess } from "./vdso-image.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
 
 /*
@@ -200,7 +201,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     const text = readFileSync("/proc/self/maps", "utf8");
     if (text === mapsText) return;
     mapsText = text;
-    const fresh = ModuleMap.fromMappings(ModuleMap.parseProcMaps(text), { previous: modules });
+    const fresh = ModuleMap.fromMappings(ModuleMap.parseProcMaps(text), { previous: modules, pseudoImage: vdsoImageOfThisProcess });
     modules.replaceWith(fresh);
   };
   const unwindWhole = options.walk === "unwind";

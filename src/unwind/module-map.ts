@@ -208,7 +208,9 @@ export class ModuleMap {
     for (const m of mappings) {
       if (m.path.startsWith("[") || m.path === "") {
         const image = options.pseudoImage?.(m);
-        if (image !== undefined) modules.push(new MappedModule(m.path, [m], () => image, m.start - 0));
+        // Its bias comes from its own program headers like a file's (the vDSO is linked at 0 on
+        // x86-64 Linux, but nothing here relies on it).
+        if (image !== undefined) modules.push(new MappedModule(m.path, [m], () => image));
         continue;
       }
       let list = byPath.get(m.path);

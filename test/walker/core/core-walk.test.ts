@@ -8,6 +8,7 @@ import { Unwinder, WalkError } from "../../../walker/unwinder.js";
 import { cacheSubdir } from "../../../src/toolchain/cache-dir.js";
 import { cacheKey, compileToObject } from "../../../src/toolchain/llvm-toolchain.js";
 import { irSource } from "../../support/ir-source.js";
+import { compareWithGdb, gdbStopAndCore, run, type GdbThread } from "./gdb-compare.js";
 import { OUT_DIR, buildRunEntry } from "../../support/native-run.js";
 
 /*
@@ -24,32 +25,17 @@ import { OUT_DIR, buildRunEntry } from "../../support/native-run.js";
  */
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const CALLEE_SAVED = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
-
-interface GdbFrame {
-  pc: number;
-  sp: number | null;
-  name: string | null;
-  /** normal, sigtramp, or inline / tailcall: frames gdb builds from debug info, not on the stack. */
-  type: string;
-  registers: Record<string, number | null>;
-}
-
 let dir = "";
 let program = "";
 let core = "";
-let gdbThreads: { tid: number; frames: GdbFrame[] }[] = [];
+let compiledObject = "";
+let gdbThreads: GdbThread[] = [];
 let walked: CoreThreadWalk[] = [];
 let coreWalk: CoreWalk;
 
-function run(tool: string, args: string[], env: NodeJS.ProcessEnv = process.env): string {
-  const r = spawnSync(tool, args, { encoding: "utf8", timeout: 120_000, env });
-  if (r.status !== 0) throw new Error(`${tool} ${args.join(" ")}: ${r.status} ${r.stderr}`);
-  return r.stdout;
-}
-
 beforeAll(() => {
   const object = compileToObject(irSource(join(HERE, "callback.ll")), { optPasses: ["-passes=rewrite-statepoints-for-gc"], llcFlags: ["-O2"] });
+  compiledObject = object;
   const key = cacheKey([readFileSync(object), readFileSync(join(HERE, "harness.c")), readFileSync(join(HERE, "apply.c"))]).slice(0, 16);
   dir = join(cacheSubdir("walker-core"), key);
   mkdirSync(dir, { recursive: true });
@@ -59,15 +45,7 @@ beforeAll(() => {
     run("gcc", ["-O1", join(HERE, "harness.c"), join(dir, "apply.o"), object, "-Wl,-z,notext", "-lpthread", "-o", program]);
   }
   core = join(dir, `core-${process.pid}`);
-  const json = join(dir, `gdb-${process.pid}.json`);
-  run("gdb", ["-nx", "-batch", "-x", join(HERE, "gdb-core.py"), "--args", program], { ...process.env, RW_CORE: core, RW_CORE_JSON: json });
-  // Inline and tail-call frames exist only in gdb's debug info (libc's raise tail-calls into
-  // pthread_kill): no return address on the stack marks them, so an unwinder by CFI has none.
-  gdbThreads = (JSON.parse(readFileSync(json, "utf8")) as { threads: typeof gdbThreads }).threads.map((t) => ({
-    ...t,
-    frames: t.frames.filter((f) => f.type !== "inline" && f.type !== "tailcall"),
-  }));
-  rmSync(json);
+  gdbThreads = gdbStopAndCore(program, core, "rw_core_stop");
   coreWalk = walkCore(core);
   walked = coreWalk.threads;
 }, 300_000);
@@ -83,26 +61,9 @@ describe("rootwalk roots on a gcore of a 3-thread program (managed -> C callback
   });
 
   it("agrees with gdb frame by frame: pc, SP, CFA and every callee-saved register gdb knows", () => {
-    let frames = 0;
-    let registers = 0;
+    const { frames, registers } = compareWithGdb(gdbThreads, walked);
     for (const g of gdbThreads) {
       const w = walked.find((t) => t.tid === g.tid)!;
-      expect(w.stopReason, `${g.tid}: ${w.stopDetail}`).toBe("stack-end");
-      expect(w.frames.length).toBeGreaterThanOrEqual(g.frames.length);
-      g.frames.forEach((gf, i) => {
-        const f = w.frames[i]!;
-        expect(f.pc, `thread ${g.tid} frame #${i} ${gf.name}`).toBe(gf.pc);
-        expect(f.sp, `thread ${g.tid} frame #${i} ${gf.name}`).toBe(gf.sp);
-        const caller = g.frames[i + 1];
-        if (caller?.sp != null) expect(f.cfa, `thread ${g.tid} frame #${i} CFA`).toBe(caller.sp);
-        for (const name of CALLEE_SAVED) {
-          const expected = gf.registers[name];
-          if (expected == null || f.registers[name] === null) continue;
-          expect(f.registers[name], `thread ${g.tid} frame #${i} ${gf.name} ${name}`).toBe(expected);
-          registers++;
-        }
-        frames++;
-      });
       // Every managed frame gdb names is managed for rootwalk; native names agree.
       g.frames.forEach((gf, i) => {
         if (gf.name === "mgd_cb" || gf.name === "mgd_outer") expect(w.frames[i]!.kind).toBe("managed");
@@ -168,6 +129,16 @@ describe("rootwalk roots (the command)", () => {
     const json = JSON.parse(cli(["roots", core, "--json"]).stdout) as { threads: { frames: unknown[] }[] };
     expect(json.threads.map((t) => t.frames.length).sort()).toEqual(walked.map((t) => t.frames.length).sort());
   });
+  it("an executable that is not the one the core mapped (another build id) is one line naming both ids, exit 1", () => {
+    const rebuilt = join(dir, "prog-other-build-id");
+    run("gcc", ["-O1", join(HERE, "harness.c"), join(dir, "apply.o"), compiledObject, "-Wl,-z,notext", "-Wl,--build-id=0x0123456789abcdef", "-lpthread", "-o", rebuilt]);
+    const r = cli(["roots", core, rebuilt]);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/prog-other-build-id: found build id 0123456789abcdef, expected build id [0-9a-f]{40} \(the file mapped when the core was written\)/);
+    expect(r.stdout).toBe("");
+  });
+
   it("a file that is not a core is one line and exit 1", () => {
     const r = cli(["roots", program]);
     expect(r.status).toBe(1);

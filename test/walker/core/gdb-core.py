@@ -1,6 +1,8 @@
 # rootwalk core test: break at rw_core_stop, write a core with gcore, and record gdb's unwind of
 # every thread (pc, sp, callee-saved registers per frame) and the words at the given slots.
 #   RW_CORE=core RW_CORE_JSON=out.json gdb -nx -batch -x gdb-core.py --args ./prog
+# RW_BREAK names another function to stop in; with RW_STARTI=1 the program is started first
+# (starti), so that functions of the vDSO, whose symbols gdb reads from memory, can be named.
 import json, os, gdb
 
 CALLEE_SAVED = ("rbx", "rbp", "r12", "r13", "r14", "r15")
@@ -19,8 +21,13 @@ try:
 except gdb.error:
     pass
 gdb.execute("handle SIGUSR1 nostop noprint pass", to_string=True)
-gdb.execute("break rw_core_stop", to_string=True)
-gdb.execute("run", to_string=True)
+if os.environ.get("RW_STARTI") == "1":
+    gdb.execute("starti", to_string=True)
+    gdb.execute("break %s" % os.environ.get("RW_BREAK", "rw_core_stop"), to_string=True)
+    gdb.execute("continue", to_string=True)
+else:
+    gdb.execute("break %s" % os.environ.get("RW_BREAK", "rw_core_stop"), to_string=True)
+    gdb.execute("run", to_string=True)
 gdb.execute("gcore %s" % os.environ["RW_CORE"], to_string=True)
 threads = []
 for th in gdb.selected_inferior().threads():
