@@ -35,6 +35,7 @@ export const LLVM19_SUITES = [
   "test/native-programs/runtime.test.ts",
   "test/native-runtime/weak-map-label.test.ts",
   "test/fuzz-programs/fuzz-programs.test.ts",
+  "test/native-runtime/walk-vs-gdb.test.ts",
 ];
 
 const shared = {

@@ -3,12 +3,10 @@ import { CoreFile, elfBuildId } from "../elf/core-file.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
 import { RangedMemory } from "../memory/memory.js";
-import { CALLEE_SAVED_NAMES } from "../safepoints/frame-descriptors.js";
 import { type RegistrySnapshot, SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap, type Mapping } from "../unwind/module-map.js";
-import { RootPairs, collectFrameRoots } from "../../walker/frame-roots.js";
+import { type FrameReport, type WalkReport, reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
-import { readSlot } from "../../walker/slot.js";
 import { Unwinder } from "../../walker/unwinder.js";
 
 /*
@@ -23,26 +21,10 @@ import { Unwinder } from "../../walker/unwinder.js";
 
 const VDSO_NAME = "[vdso]";
 
-export interface CoreFrame {
-  index: number;
-  kind: Unwinder["kind"];
-  /** The frame's address: the stop address for #0 and after a signal, else the return address. */
-  pc: number;
-  sp: number;
-  cfa: number;
-  function: string | undefined;
-  /** Callee-saved registers as they are in this frame (null: not known). */
-  registers: Record<(typeof CALLEE_SAVED_NAMES)[number], number | null>;
-  roots: { slot: number; value: number }[];
-}
+export type CoreFrame = FrameReport;
 
-export interface CoreThreadWalk {
+export interface CoreThreadWalk extends WalkReport {
   tid: number;
-  frames: CoreFrame[];
-  stopReason: string | undefined;
-  stopDetail: string;
-  /** The innermost managed frame is not at a safepoint (the thread stopped inside managed code). */
-  inManagedCode: boolean;
 }
 
 export interface CoreWalk {
@@ -89,25 +71,7 @@ export function walkCore(corePath: string, executable?: string): CoreWalk {
     const r = t.registers;
     const registers = RegisterContext.from({ rbx: r.rbx, rbp: r.rbp, r12: r.r12, r13: r.r13, r14: r.r14, r15: r.r15 });
     const u = new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 });
-    const frames: CoreFrame[] = [];
-    const pairs = new RootPairs();
-    let inManagedCode = false;
-    for (u.init({ sp: Number(r.rsp), ra: Number(r.rip), registers, pcIsExact: true }); u.valid(); u.next()) {
-      pairs.clear();
-      collectFrameRoots(u, pairs);
-      const regs = {} as CoreFrame["registers"];
-      CALLEE_SAVED_NAMES.forEach((name, k) => {
-        const v = readSlot(u.regSlots[k]!, memory, u.contexts);
-        regs[name] = Number.isNaN(v) ? null : v;
-      });
-      const roots: CoreFrame["roots"] = [];
-      for (let i = 0; i < pairs.count; i++) roots.push({ slot: pairs.derivedSlots[i]!, value: readSlot(pairs.derivedSlots[i]!, memory, u.contexts) });
-      if (u.kind === "managed-unsafe" && frames.every((f) => f.kind !== "managed")) inManagedCode = true;
-      // A signal frame's CFA is the interrupted frame's SP (the unwinder keeps the address of its slot).
-      const cfa = u.kind === "signal" ? memory.readWord(u.cfa) : u.cfa;
-      frames.push({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa, function: u.kind === "signal" ? "<signal handler called>" : u.functionName(), registers: regs, roots });
-    }
-    return { tid: t.tid, frames, stopReason: u.stopReason, stopDetail: u.stopDetail, inManagedCode };
+    return { tid: t.tid, ...reportWalk(u, memory, { sp: Number(r.rsp), ra: Number(r.rip), registers, pcIsExact: true }) };
   });
   return { threads, snapshot, memory, modules };
 }

@@ -1,11 +1,13 @@
 import { CollectorError, HeapExhaustedError } from "../../gc/collector-error.js";
 import { describeFailure } from "../cli/failure.js";
 import { renderHeapMapSvg } from "../../gc/heap-map-svg.js";
-import { readFileSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import koffi from "koffi";
 import { ImmixCollector } from "../../gc/immix-collector.js";
 import type { Mutator } from "../../gc/immix-allocator.js";
+import { reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
+import { Unwinder } from "../../walker/unwinder.js";
 import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { RootwalkError, hex } from "../errors.js";
@@ -238,12 +240,33 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   // native-scan number: frames per second).
   let scanMs = 0;
   let scanFrames = 0;
+  // ROOTWALK_WALK_LOG=FILE (a debugging aid, README): after each collection's root scan, every
+  // stopped thread's whole stack is walked as `--walk unwind` does and each frame (pc, SP, CFA,
+  // callee-saved registers, roots and their values) appended to FILE as one JSON line; then
+  // rw_walk_logged(n) is called so that a debugger stopped there sees the same stop.
+  const walkLogPath = process.env["ROOTWALK_WALK_LOG"];
+  const rwWalkLogged = walkLogPath === undefined ? undefined : runtime.func("void rw_walk_logged(uint64_t collection)");
+  let walkLogCollections = 0;
+  const logWalks = (path: string): void => {
+    const snapshot = registry.snapshot();
+    const threads = stoppedThreads().map((s) => {
+      const chunk = s.stack.chunks[0]!;
+      const end = stackMappingEnd(chunk.sp);
+      const memory = new NativeMemory(chunk.sp - BELOW_SP_BYTES, end - (chunk.sp - BELOW_SP_BYTES));
+      const u = new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 });
+      return { thread: s.index, ...reportWalk(u, memory, { sp: chunk.sp, ra: chunk.ra, registers: RegisterContext.from(Object.fromEntries(REG_NAMES.map((name, k) => [name, wordBig(s.index, R_REGS + k)]))) }) };
+    });
+    walkLogCollections++;
+    appendFileSync(path, `${JSON.stringify({ collection: walkLogCollections, threads })}\n`);
+    rwWalkLogged?.(walkLogCollections);
+  };
   collector.addRootScanner({
     scanRoots(visit) {
       const start = performance.now();
       scanner.scanRoots(visit);
       scanMs += performance.now() - start;
       scanFrames += scanner.framesScanned;
+      if (walkLogPath !== undefined && collector.phase === "scan") logWalks(walkLogPath);
     },
     updateRoots(forward) {
       scanner.updateRoots(forward);

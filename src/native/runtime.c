@@ -593,6 +593,13 @@ void rw_impl_gc_add_global(void *slot, uint64_t b, uint64_t *frame) {
 
 /* ---- what JavaScript calls ------------------------------------------------------------------ */
 
+/* Called by the JavaScript side after it appended collection `collection`'s walks to the walk log
+ * (ROOTWALK_WALK_LOG): does nothing, so that a debugger can stop the process there, with every
+ * thread still stopped where the log says, and compare (test/native-runtime/walk-vs-gdb). */
+RW_EXPORT __attribute__((noinline)) void rw_walk_logged(uint64_t collection) {
+  __asm__ volatile("" : : "r"(collection) : "memory");
+}
+
 RW_EXPORT int rw_setup(void *callback, uint64_t stress, int disable_gc, uint64_t main_stack, uint64_t thread_stack, uint64_t timeout_ms, int poison) {
   js_callback = (rw_js_callback)callback;
   safepoint_timeout_ms = timeout_ms;

@@ -8,7 +8,7 @@ import { Unwinder, WalkError } from "../../../walker/unwinder.js";
 import { cacheSubdir } from "../../../src/toolchain/cache-dir.js";
 import { cacheKey, compileToObject } from "../../../src/toolchain/llvm-toolchain.js";
 import { irSource } from "../../support/ir-source.js";
-import { compareWithGdb, gdbStopAndCore, run, type GdbThread } from "./gdb-compare.js";
+import { compareWithGdb, gdbStopAndCore, run, type GdbThread } from "../../support/gdb-compare.js";
 import { OUT_DIR, buildRunEntry } from "../../support/native-run.js";
 
 /*

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { walkCore, type CoreWalk } from "../../../src/cli/roots-command.js";
 import { cacheSubdir } from "../../../src/toolchain/cache-dir.js";
 import { cacheKey } from "../../../src/toolchain/llvm-toolchain.js";
-import { compareWithGdb, gdbStopAndCore, run, type GdbThread } from "./gdb-compare.js";
+import { compareWithGdb, gdbStopAndCore, run, type GdbThread } from "../../support/gdb-compare.js";
 
 /*
  * A thread stopped inside the vDSO (gdb breaks in __vdso_clock_gettime and writes a core). No

@@ -1,0 +1,93 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import type { WalkReport } from "../../walker/frame-report.js";
+
+/** gdb's view of one frame of a stopped thread (gdb-core.py). */
+export interface GdbFrame {
+  pc: number;
+  sp: number | null;
+  name: string | null;
+  /** normal, sigtramp, or inline / tailcall: frames gdb builds from debug info, not on the stack. */
+  type: string;
+  registers: Record<string, number | null>;
+}
+
+export interface GdbThread {
+  tid: number;
+  frames: GdbFrame[];
+}
+
+const CORE_TESTS = join(dirname(fileURLToPath(import.meta.url)), "..", "walker", "core");
+const CALLEE_SAVED = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
+
+export function run(tool: string, args: string[], env: NodeJS.ProcessEnv = process.env): string {
+  const r = spawnSync(tool, args, { encoding: "utf8", timeout: 120_000, env });
+  if (r.status !== 0) throw new Error(`${tool} ${args.join(" ")}: ${r.status} ${r.stderr}`);
+  return r.stdout;
+}
+
+/**
+ * Runs `program` under gdb to a breakpoint on `breakAt` (after `starti` when `startFirst`, so
+ * vDSO functions can be named), writes the core to `core` with gcore and returns gdb's unwind of
+ * every thread. Inline and tail-call frames exist only in gdb's debug info (no return address
+ * on the stack marks them; an unwinder by CFI has none) and are left out.
+ */
+export function gdbStopAndCore(program: string, core: string, breakAt: string, startFirst = false): GdbThread[] {
+  const json = `${core}.gdb.json`;
+  const env = { ...process.env, RW_CORE: core, RW_CORE_JSON: json, RW_BREAK: breakAt, RW_STARTI: startFirst ? "1" : "0" };
+  run("gdb", ["-nx", "-batch", "-x", join(CORE_TESTS, "gdb-core.py"), "--args", program], env);
+  const threads = (JSON.parse(readFileSync(json, "utf8")) as { threads: GdbThread[] }).threads.map((t) => ({
+    ...t,
+    frames: t.frames.filter((f) => f.type !== "inline" && f.type !== "tailcall"),
+  }));
+  rmSync(json);
+  return threads;
+}
+
+/**
+ * Checks rootwalk's walk of a thread against gdb's unwind of the same thread, frame by frame: pc,
+ * SP, CFA (the caller's SP) and each callee-saved register both know, over every frame gdb shows
+ * from the walk's first one on. With `align`, the walk may start further out than gdb's frame #0
+ * (a live stop is walked from the managed frame that entered the runtime; gdb also shows the
+ * runtime's and libc's frames below it): the first gdb frame with the walk's pc and SP is frame
+ * #0. Returns how many frames and registers were compared.
+ */
+export function compareThreadWithGdb(g: GdbThread, w: WalkReport, label: string, align = false): { frames: number; registers: number } {
+  let frames = 0;
+  let registers = 0;
+  expect(w.stopReason, `${label}: ${w.stopDetail}`).toBe("stack-end");
+  const first = align ? g.frames.findIndex((f) => f.pc === w.frames[0]?.pc && f.sp === w.frames[0]?.sp) : 0;
+  expect(first, `${label}: gdb shows no frame at the walk's start`).toBeGreaterThanOrEqual(0);
+  const shown = g.frames.slice(first);
+  expect(w.frames.length, label).toBeGreaterThanOrEqual(shown.length);
+  shown.forEach((gf, i) => {
+    const f = w.frames[i]!;
+    expect(f.pc, `${label} frame #${i} ${gf.name}`).toBe(gf.pc);
+    expect(f.sp, `${label} frame #${i} ${gf.name}`).toBe(gf.sp);
+    const caller = shown[i + 1];
+    if (caller?.sp != null) expect(f.cfa, `${label} frame #${i} CFA`).toBe(caller.sp);
+    for (const name of CALLEE_SAVED) {
+      const expected = gf.registers[name];
+      if (expected == null || f.registers[name] === null) continue;
+      expect(f.registers[name], `${label} frame #${i} ${gf.name} ${name}`).toBe(expected);
+      registers++;
+    }
+    frames++;
+  });
+  return { frames, registers };
+}
+
+/** compareThreadWithGdb for every thread gdb shows (matched by thread id). */
+export function compareWithGdb(gdbThreads: readonly GdbThread[], walked: readonly (WalkReport & { tid: number })[]): { frames: number; registers: number } {
+  let frames = 0;
+  let registers = 0;
+  for (const g of gdbThreads) {
+    const n = compareThreadWithGdb(g, walked.find((t) => t.tid === g.tid)!, `thread ${g.tid}`);
+    frames += n.frames;
+    registers += n.registers;
+  }
+  return { frames, registers };
+}
