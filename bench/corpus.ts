@@ -338,6 +338,42 @@ function collectorCase(objects: number, quick: boolean): BenchCase {
   };
 }
 
+// ---- Verify ------------------------------------------------------------------------------------
+
+/**
+ * The heap verifier (gc/heap-verifier.ts, what `--verify` runs after each collection) over the
+ * Collector case's graph: per reachable object, its checks, the traversal index and the graph
+ * hash. The reference is the C mark loop over the same bytes (a traversal of the same graph with
+ * no checks and no hashing: the floor for one pass like a mark); `verifyOverCollect` is the
+ * verification's time over the collection's own, the issue's "verify adds at most 1x".
+ */
+function verifyCase(objects: number, quick: boolean): BenchCase {
+  const name = `Verify/graph-${objects / 1000}k-objects`;
+  return {
+    name,
+    quick,
+    run(timing) {
+      const h = buildHeapCorpus(objects, 256, 0xc011ec7);
+      const cycle = h.collector.collect("bench warm-up");
+      const reachable = h.collector.verifyHeap();
+      if (reachable.failures !== 0) throw new Error(`${name}: ${reachable.failures} verify failures: ${reachable.messages[0]}`);
+      if (reachable.objects !== cycle.markedObjects) throw new Error(`${name}: verified ${reachable.objects} objects, marked ${cycle.markedObjects}`);
+      const file = inputPath(`heap-${objects}.bin`);
+      writeFileAtomic(file, heapCorpusFile(h));
+      const verify = (): number => h.collector.verifyHeap().objects;
+      const ts = timeBatches(verify, reachable.objects, { ...timing, batchMs: Math.max(timing.batchMs, 1) });
+      const collectNs = timeBatches(() => h.collector.collect("bench").markedObjects, reachable.objects, { ...timing, batchMs: Math.max(timing.batchMs, 1) });
+      const ref = runReference("mark-ref.c", [file, ts.iterations, timing.repeats]);
+      if (ref["objects"] !== reachable.objects) throw new Error(`${name}: C marked ${String(ref["objects"])} objects, the verifier reached ${reachable.objects}`);
+      return result(name, "reached object", objects, "C mark loop (bench/native/mark-ref.c) over the same graph: traversal only", ts, ref, {
+        reachableObjects: reachable.objects,
+        verifyOverCollect: median(ts.samplesNsPerOp) / median(collectNs.samplesNsPerOp),
+        note: "rootwalk = gc/heap-verifier.ts inspectGraph after a collection (checks, traversal index, graph hash); verifyOverCollect = its time / ImmixCollector.collect()'s",
+      });
+    },
+  };
+}
+
 // ---- Native scan -------------------------------------------------------------------------------
 
 export interface NativeScanResult {
@@ -382,5 +418,7 @@ export function corpus(): BenchCase[] {
     parseCase(1_000_000, false),
     collectorCase(100_000, true),
     collectorCase(1_000_000, false),
+    verifyCase(100_000, true),
+    verifyCase(1_000_000, false),
   ];
 }

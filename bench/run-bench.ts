@@ -107,6 +107,8 @@ async function main(): Promise<void> {
     lookupRatio: ratioOf(results, "Lookup/hit-20k-keys"),
     lookupMissRatio: ratioOf(results, "Lookup/miss-20k-keys"),
     collectorRatio: ratioOf(results, "Collector/mark-100k-objects"),
+    verifyRatio: ratioOf(results, "Verify/graph-100k-objects"),
+    verifyOverCollect: (results.find((r) => r.name === "Verify/graph-100k-objects")?.extra?.["verifyOverCollect"] as number | undefined) ?? null,
     nativeFramesPerSec: native?.framesPerSec ?? null,
     nativeScan: native,
     walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,

@@ -36,24 +36,29 @@ export interface GraphInspection {
  * base; the collector has no interior-pointer lookup), whose "header" is the other's data.
  */
 export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readonly number[], requireLive: boolean, maxMessages = 20): GraphInspection {
-  const index = new Map<number, number>();
+  const index = TraversalIndex.reused();
   const order: number[] = [];
   const messages: string[] = [];
   let failures = 0;
   const h = new Checksum();
 
-  const fail = (where: string, target: number, reason: string): void => {
+  /** Where a pointer was read: root `slot` (holder -1) or slot `slot` of object `holder`. */
+  const where = (holder: number, slot: number): string => (holder < 0 ? `root ${slot}` : `slot ${slot} of object ${hex(holder)}`);
+  const fail = (holder: number, slot: number, target: number, reason: string): void => {
     failures++;
-    if (messages.length < maxMessages) messages.push(`${where}: found ${hex(target)} ${reason}, expected a live object`);
+    if (messages.length < maxMessages) messages.push(`${where(holder, slot)}: found ${hex(target)} ${reason}, expected a live object`);
   };
 
-  /** The target's traversal index (discovering it), or -1 if it fails a check. */
-  const reach = (target: number, where: string): number => {
+  /**
+   * The target's traversal index (discovering it), or -1 if it fails a check. The place it was
+   * read from is passed as numbers and only spelled out for a failure: this runs per pointer.
+   */
+  const reach = (target: number, holder: number, slot: number): number => {
     const known = index.get(target);
-    if (known !== undefined) return known;
+    if (known >= 0) return known;
     const reason = checkObject(space, model, target, requireLive);
     if (reason !== null) {
-      fail(where, target, reason);
+      fail(holder, slot, target, reason);
       return -1;
     }
     index.set(target, order.length);
@@ -62,7 +67,7 @@ export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readon
   };
 
   roots.forEach((root, r) => {
-    h.add(root === 0 ? 0 : reach(root, `root ${r}`) + 1);
+    h.add(root === 0 ? 0 : reach(root, -1, r) + 1);
   });
   for (let k = 0; k < order.length; k++) {
     const obj = order[k]!;
@@ -70,11 +75,14 @@ export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readon
     const rawCount = model.rawByteCount(space, obj);
     h.add(slots);
     h.add(rawCount);
+    // Raw bytes a 32-bit word at a time (they start 8-aligned, after the slots), the tail by bytes.
     const raw = model.rawBytesAddress(space, obj) - space.base;
-    for (let i = 0; i < rawCount; i++) h.add(space.bytes[raw + i]!);
+    const wholeWords = rawCount >>> 2;
+    for (let i = 0, w = raw >>> 2; i < wholeWords; i++) h.add32(space.words[w + i]!);
+    for (let i = wholeWords << 2; i < rawCount; i++) h.add32(space.bytes[raw + i]!);
     for (let i = 0; i < slots; i++) {
       const v = space.readWord(model.pointerSlotAddress(space, obj, i));
-      h.add(v === 0 ? 0 : reach(v, `slot ${i} of object ${hex(obj)}`) + 1);
+      h.add(v === 0 ? 0 : reach(v, obj, i) + 1);
     }
   }
   h.add(order.length);
@@ -143,14 +151,79 @@ export function checkObject(space: HeapSpace, model: ObjectModel, address: numbe
   return "between large objects";
 }
 
+/**
+ * Object address -> traversal index, for one traversal: open addressing on typed arrays (heap
+ * addresses are 8-aligned integers below 2^53; 0 marks an empty slot, never an object's address),
+ * doubled when half full. A Map here cost more than the rest of the verification.
+ */
+class TraversalIndex {
+  private keys = new Float64Array(1024);
+  private values = new Int32Array(1024);
+  private count = 0;
+  private static shared: TraversalIndex | undefined;
+
+  /**
+   * The one index, emptied: a verification after every collection would otherwise regrow it
+   * from 1024 slots each time. Emptying costs its capacity, about twice the last graph's objects.
+   * (inspectGraph is not reentrant, and runs on one thread.)
+   */
+  static reused(): TraversalIndex {
+    const index = (TraversalIndex.shared ??= new TraversalIndex());
+    if (index.count > 0) index.keys.fill(0);
+    index.count = 0;
+    return index;
+  }
+
+  private slotOf(key: number, keys: Float64Array): number {
+    const mask = keys.length - 1;
+    // High bits of a multiplicative mix of the address's words (8-aligned: drop 3 low bits).
+    let i = Math.imul(((key / 8) >>> 0) ^ ((key / 0x8_0000_0000) >>> 0), 0x9e3779b1) >>> (Math.clz32(keys.length) + 1);
+    while (keys[i] !== 0 && keys[i] !== key) i = (i + 1) & mask;
+    return i;
+  }
+
+  /** The index of `key`, or -1. */
+  get(key: number): number {
+    const i = this.slotOf(key, this.keys);
+    return this.keys[i] === key ? this.values[i]! : -1;
+  }
+
+  set(key: number, value: number): void {
+    if ((this.count + 1) * 2 > this.keys.length) this.grow();
+    const i = this.slotOf(key, this.keys);
+    if (this.keys[i] !== key) this.count++;
+    this.keys[i] = key;
+    this.values[i] = value;
+  }
+
+  private grow(): void {
+    const oldKeys = this.keys;
+    const oldValues = this.values;
+    this.keys = new Float64Array(oldKeys.length * 2);
+    this.values = new Int32Array(oldKeys.length * 2);
+    for (let j = 0; j < oldKeys.length; j++) {
+      if (oldKeys[j] === 0) continue;
+      const i = this.slotOf(oldKeys[j]!, this.keys);
+      this.keys[i] = oldKeys[j]!;
+      this.values[i] = oldValues[j]!;
+    }
+  }
+}
+
 /** Two 32-bit FNV-1a-style lanes over 32-bit values (numbers up to 2^53 are split in halves). */
 class Checksum {
   private a = 0x811c9dc5;
   private b = 0x01000193;
 
+  /** A value below 2^32 (one lane step each; the verifier's raw words). */
+  add32(value: number): void {
+    this.a = Math.imul(this.a ^ value, 0x01000193);
+    this.b = Math.imul(this.b ^ value, 0x5bd1e995) ^ (this.b >>> 13);
+  }
+
   add(value: number): void {
     const lo = value >>> 0;
-    const hi = Math.floor(value / 0x1_0000_0000) >>> 0;
+    const hi = value < 0x1_0000_0000 ? 0 : Math.floor(value / 0x1_0000_0000) >>> 0;
     this.a = Math.imul(this.a ^ lo, 0x01000193);
     this.a = Math.imul(this.a ^ hi, 0x01000193);
     this.b = Math.imul(this.b ^ lo, 0x5bd1e995) ^ (this.b >>> 13);
