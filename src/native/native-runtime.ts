@@ -242,8 +242,10 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   let scanFrames = 0;
   // ROOTWALK_WALK_LOG=FILE (a debugging aid, README): after each collection's root scan, every
   // stopped thread's whole stack is walked as `--walk unwind` does and each frame (pc, SP, CFA,
-  // callee-saved registers, roots and their values) appended to FILE as one JSON line; then
-  // rw_walk_logged(n) is called so that a debugger stopped there sees the same stop.
+  // callee-saved registers, roots and their values) appended to FILE as one JSON line, with, as
+  // `scan`, the walk the scanner itself made (the same stack, chunks and strict mode: with
+  // `--walk chunks` the chunk walk, ending at the boundary); then rw_walk_logged(n) is called so
+  // that a debugger stopped there sees the same stop.
   const walkLogPath = process.env["ROOTWALK_WALK_LOG"];
   const rwWalkLogged = walkLogPath === undefined ? undefined : runtime.func("void rw_walk_logged(uint64_t collection)");
   let walkLogCollections = 0;
@@ -254,7 +256,9 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
       const end = stackMappingEnd(chunk.sp);
       const memory = new NativeMemory(chunk.sp - BELOW_SP_BYTES, end - (chunk.sp - BELOW_SP_BYTES));
       const u = new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 });
-      return { thread: s.index, ...reportWalk(u, memory, { sp: chunk.sp, ra: chunk.ra, registers: RegisterContext.from(Object.fromEntries(REG_NAMES.map((name, k) => [name, wordBig(s.index, R_REGS + k)]))) }) };
+      const whole = reportWalk(u, memory, { sp: chunk.sp, ra: chunk.ra, registers: RegisterContext.from(Object.fromEntries(REG_NAMES.map((name, k) => [name, wordBig(s.index, R_REGS + k)]))) });
+      const scan = reportWalk(new Unwinder(snapshot, s.stack.memory, { mode: "strict", modules }), s.stack.memory, s.stack.chunks);
+      return { thread: s.index, ...whole, scan };
     });
     walkLogCollections++;
     appendFileSync(path, `${JSON.stringify({ collection: walkLogCollections, threads })}\n`);

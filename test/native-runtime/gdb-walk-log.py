@@ -1,8 +1,8 @@
 # rootwalk live-walk test: run `rootwalk run ...` (node) under gdb with ROOTWALK_WALK_LOG set; at
 # each of the first RW_HITS stops in rw_walk_logged (called right after the runtime appended the
 # collection's walks to the log), record gdb's own unwind of every thread (pc, sp, callee-saved
-# registers per frame) and the word at every root slot the log names, then continue. Stops whose
-# log has fewer than RW_MIN_THREADS threads are passed over.
+# registers per frame) and the word at every root slot the log names (whole walks and the scan's),
+# then continue. Stops whose log has fewer than RW_MIN_THREADS threads are passed over.
 #   ROOTWALK_WALK_LOG=log RW_GDB_JSON=out.json RW_HITS=3 gdb -nx -batch -x gdb-walk-log.py --args node main.js run ...
 import json, os, sys
 import gdb
@@ -25,7 +25,7 @@ while len(stops) < hits and inferior.pid != 0:
         continue
     slots = {}
     for t in log["threads"]:
-        for fr in t["frames"]:
+        for fr in t["frames"] + t["scan"]["frames"]:
             for r in fr["roots"]:
                 slots[str(r["slot"])] = int.from_bytes(bytes(inferior.read_memory(r["slot"], 8)), "little")
     stops.append({"collection": log["collection"], "threads": thread_frames(), "slots": slots})

@@ -25,7 +25,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 interface LoggedStop {
   collection: number;
-  threads: (WalkReport & { thread: number })[];
+  /** Each thread's whole walk, and as `scan` the walk the scanner made (chunks or unwind). */
+  threads: (WalkReport & { thread: number; scan: WalkReport })[];
 }
 interface GdbStop {
   collection: number;
@@ -34,14 +35,14 @@ interface GdbStop {
 }
 
 /**
- * Runs the program under gdb, stopping at the first `hits` collections with at least `minThreads`
- * stopped threads; both views of each stop.
+ * Runs the program under gdb with `--walk walk`, stopping at the first `hits` collections with at
+ * least `minThreads` stopped threads; both views of each stop.
  */
-function stopsOf(name: string, flags: string[], hits: number, minThreads = 1): { logged: LoggedStop[]; gdb: GdbStop[] } {
+function stopsOf(name: string, walk: "unwind" | "chunks", flags: string[], hits: number, minThreads = 1): { logged: LoggedStop[]; gdb: GdbStop[] } {
   const entry = NATIVE_PROGRAMS.find((p) => p.name === name)!;
-  const log = join(scratch, `${name}.jsonl`);
-  const out = join(scratch, `${name}.gdb.json`);
-  const r = spawnSync("gdb", ["-nx", "-batch", "-x", join(HERE, "gdb-walk-log.py"), "--args", process.execPath, ENTRY, ...programArguments(entry), "--walk", "unwind", ...flags], {
+  const log = join(scratch, `${name}-${walk}.jsonl`);
+  const out = join(scratch, `${name}-${walk}.gdb.json`);
+  const r = spawnSync("gdb", ["-nx", "-batch", "-x", join(HERE, "gdb-walk-log.py"), "--args", process.execPath, ENTRY, ...programArguments(entry), "--walk", walk, ...flags], {
     encoding: "utf8",
     timeout: 240_000,
     env: { ...process.env, ROOTWALK_WALK_LOG: log, RW_GDB_JSON: out, RW_HITS: String(hits), RW_MIN_THREADS: String(minThreads) },
@@ -55,17 +56,23 @@ function stopsOf(name: string, flags: string[], hits: number, minThreads = 1): {
   return { logged, gdb };
 }
 
-/** Compares every logged thread of every stop; returns the totals for the closing numbers. */
-function compareStops(label: string, logged: LoggedStop[], gdb: GdbStop[]): { stops: number; threads: number; frames: number; registers: number; roots: number } {
+/**
+ * Compares every logged thread of every stop (its whole walk, or with `which` "scan" the
+ * scanner's own walk: for `--walk chunks` the chunk walk, which ends at the boundary); returns
+ * the totals for the closing numbers.
+ */
+function compareStops(label: string, logged: LoggedStop[], gdb: GdbStop[], which: "whole" | "scan" = "whole"): { stops: number; threads: number; frames: number; registers: number; roots: number } {
   const total = { stops: 0, threads: 0, frames: 0, registers: 0, roots: 0 };
   for (const stop of gdb) {
     const log = logged.find((l) => l.collection === stop.collection)!;
     expect(log, `${label}: collection ${stop.collection} logged`).toBeDefined();
-    for (const walk of log.threads) {
+    for (const thread of log.threads) {
+      const walk = which === "whole" ? thread : thread.scan;
       const first = walk.frames[0]!;
       const g = stop.threads.find((t) => t.frames.some((f) => f.pc === first.pc && f.sp === first.sp));
-      expect(g, `${label} collection ${stop.collection} thread #${walk.thread}: no gdb thread at pc ${first.pc.toString(16)}`).toBeDefined();
-      const n = compareThreadWithGdb(g!, walk, `${label} collection ${stop.collection} thread #${walk.thread}`, true);
+      expect(g, `${label} collection ${stop.collection} thread #${thread.thread}: no gdb thread at pc ${first.pc.toString(16)}`).toBeDefined();
+      const end = walk.stopReason === "boundary" ? "boundary" : "stack-end";
+      const n = compareThreadWithGdb(g!, walk, `${label} collection ${stop.collection} thread #${thread.thread}`, true, end);
       total.frames += n.frames;
       total.registers += n.registers;
       for (const f of walk.frames) {
@@ -88,9 +95,11 @@ beforeAll(() => {
 
 describe("the native runtime's walks (--walk unwind) equal gdb's at the same stops", () => {
   it("sp-qsort-callback: managed -> libc qsort -> managed comparator, at 3 collections", () => {
-    const { logged, gdb } = stopsOf("sp-qsort-callback", ["--stress=200"], 3);
+    const { logged, gdb } = stopsOf("sp-qsort-callback", "unwind", ["--stress=200"], 3);
     const total = compareStops("sp-qsort-callback", logged, gdb);
     expect(total.stops).toBe(3);
+    // With --walk unwind the scanner's own walk is the whole walk, frame by frame.
+    for (const t of logged.flatMap((l) => l.threads)) expect(t.scan.frames).toEqual(t.frames);
     expect(total.roots).toBeGreaterThan(0);
     // The walks cross libc's qsort frames by CFI.
     expect(logged.some((l) => l.threads.some((t) => t.frames.some((f) => f.kind === "native" && f.function?.includes("libc"))))).toBe(true);
@@ -98,9 +107,31 @@ describe("the native runtime's walks (--walk unwind) equal gdb's at the same sto
 
   it("sp-threads: every stopped thread of a 4-worker program, at 3 collections with 2 or more threads stopped", () => {
     // Under gdb the workers start slowly (gdb handles each thread event): often only 2 or 3 threads overlap.
-    const { logged, gdb } = stopsOf("sp-threads", ["--stress=400"], 3, 2);
+    const { logged, gdb } = stopsOf("sp-threads", "unwind", ["--stress=400"], 3, 2);
     const total = compareStops("sp-threads", logged, gdb);
     expect(total.stops).toBe(3);
     expect(total.threads).toBeGreaterThanOrEqual(3 * 2); // workers, and rw_main waiting in gc_thread_join
+  });
+});
+
+describe("the native runtime's chunk walk (--walk chunks, the default) equals gdb's frames at the same stops", () => {
+  it("sp-qsort-callback at 3 collections: every frame from the stop to the boundary, and every root", () => {
+    const { logged, gdb } = stopsOf("sp-qsort-callback", "chunks", ["--stress=200"], 3);
+    const total = compareStops("sp-qsort-callback --walk chunks", logged, gdb, "scan");
+    expect(total.stops).toBe(3);
+    expect(total.roots).toBeGreaterThan(0);
+    for (const t of logged.flatMap((l) => l.threads)) {
+      // The chunk walk ends where the thread entered managed code, before the stack ends.
+      expect(t.scan.stopReason).toBe("boundary");
+      expect(t.scan.frames.length).toBeLessThan(t.frames.length);
+      expect(t.scan.frames.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("sp-threads at 3 collections with 2 or more threads stopped: every stopped thread's chunk walk", () => {
+    const { logged, gdb } = stopsOf("sp-threads", "chunks", ["--stress=400"], 3, 2);
+    const total = compareStops("sp-threads --walk chunks", logged, gdb, "scan");
+    expect(total.stops).toBe(3);
+    expect(total.threads).toBeGreaterThanOrEqual(3 * 2);
   });
 });

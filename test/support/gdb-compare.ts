@@ -53,21 +53,25 @@ export function gdbStopAndCore(program: string, core: string, breakAt: string, s
  * from the walk's first one on. With `align`, the walk may start further out than gdb's frame #0
  * (a live stop is walked from the managed frame that entered the runtime; gdb also shows the
  * runtime's and libc's frames below it): the first gdb frame with the walk's pc and SP is frame
- * #0. Returns how many frames and registers were compared.
+ * #0. A walk that must end before the stack does (`end` "boundary": a chunk walk, which stops
+ * where the thread entered managed code) is compared over its own frames, each of which gdb must
+ * show. Returns how many frames and registers were compared.
  */
-export function compareThreadWithGdb(g: GdbThread, w: WalkReport, label: string, align = false): { frames: number; registers: number } {
+export function compareThreadWithGdb(g: GdbThread, w: WalkReport, label: string, align = false, end: "stack-end" | "boundary" = "stack-end"): { frames: number; registers: number } {
   let frames = 0;
   let registers = 0;
-  expect(w.stopReason, `${label}: ${w.stopDetail}`).toBe("stack-end");
+  expect(w.stopReason, `${label}: ${w.stopDetail}`).toBe(end);
   const first = align ? g.frames.findIndex((f) => f.pc === w.frames[0]?.pc && f.sp === w.frames[0]?.sp) : 0;
   expect(first, `${label}: gdb shows no frame at the walk's start`).toBeGreaterThanOrEqual(0);
-  const shown = g.frames.slice(first);
-  expect(w.frames.length, label).toBeGreaterThanOrEqual(shown.length);
+  const fromFirst = g.frames.slice(first);
+  if (end === "stack-end") expect(w.frames.length, label).toBeGreaterThanOrEqual(fromFirst.length);
+  else expect(w.frames.length, label).toBeLessThanOrEqual(fromFirst.length);
+  const shown = end === "stack-end" ? fromFirst : fromFirst.slice(0, w.frames.length);
   shown.forEach((gf, i) => {
     const f = w.frames[i]!;
     expect(f.pc, `${label} frame #${i} ${gf.name}`).toBe(gf.pc);
     expect(f.sp, `${label} frame #${i} ${gf.name}`).toBe(gf.sp);
-    const caller = shown[i + 1];
+    const caller = fromFirst[i + 1];
     if (caller?.sp != null) expect(f.cfa, `${label} frame #${i} CFA`).toBe(caller.sp);
     for (const name of CALLEE_SAVED) {
       const expected = gf.registers[name];
