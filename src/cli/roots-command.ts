@@ -60,8 +60,11 @@ export function walkCore(corePath: string, executable?: string): CoreWalk {
     const elf = m.elf();
     const fileId = elfBuildId(elf);
     const coreId = core.buildIdAt(m.start);
-    if (fileId !== undefined && coreId !== undefined && fileId !== coreId) {
-      throw new InvalidArgumentError(m.path, `build id ${fileId}`, `build id ${coreId} (the file mapped when the core was written)`);
+    // The core's copy of the mapping's notes decides: a file with another build id, or with none
+    // where the mapped one had one, is not the file that was mapped (its stack maps and CFI could
+    // name other addresses). A core without the notes page cannot be checked.
+    if (coreId !== undefined && fileId !== coreId) {
+      throw new InvalidArgumentError(m.path, fileId === undefined ? "no build id" : `build id ${fileId}`, `build id ${coreId} (the file mapped when the core was written)`);
     }
     if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, bytes, { path: m.path, loadBias: m.loadBias });
   }

@@ -139,6 +139,16 @@ describe("rootwalk roots (the command)", () => {
     expect(r.stdout).toBe("");
   });
 
+  it("an executable without a build id where the core mapped one is refused the same way, exit 1", () => {
+    const rebuilt = join(dir, "prog-no-build-id");
+    run("gcc", ["-O1", join(HERE, "harness.c"), join(dir, "apply.o"), compiledObject, "-Wl,-z,notext", "-Wl,--build-id=none", "-lpthread", "-o", rebuilt]);
+    const r = cli(["roots", core, rebuilt]);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/prog-no-build-id: found no build id, expected build id [0-9a-f]{40} \(the file mapped when the core was written\)/);
+    expect(r.stdout).toBe("");
+  });
+
   it("a file that is not a core is one line and exit 1", () => {
     const r = cli(["roots", program]);
     expect(r.status).toBe(1);
