@@ -36,6 +36,7 @@ export const LLVM19_SUITES = [
   "test/native-runtime/weak-map-label.test.ts",
   "test/fuzz-programs/fuzz-programs.test.ts",
   "test/native-runtime/walk-vs-gdb.test.ts",
+  "test/walker/core/core-walk.test.ts",
 ];
 
 const shared = {

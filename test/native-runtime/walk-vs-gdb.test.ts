@@ -45,7 +45,9 @@ function stopsOf(name: string, walk: "unwind" | "chunks", flags: string[], hits:
   const r = spawnSync("gdb", ["-nx", "-batch", "-x", join(HERE, "gdb-walk-log.py"), "--args", process.execPath, ENTRY, ...programArguments(entry), "--walk", walk, ...flags], {
     encoding: "utf8",
     timeout: 240_000,
-    env: { ...process.env, ROOTWALK_WALK_LOG: log, RW_GDB_JSON: out, RW_HITS: String(hits), RW_MIN_THREADS: String(minThreads) },
+    // ROOTWALK_SCAN_CROSSCHECK: the scan's fast loop must give the frames and root pairs of the
+    // general unwinder, whose walk the log's `scan` reports (so the log is what the scan did).
+    env: { ...process.env, ROOTWALK_SCAN_CROSSCHECK: "1", ROOTWALK_WALK_LOG: log, RW_GDB_JSON: out, RW_HITS: String(hits), RW_MIN_THREADS: String(minThreads) },
   });
   if (r.status !== 0) throw new Error(`gdb: exit ${r.status}: ${r.stderr.slice(-2000)}`);
   const logged = readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line) as LoggedStop);
