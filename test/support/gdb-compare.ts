@@ -39,6 +39,17 @@ export function gdbStopAndCore(program: string, core: string, breakAt: string, s
   const json = `${core}.gdb.json`;
   const env = { ...process.env, RW_CORE: core, RW_CORE_JSON: json, RW_BREAK: breakAt, RW_STARTI: startFirst ? "1" : "0" };
   run("gdb", ["-nx", "-batch", "-x", join(CORE_TESTS, "gdb-core.py"), "--args", program], env);
+  return stackFramesOf(json);
+}
+
+/** gdb's unwind of every thread of an existing core (one the kernel wrote), as gdbStopAndCore. */
+export function gdbReadCore(program: string, core: string): GdbThread[] {
+  const json = `${core}.gdb.json`;
+  run("gdb", ["-nx", "-batch", "-ex", `core-file ${core}`, "-x", join(CORE_TESTS, "gdb-core.py"), program], { ...process.env, RW_CORE_READ: "1", RW_CORE_JSON: json });
+  return stackFramesOf(json);
+}
+
+function stackFramesOf(json: string): GdbThread[] {
   const threads = (JSON.parse(readFileSync(json, "utf8")) as { threads: GdbThread[] }).threads.map((t) => ({
     ...t,
     frames: t.frames.filter((f) => f.type !== "inline" && f.type !== "tailcall"),

@@ -14,7 +14,14 @@ static long objects[3][2][8] __attribute__((aligned(64)));
 static atomic_int arrived;
 static volatile int done;
 
+#ifdef RW_CORE_ABORT
+#include <stdlib.h>
+/* The kernel's core instead of gdb's (kernel-core.test.ts): abort, with the other two threads
+ * where they wait. */
+__attribute__((noinline)) void rw_core_stop(void) { abort(); }
+#else
 __attribute__((noinline)) void rw_core_stop(void) { __asm__ volatile("" ::: "memory"); }
+#endif
 
 static void sleep_until_done(void) {
   atomic_fetch_add(&arrived, 1);
