@@ -81,8 +81,8 @@ function makeWalk(c: StackCorpus): () => number {
     pairs.clear();
     const frames = scanStackRoots(u, c.start, pairs);
     let sum = 0;
-    const slots = pairs.derivedSlots;
-    for (let i = 0; i < pairs.count; i++) sum += u.slotValue(slots[i]!);
+    const values = pairs.baseValues;
+    for (let i = 0; i < pairs.count; i++) sum += values[i]!;
     return frames + sum + pairs.count;
   };
 }
@@ -153,7 +153,7 @@ function makeSplitKeySketchWalk(c: StackCorpus): () => number {
   const keyHi = new Uint32Array(capacity);
   const value = new Int32Array(capacity).fill(-1);
   const slotOf = (lo: number, hi: number): number => Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> (32 - log);
-  for (const [ra, , index] of c.snapshot.table.entries()) {
+  for (const [ra, , index] of c.snapshot.table.entriesInOrder()) {
     const lo = ra >>> 0;
     const hi = (ra / 0x1_0000_0000) >>> 0;
     let t = slotOf(lo, hi);

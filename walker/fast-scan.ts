@@ -52,12 +52,19 @@ const TWO_32 = 0x1_0000_0000;
 /**
  * Walks `start` with `u` (its mode decides errors) and appends every root pair to `out`; returns
  * the number of frames. `log`, when given, gets every frame's (sp, ra).
+ *
+ * Inside the loop a frame's SP is `w`, its index in the flat Uint32Array of stack words (an int32:
+ * the stack is under 4 GiB), so the range checks, the root slots and the caller's return address
+ * are small-integer arithmetic; an address (a double above 2^31) is formed only where a slot is
+ * appended. `w` stays even (SP 8-aligned) because the words start 8-aligned and every fast frame
+ * size is a multiple of 8 (scan-recipes.ts); a chunk whose SP is not is handed over at once.
  */
 export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedChunk[], out: RootPairs, log?: FrameLog): number {
   let frames = 0;
   u.init(start);
   const words = u.words;
-  if (words === undefined) {
+  const wordsBase = u.wordsBase;
+  if (words === undefined || wordsBase % 8 !== 0) {
     for (; u.valid(); u.next()) {
       log?.push(u.sp, u.ra);
       collectFrameRoots(u, out);
@@ -67,15 +74,12 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
   }
   const snapshot = u.snapshot;
   const table = snapshot.table;
-  const keysLo = table.keysLo;
-  const keysHi = table.keysHi;
-  const moduleSlots = table.moduleSlots;
-  const descriptorIndices = table.descriptorIndices;
+  const keys = table.keys;
+  const values = table.values;
   const mask = table.capacity - 1;
   const shift = table.hashShift;
   const recipesBySlot = snapshot.recipesBySlot;
-  const wordsBase = u.wordsBase;
-  const wordsEnd = u.wordsEnd;
+  const wordCount = words.length;
   const maxDepth = u.maxDepth;
   const regSlots = u.regSlots;
   // Extra boundaries only matter for return addresses that are also safepoints (the general
@@ -86,58 +90,88 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
 
   while (u.valid()) {
     const chunk = u.chunk;
-    const stackTop = chunk.stackTop ?? Number.POSITIVE_INFINITY;
     const hasBoundaryRa = chunk.boundaryRa !== undefined;
     const boundaryLo = hasBoundaryRa ? chunk.boundaryRa! >>> 0 : 0;
     const boundaryHi = hasBoundaryRa ? (chunk.boundaryRa! / TWO_32) >>> 0 : 0;
     const firstIndex = u.index;
-    let sp = u.sp;
     let index = firstIndex;
     let lo = u.ra >>> 0;
     let hi = (u.ra / TWO_32) >>> 0;
-    for (;;) {
-      if (sp >= stackTop || (sp & 7) !== 0 || index + 1 >= maxDepth) break;
-      if (hasBoundaryRa && lo === boundaryLo && hi === boundaryHi) break;
-      // The table probe (SafepointTable.findHalves, inlined).
-      let slot = slotOfHalves(lo, hi, shift);
+    const sp0 = u.sp;
+    let w = 0;
+    if ((sp0 & 7) === 0 && sp0 >= wordsBase && sp0 < u.wordsEnd) {
+      w = ((sp0 - wordsBase) / 4) | 0;
+      // Frames at or above the chunk's stack top are the general unwinder's ("stack-top").
+      const topWord = (chunk.stackTop === undefined ? wordCount : Math.min(wordCount, Math.max(0, Math.ceil((chunk.stackTop - wordsBase) / 4)))) | 0;
+      let n = out.count;
+      let baseSlots = out.baseSlots;
+      let derivedSlots = out.derivedSlots;
+      let frameOf = out.frames;
+      let baseValues = out.baseValues;
       for (;;) {
-        const kl = keysLo[slot]!;
-        const kh = keysHi[slot]!;
-        if (kl === lo && kh === hi) break;
-        if ((kl | kh) === 0) {
-          slot = -1;
-          break;
+        if (w >= topWord || index + 1 >= maxDepth) break;
+        if (hasBoundaryRa && lo === boundaryLo && hi === boundaryHi) break;
+        // The table probe (SafepointTable.findHalves, inlined).
+        let slot = slotOfHalves(lo, hi, shift);
+        for (;;) {
+          const kl = keys[2 * slot]!;
+          const kh = keys[2 * slot + 1]!;
+          if (kl === lo && kh === hi) break;
+          if ((kl | kh) === 0) {
+            slot = -1;
+            break;
+          }
+          slot = (slot + 1) & mask;
         }
-        slot = (slot + 1) & mask;
-      }
-      if (slot < 0 || (lo | hi) === 0) break;
-      const recipes = recipesBySlot[moduleSlots[slot]!]!;
-      const di = descriptorIndices[slot]!;
-      const size = recipes.frameBytes[di]!;
-      if (size < 0) break;
-      const cfa = sp + size + 8;
-      if (sp < wordsBase || cfa > wordsEnd) break;
-      if (boundaryInTable && boundaries!.has(hi * TWO_32 + lo)) break;
-      if (log !== undefined) log.push(sp, hi * TWO_32 + lo);
-      const r = recipes.recipe[di]!;
-      const slots = recipes.slots;
-      const end = recipes.slotStart[r]! + 2 * recipes.pairCount[r]!;
-      for (let s = recipes.slotStart[r]!; s < end; s += 2) out.push(sp + slots[s]!, sp + slots[s + 1]!, index);
-      if (recipes.savesRegisters[di] !== 0) {
-        const saved = snapshot.moduleBySlot[moduleSlots[slot]!]!.descriptors.savedRegOffsets;
-        for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
-          const offset = saved[di * CALLEE_SAVED_COUNT + k]!;
-          if (offset !== 0) regSlots[k] = cfa + offset;
+        if (slot < 0 || (lo | hi) === 0) break;
+        const moduleSlot = values[2 * slot]!;
+        const recipes = recipesBySlot[moduleSlot]!;
+        const di = values[2 * slot + 1]!;
+        const size = recipes.frameBytes[di]!;
+        if (size < 0) break;
+        const cfaWord = w + (size >> 2) + 2;
+        if (cfaWord > wordCount) break;
+        if (boundaryInTable && boundaries!.has(hi * TWO_32 + lo)) break;
+        const spAddress = wordsBase + w * 4;
+        if (log !== undefined) log.push(spAddress, hi * TWO_32 + lo);
+        const r = recipes.recipe[di]!;
+        const slots = recipes.slots;
+        const first = recipes.slotStart[r]!;
+        const pairs = recipes.pairCount[r]!;
+        if (n + pairs > baseSlots.length) {
+          out.count = n;
+          out.reserve(pairs);
+          baseSlots = out.baseSlots;
+          derivedSlots = out.derivedSlots;
+          frameOf = out.frames;
+          baseValues = out.baseValues;
         }
+        for (let p = 0, s = first; p < pairs; p++, s += 2) {
+          const baseOffset = slots[s]!;
+          const baseWord = w + (baseOffset >> 2);
+          baseSlots[n] = spAddress + baseOffset;
+          derivedSlots[n] = spAddress + slots[s + 1]!;
+          frameOf[n] = index;
+          baseValues[n] = words[baseWord + 1]! * TWO_32 + words[baseWord]!;
+          n++;
+        }
+        if (recipes.savesRegisters[di] !== 0) {
+          const saved = snapshot.moduleBySlot[moduleSlot]!.descriptors.savedRegOffsets;
+          const cfa = wordsBase + cfaWord * 4;
+          for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
+            const offset = saved[di * CALLEE_SAVED_COUNT + k]!;
+            if (offset !== 0) regSlots[k] = cfa + offset;
+          }
+        }
+        lo = words[cfaWord - 2]!;
+        hi = words[cfaWord - 1]!;
+        w = cfaWord;
+        index++;
+        frames++;
       }
-      const w = (cfa - 8 - wordsBase) >>> 2;
-      lo = words[w]!;
-      hi = words[w + 1]!;
-      sp = cfa;
-      index++;
-      frames++;
+      out.count = n;
     }
-    if (index !== firstIndex) u.resumeAt(sp, hi * TWO_32 + lo, index);
+    if (index !== firstIndex) u.resumeAt(wordsBase + w * 4, hi * TWO_32 + lo, index);
     if (!u.valid()) break;
     // The frame the loop could not take: the general unwinder's.
     log?.push(u.sp, u.ra);
@@ -147,4 +181,3 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
   }
   return frames;
 }
-

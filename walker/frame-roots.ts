@@ -40,6 +40,12 @@ export class RootPairs {
   derivedSlots = new Float64Array(256);
   /** Frame index each pair came from (in walk order). */
   frames = new Int32Array(256);
+  /**
+   * The value in each base slot when the walk read it: the object the root keeps alive (0 for
+   * null). Read as each pair is appended (every slot appended has been checked readable), so the
+   * collector visits roots without a second pass through Memory.
+   */
+  baseValues = new Float64Array(256);
   /** Locations that could not be relocated: constants, Direct pairs, COMPLEX roots. */
   notRelocatable = 0;
   /** COMPLEX roots: (slot, visitor address), kept for the runtime to visit. */
@@ -51,21 +57,33 @@ export class RootPairs {
     this.complexRoots.length = 0;
   }
 
-  push(baseSlot: number, derivedSlot: number, frame: number): void {
-    if (this.count === this.baseSlots.length) {
-      const grow = <T extends Float64Array | Int32Array>(a: T, make: (n: number) => T): T => {
-        const b = make(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.baseSlots = grow(this.baseSlots, (n) => new Float64Array(n));
-      this.derivedSlots = grow(this.derivedSlots, (n) => new Float64Array(n));
-      this.frames = grow(this.frames, (n) => new Int32Array(n));
-    }
+  push(baseSlot: number, derivedSlot: number, frame: number, baseValue: number): void {
+    if (this.count === this.baseSlots.length) this.reserve(1);
     this.baseSlots[this.count] = baseSlot;
     this.derivedSlots[this.count] = derivedSlot;
     this.frames[this.count] = frame;
+    this.baseValues[this.count] = baseValue;
     this.count++;
+  }
+
+  /** Grows the columns (keeping the first `count` pairs) so that `extra` more pairs fit. */
+  reserve(extra: number): void {
+    const needed = this.count + extra;
+    if (needed <= this.baseSlots.length) return;
+    let capacity = this.baseSlots.length * 2;
+    while (capacity < needed) capacity *= 2;
+    const baseSlots = new Float64Array(capacity);
+    const derivedSlots = new Float64Array(capacity);
+    const frames = new Int32Array(capacity);
+    const baseValues = new Float64Array(capacity);
+    baseSlots.set(this.baseSlots.subarray(0, this.count));
+    derivedSlots.set(this.derivedSlots.subarray(0, this.count));
+    frames.set(this.frames.subarray(0, this.count));
+    baseValues.set(this.baseValues.subarray(0, this.count));
+    this.baseSlots = baseSlots;
+    this.derivedSlots = derivedSlots;
+    this.frames = frames;
+    this.baseValues = baseValues;
   }
 }
 
@@ -99,7 +117,7 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
       const derivedSlot = sp + locations[derivedLoc * 2 + 1]!;
       const baseSlot = sp + locations[baseLoc * 2 + 1]!;
       if (derivedSlot >= sp && derivedSlot + 8 <= cfa && (derivedSlot & 7) === 0 && baseSlot >= sp && baseSlot + 8 <= cfa && (baseSlot & 7) === 0) {
-        out.push(baseSlot, derivedSlot, u.index);
+        out.push(baseSlot, derivedSlot, u.index, u.slotValue(baseSlot));
         continue;
       }
     }
@@ -124,7 +142,7 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
       derivedSlot = baseSlot = target + 8;
       checkSlot(u, derivedSlot);
     }
-    out.push(baseSlot, derivedSlot, u.index);
+    out.push(baseSlot, derivedSlot, u.index, u.slotValue(baseSlot));
   }
   // gc allocas: the pointer lives in the alloca, whose address the Direct location gives.
   const allocaStart = d.locStart[i]! + d.deoptCount[i]! + 2 * d.pairCount[i]!;
@@ -132,7 +150,7 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
     const loc = allocaStart + a;
     const slot = registerValuePlusOffset(u, locationDwarfReg(d.locations[loc * 2]!), d.locations[loc * 2 + 1]!, loc);
     checkSlot(u, slot);
-    out.push(slot, slot, u.index);
+    out.push(slot, slot, u.index, u.slotValue(slot));
   }
 }
 

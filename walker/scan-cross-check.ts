@@ -22,6 +22,8 @@ export interface ScanOutcome {
   sps: number[];
   ras: number[];
   pairs: number[];
+  /** The value read in each pair's base slot (what the collector visits). */
+  baseValues: number[];
   transitions: number;
   stopReason: string | undefined;
   stoppedAt: number;
@@ -71,6 +73,7 @@ function outcome(u: Unwinder, out: RootPairs, log: FrameLog, frames: number, err
     sps: Array.from(log.sps.subarray(0, log.count)),
     ras: Array.from(log.ras.subarray(0, log.count)),
     pairs,
+    baseValues: Array.from(out.baseValues.subarray(0, out.count)),
     transitions: u.transitions,
     stopReason: u.stopReason,
     stoppedAt: u.stoppedAt,

@@ -41,8 +41,9 @@ export class StackRootScanner implements RootScanner {
       const u = (this.unwinders[t] = new Unwinder(snapshot, thread.memory, { ...this.options, mode: "strict" }));
       this.framesScanned += scanStackRoots(u, thread.chunks, pairs);
       if (crossCheckRequested()) crossCheckScan(snapshot, thread.memory, thread.chunks, { ...this.options, mode: "strict" });
+      const baseValues = pairs.baseValues;
       for (let i = 0; i < pairs.count; i++) {
-        const base = u.slotValue(pairs.baseSlots[i]!);
+        const base = baseValues[i]!;
         if (base !== 0) visit(base);
       }
     });

@@ -6,9 +6,12 @@ import { InvalidArgumentError, hex } from "../errors.js";
  * Invariants (after OCaml's runtime/frame_descriptors.c):
  *  - capacity is a power of two and at least twice the number of entries, so a probe sequence
  *    always reaches an empty slot and the expected probe length stays below 2;
- *  - a key is a return address: an integer in [1, 2^53), kept as its two u32 halves (keysLo,
- *    keysHi) so that a walker reading a return address as two words from a stack never forms a
- *    double; (0, 0) marks an empty slot;
+ *  - a key is a return address: an integer in [1, 2^53), kept as its two u32 halves so that a
+ *    walker reading a return address as two words from a stack never forms a double; (0, 0)
+ *    marks an empty slot;
+ *  - slot i is keys[2i] (lo), keys[2i + 1] (hi), values[2i] (module slot), values[2i + 1]
+ *    (descriptor index): the key's two halves in one 8-byte cell, as a u64 key would be, so a
+ *    probe reads one cache line, and a miss (which never reads a value) touches only the keys;
  *  - linear probing; no deletion in place: removing entries rebuilds the table (registration and
  *    unregistration are rare, lookups are the hot path);
  *  - the slot index is the HIGH bits of a multiplicative mix of both 32-bit halves of the address
@@ -17,42 +20,42 @@ import { InvalidArgumentError, hex } from "../errors.js";
  *    into a few residue classes.
  *  - "not found" is -1, a normal answer: the caller decides whether that ends a walk or is an error.
  *
- * Values in two Int32Arrays (module slot, descriptor index).
  */
+
+
 
 const MIN_LOG_CAPACITY = 4;
 const MAX_ADDRESS = 2 ** 53;
 const TWO_32 = 0x1_0000_0000;
+/** 2^-32: `x * TWO_NEG_32` is exact (a power of two), unlike a division, and cheaper. */
+const TWO_NEG_32 = 1 / TWO_32;
 const GOLDEN_32 = 0x9e3779b1;
 
 export class SafepointTable {
   private logCapacity: number;
   private mask: number;
-  /** Low and high u32 halves of each key; both 0 = empty. */
-  keysLo: Uint32Array;
-  keysHi: Uint32Array;
-  moduleSlots: Int32Array;
-  descriptorIndices: Int32Array;
+  /** Two u32 per slot: key lo, key hi (both 0 = empty). */
+  keys: Uint32Array;
+  /** Two u32 per slot: module slot, descriptor index. */
+  values: Uint32Array;
   private entryCount = 0;
 
   constructor(expectedEntries = 0) {
     this.logCapacity = logCapacityFor(expectedEntries);
     this.mask = (1 << this.logCapacity) - 1;
-    this.keysLo = new Uint32Array(1 << this.logCapacity);
-    this.keysHi = new Uint32Array(1 << this.logCapacity);
-    this.moduleSlots = new Int32Array(1 << this.logCapacity);
-    this.descriptorIndices = new Int32Array(1 << this.logCapacity);
+    this.keys = new Uint32Array(2 * this.capacity);
+    this.values = new Uint32Array(2 * this.capacity);
   }
 
   get size(): number {
     return this.entryCount;
   }
   get capacity(): number {
-    return this.keysLo.length;
+    return 1 << this.logCapacity;
   }
   /** Bytes held by the table's arrays. */
   get sizeBytes(): number {
-    return this.keysLo.byteLength + this.keysHi.byteLength + this.moduleSlots.byteLength + this.descriptorIndices.byteLength;
+    return this.keys.byteLength + this.values.byteLength;
   }
   /** Shift that turns the 32-bit mix into a slot index (32 - log2 capacity). */
   get hashShift(): number {
@@ -66,10 +69,8 @@ export class SafepointTable {
       const copy = Object.create(SafepointTable.prototype) as SafepointTable;
       copy.logCapacity = this.logCapacity;
       copy.mask = this.mask;
-      copy.keysLo = this.keysLo.slice();
-      copy.keysHi = this.keysHi.slice();
-      copy.moduleSlots = this.moduleSlots.slice();
-      copy.descriptorIndices = this.descriptorIndices.slice();
+      copy.keys = this.keys.slice();
+      copy.values = this.values.slice();
       copy.entryCount = this.entryCount;
       return copy;
     }
@@ -80,7 +81,7 @@ export class SafepointTable {
 
   /** Home slot of `address` (where its probe sequence starts). */
   slotOf(address: number): number {
-    return slotOfHalves(address >>> 0, (address / TWO_32) >>> 0, 32 - this.logCapacity);
+    return slotOfHalves(address >>> 0, (address * TWO_NEG_32) >>> 0, 32 - this.logCapacity);
   }
 
   /**
@@ -90,20 +91,19 @@ export class SafepointTable {
    */
   find(address: number): number {
     const lo = address >>> 0;
-    const hi = (address / TWO_32) >>> 0;
+    const hi = (address * TWO_NEG_32) >>> 0;
     if (hi * TWO_32 + lo !== address) return -1;
     return this.findHalves(lo, hi);
   }
 
   /** `find` of the address hi * 2^32 + lo, with integer arithmetic only. */
   findHalves(lo: number, hi: number): number {
-    const keysLo = this.keysLo;
-    const keysHi = this.keysHi;
+    const keys = this.keys;
     const mask = this.mask;
     let i = slotOfHalves(lo, hi, 32 - this.logCapacity);
     for (;;) {
-      const kl = keysLo[i]!;
-      const kh = keysHi[i]!;
+      const kl = keys[2 * i]!;
+      const kh = keys[2 * i + 1]!;
       // (0, 0) marks an empty slot and is never a key: a lookup of 0 (a stack's end marker, a
       // zeroed slot) must not "find" an empty slot and its stale module and descriptor.
       if (kl === lo && kh === hi) return (lo | hi) === 0 ? -1 : i;
@@ -112,10 +112,10 @@ export class SafepointTable {
     }
   }
   moduleSlotAt(slot: number): number {
-    return this.moduleSlots[slot]!;
+    return this.values[2 * slot]!;
   }
   descriptorAt(slot: number): number {
-    return this.descriptorIndices[slot]!;
+    return this.values[2 * slot + 1]!;
   }
 
   /**
@@ -126,57 +126,63 @@ export class SafepointTable {
     if (!Number.isInteger(address) || address <= 0 || address >= MAX_ADDRESS) {
       throw new InvalidArgumentError("return address", String(address), `an integer in [1, 2^53), e.g. ${hex(0x401000)}`);
     }
-    const lo = address >>> 0;
-    const hi = (address / TWO_32) >>> 0;
-    const existing = this.findHalves(lo, hi);
-    if (existing >= 0) return existing;
-    if ((this.entryCount + 1) * 2 > this.keysLo.length) this.grow();
-    this.insertNew(lo, hi, moduleSlot, descriptorIndex);
-    return -1;
+    if ((this.entryCount + 1) * 2 > this.capacity) this.grow();
+    return this.insertHalves(address >>> 0, (address * TWO_NEG_32) >>> 0, moduleSlot, descriptorIndex);
   }
 
-  private insertNew(lo: number, hi: number, moduleSlot: number, descriptorIndex: number): void {
-    const keysLo = this.keysLo;
-    const keysHi = this.keysHi;
+  /**
+   * One probe sequence: the slot of an existing entry for (lo, hi) (nothing changed), or -1 after
+   * writing the new entry into the first empty slot. The caller keeps capacity >= 2x entries.
+   */
+  private insertHalves(lo: number, hi: number, moduleSlot: number, descriptorIndex: number): number {
+    const keys = this.keys;
+    const mask = this.mask;
     let i = slotOfHalves(lo, hi, 32 - this.logCapacity);
-    while ((keysLo[i]! | keysHi[i]!) !== 0) i = (i + 1) & this.mask;
-    keysLo[i] = lo;
-    keysHi[i] = hi;
-    this.moduleSlots[i] = moduleSlot;
-    this.descriptorIndices[i] = descriptorIndex;
-    this.entryCount++;
+    for (;;) {
+      const kl = keys[2 * i]!;
+      const kh = keys[2 * i + 1]!;
+      if ((kl | kh) === 0) {
+        keys[2 * i] = lo;
+        keys[2 * i + 1] = hi;
+        this.values[2 * i] = moduleSlot;
+        this.values[2 * i + 1] = descriptorIndex;
+        this.entryCount++;
+        return -1;
+      }
+      if (kl === lo && kh === hi) return i;
+      i = (i + 1) & mask;
+    }
   }
 
   private insertAllFrom(other: SafepointTable): void {
-    for (let i = 0; i < other.keysLo.length; i++) {
-      const lo = other.keysLo[i]!;
-      const hi = other.keysHi[i]!;
-      if ((lo | hi) !== 0) this.insertNew(lo, hi, other.moduleSlots[i]!, other.descriptorIndices[i]!);
+    const keys = other.keys;
+    const values = other.values;
+    for (let at = 0; at < keys.length; at += 2) {
+      const lo = keys[at]!;
+      const hi = keys[at + 1]!;
+      if ((lo | hi) !== 0) this.insertHalves(lo, hi, values[at]!, values[at + 1]!);
     }
   }
 
   private grow(): void {
     const old = Object.create(SafepointTable.prototype) as SafepointTable;
-    old.keysLo = this.keysLo;
-    old.keysHi = this.keysHi;
-    old.moduleSlots = this.moduleSlots;
-    old.descriptorIndices = this.descriptorIndices;
+    old.keys = this.keys;
+    old.values = this.values;
     this.logCapacity++;
     this.mask = (1 << this.logCapacity) - 1;
-    this.keysLo = new Uint32Array(1 << this.logCapacity);
-    this.keysHi = new Uint32Array(1 << this.logCapacity);
-    this.moduleSlots = new Int32Array(1 << this.logCapacity);
-    this.descriptorIndices = new Int32Array(1 << this.logCapacity);
+    this.keys = new Uint32Array(2 * this.capacity);
+    this.values = new Uint32Array(2 * this.capacity);
     this.entryCount = 0;
     this.insertAllFrom(old);
   }
 
   /** Every (address, module slot, descriptor index), in table order. */
-  *entries(): IterableIterator<[address: number, moduleSlot: number, descriptorIndex: number]> {
-    for (let i = 0; i < this.keysLo.length; i++) {
-      const lo = this.keysLo[i]!;
-      const hi = this.keysHi[i]!;
-      if ((lo | hi) !== 0) yield [hi * TWO_32 + lo, this.moduleSlots[i]!, this.descriptorIndices[i]!];
+  *entriesInOrder(): IterableIterator<[address: number, moduleSlot: number, descriptorIndex: number]> {
+    const keys = this.keys;
+    for (let at = 0; at < keys.length; at += 2) {
+      const lo = keys[at]!;
+      const hi = keys[at + 1]!;
+      if ((lo | hi) !== 0) yield [hi * TWO_32 + lo, this.values[at]!, this.values[at + 1]!];
     }
   }
 }
@@ -189,6 +195,7 @@ export function slotOfHalves(lo: number, hi: number, shift: number): number {
 function logCapacityFor(entries: number): number {
   let log = MIN_LOG_CAPACITY;
   while (1 << log < entries * 2) log++;
-  if (log > 30) throw new InvalidArgumentError("safepoint count", String(entries), "at most 2^29 safepoints in one table");
+  // 2^29 slots of two u32 keys: 4 GiB of keys, past what a typed array may hold.
+  if (log > 28) throw new InvalidArgumentError("safepoint count", String(entries), "at most 2^27 safepoints in one table");
   return log;
 }

@@ -8,7 +8,8 @@ import { CALLEE_SAVED_COUNT, DWARF_RSP, type FrameDescriptors, ROOT_TYPE_NONE, R
  * Per safepoint i:
  *   frameBytes[i]   distance from SP to the return-address slot (the static frame size), or
  *                   NOT_FAST when the fast loop must hand the frame to the general unwinder:
- *                   no static size (frame-pointer climbs, dynamic frames), gc allocas, or any
+ *                   no static size (frame-pointer climbs, dynamic frames), a size that is not a
+ *                   multiple of 8 (the caller's SP would be misaligned), gc allocas, or any
  *                   root that is not an `Indirect [rsp + off]` slot inside [sp, sp + size + 8)
  *                   (callee-saved registers, CFA- or rbp-relative slots, typed plimmix roots,
  *                   constants, Direct locations)
@@ -55,7 +56,8 @@ export function compileScanRecipes(d: FrameDescriptors): ScanRecipes {
     for (let k = 0; k < CALLEE_SAVED_COUNT; k++) if (d.savedRegOffsets[i * CALLEE_SAVED_COUNT + k] !== 0) savesRegisters[i] = 1;
     const size = d.frameSizeBytes[i]!;
     const pairs = d.pairCount[i]!;
-    let fast = size >= 0 && d.allocaCount[i] === 0;
+    // A multiple of 8: the fast loop keeps SP as an even word index (walker/fast-scan.ts).
+    let fast = size >= 0 && (size & 7) === 0 && d.allocaCount[i] === 0;
     const start = slotWords;
     if (slots.length < slotWords + 2 * pairs) {
       const grown = new Int32Array(Math.max(slots.length * 2, slotWords + 2 * pairs));
