@@ -10,7 +10,7 @@ import { RootPairs } from "../walker/frame-roots.js";
 import { Unwinder } from "../walker/unwinder.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
 import { inputPath, runReference } from "./native-refs.js";
-import { type StackCorpus, buildStackCorpus, stackCorpusFile, tableBytesPerSafepoint } from "./stack-corpus.js";
+import { type StackCorpus, buildStackCorpus, scanPathBytesPerSafepoint, stackCorpusFile, tableBytesPerSafepoint } from "./stack-corpus.js";
 import { encodeSyntheticStackMap } from "./synthetic-stackmap.js";
 import { type TimingOptions, median, timeBatches } from "./timing.js";
 
@@ -268,6 +268,7 @@ function lookupCase(hits: boolean): BenchCase {
       return result(name, "lookup", c.sites.length, "C open-addressing table (bench/native/walk-ref.c)", ts, ref, {
         queries: queries.length,
         tableBytesPerSafepoint: c.tableBytesPerSafepoint,
+        scanPathBytesPerSafepoint: scanPathBytesPerSafepoint(c.snapshot),
       });
     },
   };

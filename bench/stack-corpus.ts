@@ -45,6 +45,16 @@ export function registerMap(bytes: Uint8Array): RegistrySnapshot {
   return registry.snapshot();
 }
 
+/**
+ * What the fast scan loop reads per safepoint: the table (keys and values) and the joined scan
+ * recipes (one recipe index per safepoint and the shared recipes), not the descriptor columns
+ * that dump and the general unwinder use.
+ */
+export function scanPathBytesPerSafepoint(snapshot: RegistrySnapshot): number {
+  return (snapshot.table.sizeBytes + snapshot.scanRecipes.sizeBytes) / snapshot.safepointCount;
+}
+
+/** Every column of the registered safepoints: the table plus the full FrameDescriptors. */
 export function tableBytesPerSafepoint(snapshot: RegistrySnapshot): number {
   let descriptorBytes = 0;
   for (const m of snapshot.moduleBySlot) descriptorBytes += m.descriptors.sizeBytes;

@@ -1,4 +1,3 @@
-import { CALLEE_SAVED_COUNT } from "../src/safepoints/frame-descriptors.js";
 import { slotOfHalves } from "../src/safepoints/safepoint-table.js";
 import { type RootPairs, collectFrameRoots } from "./frame-roots.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
@@ -78,7 +77,16 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
   const values = table.values;
   const mask = table.capacity - 1;
   const shift = table.hashShift;
-  const recipesBySlot = snapshot.recipesBySlot;
+  const firstSafepointBySlot = snapshot.firstSafepointBySlot;
+  const scan = snapshot.scanRecipes;
+  const recipeOf = scan.recipe;
+  const frameBytes = scan.frameBytes;
+  const slotStart = scan.slotStart;
+  const pairCount = scan.pairCount;
+  const slots = scan.slots;
+  const saveStart = scan.saveStart;
+  const saveCount = scan.saveCount;
+  const saves = scan.saves;
   const wordCount = words.length;
   const maxDepth = u.maxDepth;
   const regSlots = u.regSlots;
@@ -124,20 +132,14 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
           slot = (slot + 1) & mask;
         }
         if (slot < 0 || (lo | hi) === 0) break;
-        const moduleSlot = values[2 * slot]!;
-        const recipes = recipesBySlot[moduleSlot]!;
-        const di = values[2 * slot + 1]!;
-        const size = recipes.frameBytes[di]!;
-        if (size < 0) break;
-        const cfaWord = w + (size >> 2) + 2;
+        const r = recipeOf[firstSafepointBySlot[values[2 * slot]!]! + values[2 * slot + 1]!]!;
+        if (r < 0) break;
+        const cfaWord = w + (frameBytes[r]! >> 2) + 2;
         if (cfaWord > wordCount) break;
         if (boundaryInTable && boundaries!.has(hi * TWO_32 + lo)) break;
         const spAddress = wordsBase + w * 4;
         if (log !== undefined) log.push(spAddress, hi * TWO_32 + lo);
-        const r = recipes.recipe[di]!;
-        const slots = recipes.slots;
-        const first = recipes.slotStart[r]!;
-        const pairs = recipes.pairCount[r]!;
+        const pairs = pairCount[r]!;
         if (n + pairs > baseSlots.length) {
           out.count = n;
           out.reserve(pairs);
@@ -146,7 +148,7 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
           frameOf = out.frames;
           baseValues = out.baseValues;
         }
-        for (let p = 0, s = first; p < pairs; p++, s += 2) {
+        for (let p = 0, s = slotStart[r]!; p < pairs; p++, s += 2) {
           const baseOffset = slots[s]!;
           const baseWord = w + (baseOffset >> 2);
           baseSlots[n] = spAddress + baseOffset;
@@ -155,13 +157,10 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
           baseValues[n] = words[baseWord + 1]! * TWO_32 + words[baseWord]!;
           n++;
         }
-        if (recipes.savesRegisters[di] !== 0) {
-          const saved = snapshot.moduleBySlot[moduleSlot]!.descriptors.savedRegOffsets;
+        const savedRegisters = saveCount[r]!;
+        if (savedRegisters !== 0) {
           const cfa = wordsBase + cfaWord * 4;
-          for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
-            const offset = saved[di * CALLEE_SAVED_COUNT + k]!;
-            if (offset !== 0) regSlots[k] = cfa + offset;
-          }
+          for (let k = 0, s = saveStart[r]!; k < savedRegisters; k++, s += 2) regSlots[saves[s]!] = cfa + saves[s + 1]!;
         }
         lo = words[cfaWord - 2]!;
         hi = words[cfaWord - 1]!;

@@ -2,7 +2,7 @@ import { Map as ImmutableMap } from "immutable";
 import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
 import { FrameDescriptors } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
-import { type ScanRecipes, compileScanRecipes } from "./scan-recipes.js";
+import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
 
 export type MapFormat = "llvm-v3" | "plimmix-v1" | "ocaml";
 
@@ -46,12 +46,25 @@ export class RegistrySnapshot {
     readonly table: SafepointTable,
     /** Module per table module slot (slots are dense indices valid for this snapshot only). */
     readonly moduleBySlot: readonly RegisteredModule[],
-  ) {
-    this.recipesBySlot = moduleBySlot.map((m) => m.recipes);
-  }
+  ) {}
 
-  /** The scan recipes of each module slot (moduleBySlot[s].recipes, one array read for the fast loop). */
-  readonly recipesBySlot: readonly ScanRecipes[];
+  private joined: { recipes: ScanRecipes; firstSafepoint: Int32Array } | undefined;
+
+  /**
+   * The scan recipes of every module as one set (joined on first use): the safepoint in table
+   * slot t has recipe `scanRecipes.recipe[firstSafepointBySlot[module] + descriptor]`.
+   */
+  get scanRecipes(): ScanRecipes {
+    return (this.joined ??= this.join()).recipes;
+  }
+  /** Per module slot, the index of its first safepoint in `scanRecipes`. */
+  get firstSafepointBySlot(): Int32Array {
+    return (this.joined ??= this.join()).firstSafepoint;
+  }
+  private join(): { recipes: ScanRecipes; firstSafepoint: Int32Array } {
+    if (this.moduleBySlot.length === 0) return { recipes: ScanRecipes.EMPTY, firstSafepoint: new Int32Array(0) };
+    return concatScanRecipes(this.moduleBySlot.map((m) => m.recipes));
+  }
 
   static readonly EMPTY = new RegistrySnapshot(ImmutableMap(), new SafepointTable(), []);
 

@@ -63,14 +63,21 @@ describe("fast scan loop", () => {
 
   it("compiles recipes only for frames it can take, and shares identical ones", () => {
     const recipes = registry.snapshot().moduleBySlot[0]!.recipes;
-    expect(recipes.frameBytes[0]).toBe(40);
-    expect(recipes.frameBytes[3]).toBe(NOT_FAST); // typed plimmix-style roots
-    expect(recipes.frameBytes[4]).toBe(NOT_FAST); // a root slot outside [sp, cfa)
-    expect(recipes.savesRegisters[2]).toBe(1);
+    expect(recipes.frameBytes[recipes.recipe[0]!]).toBe(40);
+    expect(recipes.recipe[3]).toBe(NOT_FAST); // typed plimmix-style roots
+    expect(recipes.recipe[4]).toBe(NOT_FAST); // a root slot outside [sp, cfa)
+    const saving = recipes.recipe[2]!;
+    expect(Array.from(recipes.saves.subarray(recipes.saveStart[saving]!, recipes.saveStart[saving]! + 2 * recipes.saveCount[saving]!))).toEqual([0, -16, 2, -24]);
     expect(Array.from(recipes.slots.subarray(recipes.slotStart[recipes.recipe[1]!]!, recipes.slotStart[recipes.recipe[1]!]! + 2))).toEqual([0, 16]);
   });
 
-  it("gives the general unwinder's frames, pairs, stop and errors on every random stack", () => {
+  // The same safepoints dealt into three modules: the loop reads the recipes of all modules
+  // joined into one set (RegistrySnapshot.scanRecipes), indexed per module.
+  const threeModules = syntheticRegistry(SAFEPOINTS, 3);
+  it.each([
+    ["one module", registry],
+    ["three modules", threeModules],
+  ])("gives the general unwinder's frames, pairs, stop and errors on every random stack (%s)", (_, registry) => {
     const site = fc.integer({ min: 0, max: SAFEPOINTS.length - 1 });
     fc.assert(
       fc.property(

@@ -14,28 +14,34 @@ export interface SyntheticSafepoint {
   saved?: Partial<Record<number, number>>;
 }
 
-/** Registers synthetic safepoints (Indirect [sp+off] roots) in a fresh registry. */
-export function syntheticRegistry(safepoints: readonly SyntheticSafepoint[]): SafepointRegistry {
-  const b = new FrameDescriptorBuilder();
-  const fn = b.addFunction({ name: "synthetic", address: 0x1000, stackSizeBytes: 0 });
-  safepoints.forEach((s, r) => {
-    const locStart = b.nextLocationIndex;
-    const pairStart = b.nextPairIndex;
-    for (const [p, [baseOff, derivedOff]] of s.pairs.entries()) {
-      const type = s.types?.[p] ?? 0;
-      const base = b.addLocation(encodeLocationWord0(3, type, 7, 8), baseOff);
-      const derived = baseOff === derivedOff ? base : b.addLocation(encodeLocationWord0(3, type, 7, 8), derivedOff);
-      b.addPair(base, derived);
-    }
-    const saved = [0, 0, 0, 0, 0, 0];
-    for (const [k, off] of Object.entries(s.saved ?? {})) saved[Number(k)] = off!;
-    b.addSafepoint({
-      returnAddress: s.ra, frameSizeBytes: s.frameSizeBytes, stackSizeBytes: s.frameSizeBytes, cfaRegister: 7, cfaOffsetBytes: s.frameSizeBytes + 8,
-      savedRegOffsets: saved, flags: 0, functionIndex: fn, blobIndex: 0, recordIndex: r, locStart, deoptCount: 0, pairStart, pairCount: s.pairs.length, allocaCount: 0,
-    });
-  });
+/**
+ * Registers synthetic safepoints (Indirect [sp+off] roots) in a fresh registry: as one module, or
+ * dealt round-robin into `modules` modules (safepoint r goes to module r % modules).
+ */
+export function syntheticRegistry(safepoints: readonly SyntheticSafepoint[], modules = 1): SafepointRegistry {
   const registry = new SafepointRegistry();
-  registry.register({ name: "synthetic", format: "llvm-v3", descriptors: b.finish(), contentKey: "synthetic" });
+  for (let m = 0; m < modules; m++) {
+    const b = new FrameDescriptorBuilder();
+    const fn = b.addFunction({ name: `synthetic${m}`, address: 0x1000, stackSizeBytes: 0 });
+    safepoints.forEach((s, r) => {
+      if (r % modules !== m) return;
+      const locStart = b.nextLocationIndex;
+      const pairStart = b.nextPairIndex;
+      for (const [p, [baseOff, derivedOff]] of s.pairs.entries()) {
+        const type = s.types?.[p] ?? 0;
+        const base = b.addLocation(encodeLocationWord0(3, type, 7, 8), baseOff);
+        const derived = baseOff === derivedOff ? base : b.addLocation(encodeLocationWord0(3, type, 7, 8), derivedOff);
+        b.addPair(base, derived);
+      }
+      const saved = [0, 0, 0, 0, 0, 0];
+      for (const [k, off] of Object.entries(s.saved ?? {})) saved[Number(k)] = off!;
+      b.addSafepoint({
+        returnAddress: s.ra, frameSizeBytes: s.frameSizeBytes, stackSizeBytes: s.frameSizeBytes, cfaRegister: 7, cfaOffsetBytes: s.frameSizeBytes + 8,
+        savedRegOffsets: saved, flags: 0, functionIndex: fn, blobIndex: 0, recordIndex: r, locStart, deoptCount: 0, pairStart, pairCount: s.pairs.length, allocaCount: 0,
+      });
+    });
+    registry.register({ name: modules === 1 ? "synthetic" : `synthetic${m}`, format: "llvm-v3", descriptors: b.finish(), contentKey: `synthetic${m}` });
+  }
   return registry;
 }
 
