@@ -129,7 +129,7 @@ export type StopReason =
  * signal trampoline, or (lenient walks only) a managed frame stopped where it has no safepoint. */
 export type FrameKind = "managed" | "native" | "signal" | "managed-unsafe";
 
-const DEFAULT_MAX_DEPTH = 4_000_000;
+export const DEFAULT_MAX_DEPTH = 4_000_000;
 /** rbp's index in CALLEE_SAVED_DWARF order. */
 export const RBP_INDEX = 1;
 const MAX_FUNCTION_BYTES = 1 << 20;

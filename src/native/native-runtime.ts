@@ -7,7 +7,7 @@ import { ImmixCollector } from "../../gc/immix-collector.js";
 import type { Mutator } from "../../gc/immix-allocator.js";
 import { reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
-import { type ManagedChunk, Unwinder } from "../../walker/unwinder.js";
+import { DEFAULT_MAX_DEPTH, type ManagedChunk, Unwinder } from "../../walker/unwinder.js";
 import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { RootwalkError, hex } from "../errors.js";
@@ -17,6 +17,7 @@ import { SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap } from "../unwind/module-map.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
 import { NativeMemory } from "./native-memory.js";
+import { NativeScanReference, type ScanReferenceTotals } from "./scan-reference.js";
 import { vdsoImageOfThisProcess } from "./vdso-image.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
 
@@ -90,6 +91,12 @@ export interface NativeRunOptions {
    * safepoint before the run stops with exit 3 naming the late threads (0: wait forever).
    */
   safepointTimeoutMs?: number;
+  /**
+   * The NativeScan bench's C reference (a shared library built from bench/native/native-scan-ref.c):
+   * after every root scan each stopped thread is scanned again in C from its record with a copy
+   * of the same table, timed, and must give the same frames and root pairs (scan-reference.ts).
+   */
+  scanReference?: string;
   /** Called every `everyMs` of wall time while rw_main runs (between collections, on this thread). */
   progress?: { everyMs: number; report: (p: NativeRunProgress) => void };
 }
@@ -125,6 +132,8 @@ export interface NativeRunResult {
   scanMs: number;
   scanFrames: number;
   rootVisitMs: number;
+  /** The C reference's scans of the same stacks (with options.scanReference). */
+  scanReference?: ScanReferenceTotals;
   /**
    * Pause breakdown, ms summed over all collections: stopTheWorld is the runtime's side of the
    * stop as seen from the collector (reading the stopped threads' records, one view per stack;
@@ -270,6 +279,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   // included (the bench's native-scan number: frames per second); the root visits apart.
   let scanMs = 0;
   let rootVisitMs = 0;
+  const scanReference = options.scanReference === undefined ? undefined : new NativeScanReference(options.scanReference);
   let scanFrames = 0;
   // ROOTWALK_WALK_LOG=FILE (a debugging aid, README): after each collection's root scan, every
   // stopped thread's whole stack is walked as `--walk unwind` does and each frame (pc, SP, CFA,
@@ -304,6 +314,14 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
       scanMs += walked - start;
       rootVisitMs += performance.now() - walked;
       scanFrames += scanner.framesScanned;
+      if (scanReference !== undefined) {
+        const snapshot = registry.snapshot();
+        stoppedList.forEach((s, i) => {
+          const walk = scanner.lastWalkOf(i);
+          if (walk === undefined) throw new RootwalkError("GC", `the scanner has no walk of thread #${s.index}`);
+          scanReference.scanAndCompare(snapshot, recordsPointer + BigInt(s.index * RECORD_WORDS * 8), DEFAULT_MAX_DEPTH, s.index, walk);
+        });
+      }
       if (walkLogPath !== undefined && collector.phase === "scan") logWalks(walkLogPath);
     },
     updateRoots(forward) {
@@ -574,6 +592,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     scanMs,
     scanFrames,
     rootVisitMs,
+    ...(scanReference !== undefined ? { scanReference: scanReference.totals } : {}),
     phasesMs: {
       stopTheWorld: stopMs,
       scan: stats.totalPhaseMs.scan - stopMs,
