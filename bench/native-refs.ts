@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { RUNTIME_GCC_FLAGS } from "../src/native/build-runtime.js";
 import { cacheKey, repoRoot, runTool } from "../src/toolchain/llvm-toolchain.js";
 
 /*
@@ -46,6 +47,22 @@ export function buildReference(source: string): string {
   }
   built.set(source, exe);
   return exe;
+}
+
+/**
+ * Builds bench/native/<source> (cached) as a shared library with the native runtime's own gcc
+ * flags (src/native/build-runtime.ts), for references that run inside a native run's process.
+ */
+export function buildReferenceLibrary(source: string): string {
+  const path = join(repoRoot(), "bench", "native", source);
+  const flags = [...RUNTIME_GCC_FLAGS];
+  const key = cacheKey([readFileSync(path), ...flags, runTool("gcc", ["--version"])]).slice(0, 16);
+  const library = join(cacheDir(), "bin", `${source.replace(/\.[a-z]+$/, "")}-${key}.so`);
+  if (!existsSync(library)) {
+    runTool("mkdir", ["-p", join(cacheDir(), "bin")]);
+    runTool("gcc", [...flags, path, "-o", library]);
+  }
+  return library;
 }
 
 export function runReference(source: string, args: readonly (string | number)[]): NativeSamples {

@@ -38,6 +38,13 @@ export class RegisterContext {
     return (this.knownMask & (1 << k)) !== 0;
   }
 
+  /** Sets register k to a 64-bit value read from the runtime (a context refilled at each stop). */
+  load(k: number, exact: bigint): void {
+    this.exact[k] = exact;
+    this.values[k] = Number(exact);
+    this.knownMask |= 1 << k;
+  }
+
   /** Sets register k (a relocated root). */
   set(k: number, value: number): void {
     this.values[k] = value;

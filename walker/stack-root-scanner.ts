@@ -18,46 +18,93 @@ export interface ThreadStack {
  * unaccountable frame is an error, never a skipped root) with the fast scan loop
  * (walker/fast-scan.ts) and remembers each root's slot;
  * updateRoots rewrites them after the collector moved objects.
+ *
+ * scanRoots is two steps, which a runtime may call (and time) separately: walkStacks (every
+ * thread's frames and root slots: the stack scan proper) then visitRoots (each root's value read
+ * and handed to the collector, which traces it).
+ *
+ * Per thread index it keeps one RootPairs, one Unwinder (rebound to each scan's memory and
+ * snapshot) and the relocation scratch, so a scan allocates nothing once they have grown to the
+ * stack's size.
  */
 export class StackRootScanner implements RootScanner {
   private readonly pairsByThread: RootPairs[] = [];
   private readonly unwinders: Unwinder[] = [];
+  private readonly framesByThread: number[] = [];
+  private readonly relocationScratch = { bases: new Float64Array(256), deriveds: new Float64Array(256) };
+  private readonly strictOptions: UnwinderOptions;
+  /** The stacks of the last walk (updateRoots relocates what it found). */
+  private walked: readonly ThreadStack[] = [];
   framesScanned = 0;
   rootsRelocated = 0;
 
   constructor(
     private readonly registry: SafepointRegistry,
     private readonly threads: () => readonly ThreadStack[],
-    private readonly options: Omit<UnwinderOptions, "mode"> = {},
-  ) {}
+    options: Omit<UnwinderOptions, "mode"> = {},
+  ) {
+    this.strictOptions = { ...options, mode: "strict" };
+  }
 
   scanRoots(visit: (baseAddress: number) => void): void {
+    this.walkStacks();
+    this.visitRoots(visit);
+  }
+
+  /** Walks every thread's stack and records its root slots and base values (nothing is visited yet). */
+  walkStacks(): void {
     const snapshot = this.registry.snapshot();
     const threads = this.threads();
     this.framesScanned = 0;
-    threads.forEach((thread, t) => {
+    for (let t = 0; t < threads.length; t++) {
+      const thread = threads[t]!;
       const pairs = (this.pairsByThread[t] ??= new RootPairs());
       pairs.clear();
-      const u = (this.unwinders[t] = new Unwinder(snapshot, thread.memory, { ...this.options, mode: "strict" }));
-      this.framesScanned += scanStackRoots(u, thread.chunks, pairs);
-      if (crossCheckRequested()) crossCheckScan(snapshot, thread.memory, thread.chunks, { ...this.options, mode: "strict" });
+      let u = this.unwinders[t];
+      if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
+      else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);
+      const frames = scanStackRoots(u, thread.chunks, pairs);
+      this.framesByThread[t] = frames;
+      this.framesScanned += frames;
+      if (crossCheckRequested()) crossCheckScan(snapshot, thread.memory, thread.chunks, this.strictOptions);
+    }
+    this.pairsByThread.length = threads.length;
+    this.unwinders.length = threads.length;
+    this.framesByThread.length = threads.length;
+    this.walked = threads;
+  }
+
+  /** Reads every root the last walk found and visits each non-null base. */
+  visitRoots(visit: (baseAddress: number) => void): void {
+    for (let t = 0; t < this.walked.length; t++) {
+      const pairs = this.pairsByThread[t]!;
       const baseValues = pairs.baseValues;
       for (let i = 0; i < pairs.count; i++) {
         const base = baseValues[i]!;
         if (base !== 0) visit(base);
       }
-    });
-    this.pairsByThread.length = threads.length;
+    }
+  }
+
+  /** Thread `t`'s root pairs and frame count from the last walk (for checks). */
+  lastWalkOf(t: number): { pairs: RootPairs; frames: number } | undefined {
+    const pairs = this.pairsByThread[t];
+    return pairs === undefined ? undefined : { pairs, frames: this.framesByThread[t]! };
   }
 
   updateRoots(forward: (oldBaseAddress: number) => number): void {
     const threads = this.threads();
     this.rootsRelocated = 0;
-    threads.forEach((thread, t) => {
+    for (let t = 0; t < threads.length; t++) {
       const pairs = this.pairsByThread[t];
       const u = this.unwinders[t];
-      if (pairs === undefined || u === undefined) return;
-      this.rootsRelocated += relocateRootPairs(pairs, thread.memory, u.contexts, forward);
-    });
+      if (pairs === undefined || u === undefined) continue;
+      const scratch = this.relocationScratch;
+      if (scratch.bases.length < pairs.count) {
+        scratch.bases = new Float64Array(pairs.count * 2);
+        scratch.deriveds = new Float64Array(pairs.count * 2);
+      }
+      this.rootsRelocated += relocateRootPairs(pairs, threads[t]!.memory, u.contexts, forward, scratch);
+    }
   }
 }

@@ -129,7 +129,7 @@ export type StopReason =
  * signal trampoline, or (lenient walks only) a managed frame stopped where it has no safepoint. */
 export type FrameKind = "managed" | "native" | "signal" | "managed-unsafe";
 
-const DEFAULT_MAX_DEPTH = 4_000_000;
+export const DEFAULT_MAX_DEPTH = 4_000_000;
 /** rbp's index in CALLEE_SAVED_DWARF order. */
 export const RBP_INDEX = 1;
 const MAX_FUNCTION_BYTES = 1 << 20;
@@ -200,20 +200,46 @@ export class Unwinder {
    * frames inside it are range-checked with two comparisons and return addresses read straight
    * from its words: the per-frame cost that dominated the walk benchmark.
    */
-  readonly words: Uint32Array | undefined;
-  readonly wordsBase: number = 0;
-  readonly wordsEnd: number = 0;
+  words: Uint32Array | undefined;
+  wordsBase = 0;
+  wordsEnd = 0;
+  snapshot: RegistrySnapshot;
+  memory: Memory;
 
   constructor(
-    readonly snapshot: RegistrySnapshot,
-    readonly memory: Memory,
+    snapshot: RegistrySnapshot,
+    memory: Memory,
     readonly options: UnwinderOptions,
   ) {
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.snapshot = snapshot;
+    this.memory = memory;
+    this.bindWords();
+  }
+
+  /**
+   * Points this unwinder at another snapshot and memory (the next collection's view of the same
+   * thread's stack), keeping its arrays: a scanner reuses one unwinder per thread. Only between
+   * walks (a walk in progress ends here).
+   */
+  rebind(snapshot: RegistrySnapshot, memory: Memory): void {
+    if (snapshot !== this.snapshot) this.managedStarts = undefined;
+    this.snapshot = snapshot;
+    this.memory = memory;
+    this.active = false;
+    this.bindWords();
+  }
+
+  private bindWords(): void {
+    const memory = this.memory;
     if (memory instanceof WordMemory && memory.sizeBytes < 2 ** 32) {
       this.words = memory.words;
       this.wordsBase = memory.base;
       this.wordsEnd = memory.base + memory.sizeBytes;
+    } else {
+      this.words = undefined;
+      this.wordsBase = 0;
+      this.wordsEnd = 0;
     }
   }
 
@@ -235,7 +261,9 @@ export class Unwinder {
   /** Starts (or restarts) a walk: one chunk, or several innermost first. */
   init(start: WalkStart | readonly ManagedChunk[]): this {
     this.chunks = Array.isArray(start) ? start : [start as ManagedChunk];
-    this.contexts = this.chunks.map((c) => c.registers);
+    // Refilled in place: no allocation per walk once it has the chunk count.
+    this.contexts.length = this.chunks.length;
+    for (let i = 0; i < this.chunks.length; i++) this.contexts[i] = this.chunks[i]!.registers;
     this.index = 0;
     this.transitions = 0;
     this.module = undefined;

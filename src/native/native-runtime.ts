@@ -7,7 +7,7 @@ import { ImmixCollector } from "../../gc/immix-collector.js";
 import type { Mutator } from "../../gc/immix-allocator.js";
 import { reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
-import { Unwinder } from "../../walker/unwinder.js";
+import { DEFAULT_MAX_DEPTH, type ManagedChunk, Unwinder } from "../../walker/unwinder.js";
 import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { RootwalkError, hex } from "../errors.js";
@@ -17,6 +17,7 @@ import { SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap } from "../unwind/module-map.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
 import { NativeMemory } from "./native-memory.js";
+import { NativeScanReference, type ScanReferenceTotals } from "./scan-reference.js";
 import { vdsoImageOfThisProcess } from "./vdso-image.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
 
@@ -90,6 +91,12 @@ export interface NativeRunOptions {
    * safepoint before the run stops with exit 3 naming the late threads (0: wait forever).
    */
   safepointTimeoutMs?: number;
+  /**
+   * The NativeScan bench's C reference (a shared library built from bench/native/native-scan-ref.c):
+   * after every root scan each stopped thread is scanned again in C from its record with a copy
+   * of the same table, timed, and must give the same frames and root pairs (scan-reference.ts).
+   */
+  scanReference?: string;
   /** Called every `everyMs` of wall time while rw_main runs (between collections, on this thread). */
   progress?: { everyMs: number; report: (p: NativeRunProgress) => void };
 }
@@ -116,9 +123,17 @@ export interface NativeRunResult {
   totalPauseMs: number;
   mapsRegistered: number;
   threads: number;
-  /** Time spent in stack scans (walks and koffi views) and the frames they walked, all scans. */
+  /**
+   * Time spent in stack scans and the frames they walked, all scans: a scan is the stopped
+   * threads' records read, one koffi view per stack, every frame walked and every root slot
+   * recorded (StackRootScanner.walkStacks). Reading the roots and the collector's tracing of each
+   * one (visitRoots) is rootVisitMs.
+   */
   scanMs: number;
   scanFrames: number;
+  rootVisitMs: number;
+  /** The C reference's scans of the same stacks (with options.scanReference). */
+  scanReference?: ScanReferenceTotals;
   /**
    * Pause breakdown, ms summed over all collections: stopTheWorld is the runtime's side of the
    * stop as seen from the collector (reading the stopped threads' records, one view per stack;
@@ -177,27 +192,38 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const registeredFiles = new Set<string>();
 
   // The stopped threads of the current callback (built once per callback: the scanner asks twice).
+  // Each thread index keeps one record (register context, chunk, stack) refilled at every stop:
+  // a stop allocates only the one koffi view of each stopped thread's stack (NativeMemory).
   interface Stopped {
     index: number;
-    stack: ThreadStack;
+    stack: { memory: NativeMemory; chunks: ManagedChunk[] };
+    chunk: ManagedChunk;
     registers: RegisterContext;
   }
-  let stopped: Stopped[] | null = null;
+  const stoppedByIndex: Stopped[] = [];
+  const stoppedList: Stopped[] = [];
+  const stoppedStacks: ThreadStack[] = [];
+  let stoppedValid = false;
   const stoppedThreads = (): Stopped[] => {
-    if (stopped !== null) return stopped;
-    const list: Stopped[] = [];
-    refreshModules();
+    if (stoppedValid) return stoppedList;
+    stoppedList.length = 0;
+    stoppedStacks.length = 0;
+    modules.refreshBeforeNextLookup(refreshModules);
     const count = rwThreadCount() as number;
     for (let t = 0; t < count; t++) {
       const state = word(t, R_STATE);
       if (state !== ST_PARKED && state !== ST_SAFE && state !== ST_STUCK) continue;
-      list.push(stoppedThread(t));
+      const s = stoppedThread(t);
+      stoppedList.push(s);
+      stoppedStacks.push(s.stack);
     }
-    return (stopped = list);
+    stoppedValid = true;
+    return stoppedList;
   };
-  // Every ELF mapped in the process, for native frames by CFI: re-read at each stop when the
-  // mappings changed (the program is mapped by rw_run_main), parsed modules kept.
-  let modules = new ModuleMap([]);
+  // Every ELF mapped in the process, for native frames by CFI: re-read when a stop's walk first
+  // needs a module (a frame without a safepoint) and the mappings changed (the program is mapped
+  // by rw_run_main), parsed modules kept. A stop whose frames are all at safepoints reads nothing.
+  const modules = new ModuleMap([]);
   let mapsText = "";
   const refreshModules = (): void => {
     const text = readFileSync("/proc/self/maps", "utf8");
@@ -207,21 +233,34 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     modules.replaceWith(fresh);
   };
   const unwindWhole = options.walk === "unwind";
+  /** Thread t's record as it is now, in its reused Stopped (its stack seen through a new view). */
   const stoppedThread = (t: number): Stopped => {
     const sp = word(t, R_SP);
     const ra = word(t, R_RA);
     const stackTop = word(t, R_STACK_TOP);
     if (sp === 0 || ra === 0) throw new RootwalkError("GC", `thread #${t} is stopped without recorded frames`);
-    const regs: Record<string, bigint> = {};
-    REG_NAMES.forEach((name, k) => (regs[name] = wordBig(t, R_REGS + k)));
-    const registers = RegisterContext.from(regs);
+    let s = stoppedByIndex[t];
+    if (s === undefined) {
+      const registers = new RegisterContext();
+      const chunk: ManagedChunk = { sp: 0, ra: 0, registers, boundaryRa: undefined, stackTop: undefined };
+      s = stoppedByIndex[t] = { index: t, registers, chunk, stack: { memory: undefined as unknown as NativeMemory, chunks: [chunk] } };
+    }
+    for (let k = 0; k < REG_NAMES.length; k++) s.registers.load(k, wordBig(t, R_REGS + k));
     const low = sp - BELOW_SP_BYTES;
+    const chunk = s.chunk;
+    chunk.sp = sp;
+    chunk.ra = ra;
     if (unwindWhole) {
       const end = stackMappingEnd(sp);
-      return { index: t, registers, stack: { memory: new NativeMemory(low, end - low), chunks: [{ sp, ra, registers }] } };
+      chunk.boundaryRa = undefined;
+      chunk.stackTop = undefined;
+      s.stack.memory = new NativeMemory(low, end - low);
+    } else {
+      chunk.boundaryRa = word(t, R_BOUNDARY);
+      chunk.stackTop = stackTop;
+      s.stack.memory = new NativeMemory(low, stackTop - low);
     }
-    const memory = new NativeMemory(low, stackTop - low);
-    return { index: t, registers, stack: { memory, chunks: [{ sp, ra, registers, boundaryRa: word(t, R_BOUNDARY), stackTop }] } };
+    return s;
   };
 
   let stopMs = 0;
@@ -229,16 +268,18 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     registry,
     () => {
       const start = performance.now();
-      const stacks = stoppedThreads().map((s) => s.stack);
+      stoppedThreads();
       // Only the collection's root scan: verification's root walks and updateRoots ask again.
       if (collector.phase === "scan") stopMs += performance.now() - start;
-      return stacks;
+      return stoppedStacks;
     },
     { modules },
   );
-  // Every scan is timed as a whole, koffi views of the stopped stacks included (the bench's
-  // native-scan number: frames per second).
+  // Every scan's walk is timed as a whole, thread records and koffi views of the stopped stacks
+  // included (the bench's native-scan number: frames per second); the root visits apart.
   let scanMs = 0;
+  let rootVisitMs = 0;
+  const scanReference = options.scanReference === undefined ? undefined : new NativeScanReference(options.scanReference);
   let scanFrames = 0;
   // ROOTWALK_WALK_LOG=FILE (a debugging aid, README): after each collection's root scan, every
   // stopped thread's whole stack is walked as `--walk unwind` does and each frame (pc, SP, CFA,
@@ -267,9 +308,20 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   collector.addRootScanner({
     scanRoots(visit) {
       const start = performance.now();
-      scanner.scanRoots(visit);
-      scanMs += performance.now() - start;
+      scanner.walkStacks();
+      const walked = performance.now();
+      scanner.visitRoots(visit);
+      scanMs += walked - start;
+      rootVisitMs += performance.now() - walked;
       scanFrames += scanner.framesScanned;
+      if (scanReference !== undefined) {
+        const snapshot = registry.snapshot();
+        stoppedList.forEach((s, i) => {
+          const walk = scanner.lastWalkOf(i);
+          if (walk === undefined) throw new RootwalkError("GC", `the scanner has no walk of thread #${s.index}`);
+          scanReference.scanAndCompare(snapshot, recordsPointer + BigInt(s.index * RECORD_WORDS * 8), DEFAULT_MAX_DEPTH, s.index, walk);
+        });
+      }
       if (walkLogPath !== undefined && collector.phase === "scan") logWalks(walkLogPath);
     },
     updateRoots(forward) {
@@ -318,8 +370,8 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
       setWord(t, R_CURSOR, hole.cursor);
       setWord(t, R_LIMIT, hole.limit);
     }
-    if (stopped !== null) {
-      for (const s of stopped) {
+    if (stoppedValid) {
+      for (const s of stoppedList) {
         if (word(s.index, R_STATE) === ST_STUCK) continue; // pinned: nothing moved
         REG_NAMES.forEach((_, k) => {
           if (s.registers.isKnown(k)) setWordBig(s.index, R_REGS + k, s.registers.exact[k]!);
@@ -343,7 +395,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const pinCounts = new Map<number, number>();
   const pinnedByThread = new Map<number, number[]>();
   const stuckStart = (t: number): void => {
-    refreshModules();
+    modules.refreshBeforeNextLookup(refreshModules);
     const one = stoppedThread(t);
     const single = new StackRootScanner(registry, () => [one.stack], { modules });
     const bases = new Set<number>();
@@ -437,7 +489,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   };
 
   const handle = (kind: number, thread: number, a: number, b: number): number => {
-    stopped = null;
+    stoppedValid = false;
     syncCursorsIn();
     let result = 0;
     switch (kind) {
@@ -465,7 +517,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
         throw new Error(`unknown callback kind ${kind}`);
     }
     syncOut();
-    stopped = null;
+    stoppedValid = false;
     return result;
   };
 
@@ -539,6 +591,8 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     threads: rwThreadCount() as number,
     scanMs,
     scanFrames,
+    rootVisitMs,
+    ...(scanReference !== undefined ? { scanReference: scanReference.totals } : {}),
     phasesMs: {
       stopTheWorld: stopMs,
       scan: stats.totalPhaseMs.scan - stopMs,

@@ -176,6 +176,8 @@ export class ModuleMap {
   private sorted: MappedModule[];
   private starts: Float64Array;
   private ends: Float64Array;
+  /** Set by refreshBeforeNextLookup; run (once) by the next lookup. */
+  private pendingRefresh: (() => void) | undefined;
 
   constructor(modules: readonly MappedModule[]) {
     this.sorted = [...modules].sort((a, b) => a.start - b.start);
@@ -191,7 +193,24 @@ export class ModuleMap {
   }
 
   get modules(): readonly MappedModule[] {
+    this.refreshIfPending();
     return this.sorted;
+  }
+
+  /**
+   * The mappings may have changed (a live process stopped again): `refresh` (which re-reads them
+   * and calls replaceWith) runs before the next lookup, once. A stop whose walks need no module
+   * (every frame at a safepoint) never pays for it.
+   */
+  refreshBeforeNextLookup(refresh: () => void): void {
+    this.pendingRefresh = refresh;
+  }
+
+  private refreshIfPending(): void {
+    const refresh = this.pendingRefresh;
+    if (refresh === undefined) return;
+    this.pendingRefresh = undefined;
+    refresh();
   }
 
   /**
@@ -239,6 +258,7 @@ export class ModuleMap {
 
   /** The module whose mappings span `address`, or undefined. */
   moduleAt(address: number): MappedModule | undefined {
+    this.refreshIfPending();
     let lo = 0;
     let hi = this.sorted.length;
     while (lo < hi) {

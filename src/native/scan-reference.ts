@@ -1,0 +1,106 @@
+import koffi from "koffi";
+import { RootwalkError, hex } from "../errors.js";
+import type { RegistrySnapshot } from "../safepoints/registry.js";
+import type { RootPairs } from "../../walker/frame-roots.js";
+
+/*
+ * The NativeScan bench's C reference inside a native run (bench/native/native-scan-ref.c, a shared
+ * library built like the runtime): after rootwalk's scan of each stopped thread, the C walk scans
+ * the same stopped stack (from the same thread record) with a byte-for-byte copy of the same
+ * safepoint table and scan recipes, timing itself; its frames and root pairs (base slot, derived
+ * slot, frame index, base value) must equal rootwalk's, or the run fails. The copy is refreshed when the
+ * registry's snapshot changes, outside any timing.
+ */
+
+type NativeFunction = ReturnType<ReturnType<typeof koffi.load>["func"]>;
+
+export interface ScanReferenceTotals {
+  /** Time of every C scan (thread record read and walk), ms. */
+  ms: number;
+  frames: number;
+  pairs: number;
+  scans: number;
+}
+
+export class NativeScanReference {
+  private readonly setTable: NativeFunction;
+  private readonly setRecipes: NativeFunction;
+  private readonly scan: NativeFunction;
+  private readonly lastNs: NativeFunction;
+  private readonly pairCount: NativeFunction;
+  private readonly baseSlots: NativeFunction;
+  private readonly derivedSlots: NativeFunction;
+  private readonly baseValues: NativeFunction;
+  private readonly pairFrames: NativeFunction;
+  private tableOf: RegistrySnapshot | undefined;
+  readonly totals: ScanReferenceTotals = { ms: 0, frames: 0, pairs: 0, scans: 0 };
+
+  constructor(libraryPath: string) {
+    const lib = koffi.load(libraryPath);
+    this.setTable = lib.func("int rwref_set_table(uint32_t cap, uint32_t shift, const uint32_t *keys, const uint32_t *values)");
+    this.setRecipes = lib.func(
+      "int rwref_set_recipes(uint32_t modules, const int32_t *first, uint32_t safepoints, const int32_t *recipe, uint32_t recipes, const int32_t *frameBytes, const uint32_t *slotStart, const uint16_t *pairCount, uint32_t slotWords, const int32_t *slots, const uint32_t *saveStart, const uint8_t *saveCount, uint32_t saveWords, const int32_t *saves)",
+    );
+    this.scan = lib.func("int64_t rwref_scan(uint64_t recordAddress, uint64_t maxDepth)");
+    this.lastNs = lib.func("uint64_t rwref_last_ns(void)");
+    this.pairCount = lib.func("uint64_t rwref_pair_count(void)");
+    this.baseSlots = lib.func("uint64_t rwref_base_slots(void)");
+    this.derivedSlots = lib.func("uint64_t rwref_derived_slots(void)");
+    this.baseValues = lib.func("uint64_t rwref_base_values(void)");
+    this.pairFrames = lib.func("uint64_t rwref_pair_frames(void)");
+  }
+
+  /**
+   * Scans the thread whose record is at `recordAddress` in C and checks the result against
+   * rootwalk's walk of it (`frames`, `pairs`); throws naming the first difference.
+   */
+  scanAndCompare(snapshot: RegistrySnapshot, recordAddress: bigint, maxDepth: number, thread: number, rootwalk: { pairs: RootPairs; frames: number }): void {
+    if (snapshot !== this.tableOf) this.copyTable(snapshot);
+    const frames = Number(this.scan(recordAddress, maxDepth) as number | bigint);
+    if (frames < 0) throw this.mismatch(thread, `the C walk stopped at frame #${-1 - frames}, one rootwalk's fast loop does not take (the reference only does the fast loop's work)`);
+    const pairCount = Number(this.pairCount() as number | bigint);
+    this.totals.ms += Number(this.lastNs() as number | bigint) / 1e6;
+    this.totals.frames += frames;
+    this.totals.pairs += pairCount;
+    this.totals.scans++;
+    const { pairs } = rootwalk;
+    if (frames !== rootwalk.frames) throw this.mismatch(thread, `${frames} frames in C, ${rootwalk.frames} in rootwalk`);
+    if (pairCount !== pairs.count) throw this.mismatch(thread, `${pairCount} root pairs in C, ${pairs.count} in rootwalk`);
+    if (pairCount === 0) return;
+    const bases = this.words(this.baseSlots(), pairCount * 2);
+    const deriveds = this.words(this.derivedSlots(), pairCount * 2);
+    const baseValues = this.words(this.baseValues(), pairCount * 2);
+    const pairFrames = new Int32Array(koffi.view(BigInt(this.pairFrames() as number | bigint), pairCount * 4));
+    for (let i = 0; i < pairCount; i++) {
+      const base = bases[2 * i + 1]! * 0x1_0000_0000 + bases[2 * i]!;
+      const derived = deriveds[2 * i + 1]! * 0x1_0000_0000 + deriveds[2 * i]!;
+      const value = baseValues[2 * i + 1]! * 0x1_0000_0000 + baseValues[2 * i]!;
+      if (base !== pairs.baseSlots[i] || derived !== pairs.derivedSlots[i] || pairFrames[i] !== pairs.frames[i] || value !== pairs.baseValues[i]) {
+        throw this.mismatch(
+          thread,
+          `root pair ${i}: C (${hex(base)}, ${hex(derived)}) = ${hex(value)} in frame #${pairFrames[i]}, rootwalk (${hex(pairs.baseSlots[i]!)}, ${hex(pairs.derivedSlots[i]!)}) = ${hex(pairs.baseValues[i]!)} in frame #${pairs.frames[i]}`,
+        );
+      }
+    }
+  }
+
+  private words(address: unknown, count: number): Uint32Array {
+    return new Uint32Array(koffi.view(BigInt(address as number | bigint), count * 4));
+  }
+
+  private copyTable(snapshot: RegistrySnapshot): void {
+    const table = snapshot.table;
+    if (this.setTable(table.capacity, table.hashShift, table.keys, table.values) !== 0) {
+      throw new RootwalkError("GC", "the C scan reference cannot copy the safepoint table (out of memory)");
+    }
+    const r = snapshot.scanRecipes;
+    const first = snapshot.firstSafepointBySlot;
+    const ok = this.setRecipes(first.length, first, r.count, r.recipe, r.frameBytes.length, r.frameBytes, r.slotStart, r.pairCount, r.slots.length, r.slots, r.saveStart, r.saveCount, r.saves.length, r.saves);
+    if (ok !== 0) throw new RootwalkError("GC", "the C scan reference cannot copy the scan recipes (out of memory)");
+    this.tableOf = snapshot;
+  }
+
+  private mismatch(thread: number, what: string): RootwalkError {
+    return new RootwalkError("GC", `the C scan reference disagrees with rootwalk's scan of thread #${thread}: ${what}`);
+  }
+}
