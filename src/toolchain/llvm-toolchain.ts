@@ -37,8 +37,11 @@ export interface RunToolOptions {
   cwd?: string;
   /** Bytes to feed on stdin. */
   input?: string | Uint8Array;
-  /** Environment (defaults to this process's). */
-  env?: NodeJS.ProcessEnv;
+  /**
+   * Environment (defaults to this process's). Spelled without Node's global `NodeJS` namespace:
+   * the shipped declarations must type-check in a consumer that has no @types/node.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
