@@ -89,13 +89,29 @@ describe("compiler diagnostics come first, binary input is never echoed", () => 
     expect(lines.at(-1)).toMatch(/^opt(-\d+)?: failed \(exit code 1\) running opt/);
   });
 
-  it("a binary file given as a program: control bytes are shown as ?", async () => {
-    const source = join(scratch, "binary.ll");
-    writeFileSync(source, Buffer.from([0, 1, 0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
-    const r = await run("compile", "--statepoint", source, "-o", join(scratch, "binary.o"));
+  it("a source with control bytes but no zero byte reaches opt: its echo shows them as ?", async () => {
+    const source = join(scratch, "control.ll");
+    writeFileSync(source, Buffer.from([0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
+    const r = await run("compile", "--statepoint", source, "-o", join(scratch, "control.o"));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error: expected top-level entity/);
     // eslint-disable-next-line no-control-regex
     expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\ufffd]/);
+  });
+
+  it("a binary file (an ELF executable, zero bytes) is refused in one line before opt or llc, its bytes never shown", async () => {
+    // llc echoed the first "line" of /bin/ls as `?ELF??????>...`: printable bytes of the binary.
+    const binary = join(scratch, "binary.ll");
+    writeFileSync(binary, Buffer.from([0, 1, 0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
+    for (const mode of ["--statepoint", "--plimmix"]) {
+      expectOneLine(await run("compile", mode, binary, "-o", join(scratch, "binary.o")), 1, /^rootwalk: source: found \S*binary\.ll, expected LLVM IR \(a \.ll text file, or \.bc bitcode\); this is binary data \(a zero byte at offset 0\)$/);
+    }
+    for (const args of [["compile", "/bin/ls", "-o", join(scratch, "ls.o")], ["run", binary]]) {
+      const r = await run(...args);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/ELF\?|garb|\?\?/);
+    }
+    expect((await run("compile", "/bin/ls", "-o", join(scratch, "ls.o"))).stderr).toMatch(/source: found \/bin\/ls, expected LLVM IR .*; this is an ELF file/);
   });
 });
