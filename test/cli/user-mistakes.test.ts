@@ -9,6 +9,8 @@ import { HeapExhaustedError } from "../../gc/collector-error.js";
 import { describeFailure, spellHeapSize } from "../../src/cli/failure.js";
 import { run } from "../support/run-cli.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+import { compileProgramTo } from "../../src/toolchain/compile-program.js";
+import { rootwalkCacheDir } from "../../src/toolchain/cache-dir.js";
 
 const CORPUS_DIR = join(repoRoot(), "test", "ll");
 
@@ -113,5 +115,19 @@ describe("compiler diagnostics come first, binary input is never echoed", () => 
       expect(r.stderr).not.toMatch(/ELF\?|garb|\?\?/);
     }
     expect((await run("compile", "/bin/ls", "-o", join(scratch, "ls.o"))).stderr).toMatch(/source: found \/bin\/ls, expected LLVM IR .*; this is an ELF file/);
+  });
+
+  it("an object that cannot be copied to -o names the user's path, not the cached object", async () => {
+    // checkOutputPath passes /proc for root (access() says writable), and creating a file there
+    // fails: the copy's error carried the cache path (Node's copyfile error names the source).
+    const output = "/proc/rootwalk-cannot-write.o";
+    const error = await compileProgramTo(join(CORPUS_DIR, "call-chain.ll"), output, { mode: "statepoint" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const failure = describeFailure(error);
+    expect(failure.exitCode).toBe(1);
+    expect(failure.line).toMatch(new RegExp(`^${output}: (no such file or folder|permission denied|read-only file system|operation not permitted)$`));
+    expect(failure.line).not.toContain(rootwalkCacheDir());
   });
 });
