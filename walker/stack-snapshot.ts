@@ -63,10 +63,10 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
   // The file is untrusted JSON: check the shape before reading any field.
   const value: unknown = json;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidArgumentError("snapshot", jsonKind(value), "a JSON object in the fixture format of shared/fixtures/split-stack");
+    throw new InvalidArgumentError("snapshot", jsonKind(value), "a JSON object with memory, functions and callsites (the recorded-stack format: README, rootwalk walk)");
   }
   if (!Array.isArray(json.memory) || !Array.isArray(json.functions) || !Array.isArray(json.callsites)) {
-    throw new InvalidArgumentError("snapshot", "missing memory, functions or callsites", "the fixture format of shared/fixtures/split-stack");
+    throw new InvalidArgumentError("snapshot", "missing memory, functions or callsites", "memory, functions and callsites arrays (the recorded-stack format: README, rootwalk walk)");
   }
   checkObjects(json.memory, "memory", false);
   checkObjects(json.functions, "functions", false);

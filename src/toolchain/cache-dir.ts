@@ -11,7 +11,7 @@ import { isAbsolute, join, resolve } from "node:path";
  * Every entry under it is keyed by content and tool version, so concurrent users and versions
  * never overwrite each other's files.
  */
-export function rootwalkCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+export function rootwalkCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
   const explicit = env["ROOTWALK_CACHE_DIR"];
   if (explicit !== undefined && explicit !== "") return resolve(explicit);
   const xdg = env["XDG_CACHE_HOME"];

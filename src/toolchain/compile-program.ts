@@ -52,9 +52,20 @@ export async function compileProgram(source: string, options: CompileProgramOpti
   }
 }
 
-/** `rootwalk compile`: compile and copy the object to `output`. */
+/**
+ * `rootwalk compile`: compile and copy the object to `output`. A failed copy names `output`, the
+ * user's path: Node's copyfile error carries the source as its path, here the cached object, which
+ * the user never asked about (`-o /proc/a.o` once said "<cache>/objects/<hash>.o: no such file").
+ */
 export async function compileProgramTo(source: string, output: string, options: CompileProgramOptions): Promise<string> {
   const object = await compileProgram(source, options);
-  copyFileSync(object, output);
+  try {
+    copyFileSync(object, output);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    // The same system error, about the file the user named (the CLI prints "OUTPUT: <what>").
+    throw Object.assign(new Error(`${code}: cannot write ${output}`), { code, path: output, syscall: "copyfile" });
+  }
   return output;
 }

@@ -37,8 +37,11 @@ export interface RunToolOptions {
   cwd?: string;
   /** Bytes to feed on stdin. */
   input?: string | Uint8Array;
-  /** Environment (defaults to this process's). */
-  env?: NodeJS.ProcessEnv;
+  /**
+   * Environment (defaults to this process's). Spelled without Node's global `NodeJS` namespace:
+   * the shipped declarations must type-check in a consumer that has no @types/node.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -137,6 +140,7 @@ export function compileToObject(source: string, options: CompileOptions = {}): s
   } catch (error) {
     throw new InvalidArgumentError("source", sourcePath, `a readable .ll file (${(error as Error).message})`);
   }
+  refuseBinarySource(sourcePath, sourceText);
   const optArgs = options.optPasses === undefined ? undefined : [...options.optPasses];
   const llcArgs = [...(options.llcFlags ?? [])];
   const llvm = options.llvm ?? activeLlvm();
@@ -174,6 +178,30 @@ export function compileToObject(source: string, options: CompileOptions = {}): s
     for (const path of temporaries) rmSync(path, { force: true });
   }
   return objectPath;
+}
+
+const ELF_MAGIC = [0x7f, 0x45, 0x4c, 0x46] as const;
+const BITCODE_MAGIC = [0x42, 0x43, 0xc0, 0xde] as const; // "BC" 0xC0DE
+const BITCODE_WRAPPER_MAGIC = [0xde, 0xc0, 0x17, 0x0b] as const; // 0x0B17C0DE, little-endian
+/** How far into a source to look for a zero byte (LLVM IR text never holds one). */
+const BINARY_SNIFF_BYTES = 64 * 1024;
+
+function startsWith(bytes: Uint8Array, magic: readonly number[]): boolean {
+  return bytes.length >= magic.length && magic.every((b, i) => bytes[i] === b);
+}
+
+/**
+ * opt and llc echo the offending source line of a file they cannot parse; for a binary file given
+ * as a program (`rootwalk compile /bin/ls`) that line is the file's bytes. Refuse such a file
+ * before running them, in one line that says what it is and never shows its contents. LLVM
+ * bitcode (.bc, raw or wrapped) is binary too, and opt and llc read it: it passes.
+ */
+function refuseBinarySource(path: string, bytes: Uint8Array): void {
+  if (startsWith(bytes, BITCODE_MAGIC) || startsWith(bytes, BITCODE_WRAPPER_MAGIC)) return;
+  const expected = "LLVM IR (a .ll text file, or .bc bitcode)";
+  if (startsWith(bytes, ELF_MAGIC)) throw new InvalidArgumentError("source", path, `${expected}; this is an ELF file (an object, library or executable), not IR`);
+  const zero = bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0);
+  if (zero >= 0) throw new InvalidArgumentError("source", path, `${expected}; this is binary data (a zero byte at offset ${zero})`);
 }
 
 /**

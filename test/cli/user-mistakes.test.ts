@@ -9,6 +9,8 @@ import { HeapExhaustedError } from "../../gc/collector-error.js";
 import { describeFailure, spellHeapSize } from "../../src/cli/failure.js";
 import { run } from "../support/run-cli.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+import { compileProgramTo } from "../../src/toolchain/compile-program.js";
+import { rootwalkCacheDir } from "../../src/toolchain/cache-dir.js";
 
 const CORPUS_DIR = join(repoRoot(), "test", "ll");
 
@@ -34,7 +36,7 @@ describe("mistakes a person makes end in one line and a documented exit code", (
 
   it("a snapshot file holding null, an array, or null elements", async () => {
     for (const [text, expected] of [
-      ["null", /snapshot: found null, expected a JSON object/],
+      ["null", /snapshot: found null, expected a JSON object with memory, functions and callsites \(the recorded-stack format: README, rootwalk walk\)$/],
       ["[1]", /snapshot: found an array, expected a JSON object/],
       ['{"memory":[null],"functions":[],"callsites":[]}', /snapshot memory\[0\].*found null, expected an object/],
       ['{"memory":[],"functions":[],"callsites":[{"ra":"0x1"}]}', /callsites\[0\]\.rootSpOffsets.*found undefined, expected an array/],
@@ -89,13 +91,43 @@ describe("compiler diagnostics come first, binary input is never echoed", () => 
     expect(lines.at(-1)).toMatch(/^opt(-\d+)?: failed \(exit code 1\) running opt/);
   });
 
-  it("a binary file given as a program: control bytes are shown as ?", async () => {
-    const source = join(scratch, "binary.ll");
-    writeFileSync(source, Buffer.from([0, 1, 0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
-    const r = await run("compile", "--statepoint", source, "-o", join(scratch, "binary.o"));
+  it("a source with control bytes but no zero byte reaches opt: its echo shows them as ?", async () => {
+    const source = join(scratch, "control.ll");
+    writeFileSync(source, Buffer.from([0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
+    const r = await run("compile", "--statepoint", source, "-o", join(scratch, "control.o"));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error: expected top-level entity/);
     // eslint-disable-next-line no-control-regex
     expect(r.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\ufffd]/);
+  });
+
+  it("a binary file (an ELF executable, zero bytes) is refused in one line before opt or llc, its bytes never shown", async () => {
+    // llc echoed the first "line" of /bin/ls as `?ELF??????>...`: printable bytes of the binary.
+    const binary = join(scratch, "binary.ll");
+    writeFileSync(binary, Buffer.from([0, 1, 0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
+    for (const mode of ["--statepoint", "--plimmix"]) {
+      expectOneLine(await run("compile", mode, binary, "-o", join(scratch, "binary.o")), 1, /^rootwalk: source: found \S*binary\.ll, expected LLVM IR \(a \.ll text file, or \.bc bitcode\); this is binary data \(a zero byte at offset 0\)$/);
+    }
+    for (const args of [["compile", "/bin/ls", "-o", join(scratch, "ls.o")], ["run", binary]]) {
+      const r = await run(...args);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/ELF\?|garb|\?\?/);
+    }
+    expect((await run("compile", "/bin/ls", "-o", join(scratch, "ls.o"))).stderr).toMatch(/source: found \/bin\/ls, expected LLVM IR .*; this is an ELF file/);
+  });
+
+  it("an object that cannot be copied to -o names the user's path, not the cached object", async () => {
+    // checkOutputPath passes /proc for root (access() says writable), and creating a file there
+    // fails: the copy's error carried the cache path (Node's copyfile error names the source).
+    const output = "/proc/rootwalk-cannot-write.o";
+    const error = await compileProgramTo(join(CORPUS_DIR, "call-chain.ll"), output, { mode: "statepoint" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const failure = describeFailure(error);
+    expect(failure.exitCode).toBe(1);
+    expect(failure.line).toMatch(new RegExp(`^${output}: (no such file or folder|permission denied|read-only file system|operation not permitted)$`));
+    expect(failure.line).not.toContain(rootwalkCacheDir());
   });
 });

@@ -59,6 +59,20 @@ export { registry, described, walked };`,
     expect(r.status).toBe(0);
   });
 
+  it("type-checks with the shipped declarations checked too, in a consumer without @types/node", () => {
+    // A TypeScript consumer need not install @types/node: the shipped declarations must
+    // not name Node's global namespace (NodeJS.ProcessEnv once made this fail in llvm-toolchain.d.ts).
+    writeFileSync(join(app, "use-plain.mts"), `import { SafepointRegistry, listSafepoints } from "rootwalk";\nexport const n: number = listSafepoints(new SafepointRegistry().snapshot()).length;\n`);
+    writeFileSync(
+      join(app, "tsconfig.plain.json"),
+      JSON.stringify({ compilerOptions: { noEmit: true, strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", types: [], typeRoots: [] }, files: ["use-plain.mts"] }),
+    );
+    const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const r = spawnSync(process.execPath, [tsc, "-p", "tsconfig.plain.json"], { cwd: app, encoding: "utf8" });
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
   it("runs the README's library example verbatim", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("## Use as a library"));
