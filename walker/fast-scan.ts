@@ -119,19 +119,20 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
       for (;;) {
         if (w >= topWord || index + 1 >= maxDepth) break;
         if (hasBoundaryRa && lo === boundaryLo && hi === boundaryHi) break;
-        // The table probe (SafepointTable.findHalves, inlined).
-        let slot = slotOfHalves(lo, hi, shift);
-        for (;;) {
+        // The table probe (SafepointTable.findHalves, inlined). Every probe, hit or collision,
+        // runs the same operations, so the JIT has type feedback for all of them after the first
+        // frame and a first collision deep into a stack does not deoptimise the loop.
+        let slot = (slotOfHalves(lo, hi, shift) - 1) & mask;
+        let found = false;
+        let empty = false;
+        do {
+          slot = (slot + 1) & mask;
           const kl = keys[2 * slot]!;
           const kh = keys[2 * slot + 1]!;
-          if (kl === lo && kh === hi) break;
-          if ((kl | kh) === 0) {
-            slot = -1;
-            break;
-          }
-          slot = (slot + 1) & mask;
-        }
-        if (slot < 0 || (lo | hi) === 0) break;
+          found = ((kl ^ lo) | (kh ^ hi)) === 0;
+          empty = (kl | kh) === 0;
+        } while (!found && !empty);
+        if (!found || (lo | hi) === 0) break;
         const r = recipeOf[firstSafepointBySlot[values[2 * slot]!]! + values[2 * slot + 1]!]!;
         if (r < 0) break;
         const cfaWord = w + (frameBytes[r]! >> 2) + 2;
