@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { parseStressEvery } from "./parse-stress.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
@@ -140,6 +141,10 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
           if (!(v >= min && v <= max)) throw new InvalidArgumentError(`--${name}`, String(options.get(name)), `a number from ${min} to ${max}`);
           return v;
         };
+        const wholeNumber = (name: string, v: number): number => {
+          if (!Number.isInteger(v)) throw new InvalidArgumentError(`--${name}`, String(options.get(name)), "a whole number");
+          return v;
+        };
         if (options.has("svg")) checkOutputPath(options.get("svg")!, "--svg");
         const stress = options.has("stress");
         const stressEvery = stress ? parseStressEvery(options.get("stress")!) : 1;
@@ -152,8 +157,8 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
             verify: flags.has("verify"),
             poison: flags.has("poison"),
             scale: number("scale", stress ? 0.02 : 1, 0.0001, MAX_SIM_SCALE),
-            threads: Math.floor(number("threads", 4, 1, MAX_SIM_THREADS)),
-            seed: Math.floor(number("seed", 42, 0, 2 ** 32 - 1)),
+            threads: wholeNumber("threads", number("threads", 4, 1, MAX_SIM_THREADS)),
+            seed: wholeNumber("seed", number("seed", 42, 0, 2 ** 32 - 1)),
             json: flags.has("json"),
             sweep: flags.has("sweep"),
             ...(options.has("svg") ? { svg: options.get("svg")! } : {}),
@@ -203,13 +208,6 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
 }
 
 /** `--stress` alone is 1 (every safepoint or allocation); `--stress=N` every N-th. Same in sim and run. */
-export function parseStressEvery(text: string): number {
-  if (text === "") return 1;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1 || n > 1_000_000_000) throw new InvalidArgumentError("--stress", text, "a whole number from 1 to 1000000000");
-  return n;
-}
-
 /** `--name value` and `--name=value` options, the rest positional. */
 export function parseOptions(
   args: readonly string[],

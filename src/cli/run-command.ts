@@ -1,5 +1,6 @@
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
+import { parseStressEvery } from "./parse-stress.js";
 import { InvalidArgumentError } from "../errors.js";
 import { describeFailure } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
@@ -122,9 +123,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         out.progressMs = parseDurationMs(value(), "--progress");
         break;
       case "stress": {
-        const n = inline === undefined ? 1 : Number(inline);
-        if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("--stress", String(inline), "a whole number >= 1");
-        out.stressEvery = n;
+        out.stressEvery = parseStressEvery(inline ?? "");
         break;
       }
       default:

@@ -32,6 +32,11 @@ describe("mistakes a person makes end in one line and a documented exit code", (
   it("sim --threads 100000 (32 MiB of simulated stack each) is refused, not attempted", async () => {
     expectOneLine(await run("sim", "--workload", "mt-gcbench", "--threads", "100000"), 1, /--threads: found 100000, expected a number from 1 to 32/);
     expectOneLine(await run("sim", "--scale=1e9"), 1, /--scale: found 1e9, expected a number from 0.0001 to 10/);
+    // A count is a whole number: 2.5 threads is refused, not quietly rounded down.
+    expectOneLine(await run("sim", "--workload", "mt-gcbench", "--threads", "2.5"), 1, /--threads: found 2.5, expected a whole number$/);
+    // --stress=N has the same bounds in sim and run.
+    expectOneLine(await run("run", "/nonexistent.ll", "--stress=1e12"), 1, /--stress: found 1e12, expected a whole number from 1 to 1000000000$/);
+    expectOneLine(await run("sim", "--stress=1e12"), 1, /--stress: found 1e12, expected a whole number from 1 to 1000000000$/);
   });
 
   it("a snapshot file holding null, an array, or null elements", async () => {
@@ -52,6 +57,8 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     expectOneLine(await run("sim", "--svg", scratch), 1, /--svg: .* expected a file path, not a folder/);
     expectOneLine(await run("compile", "--statepoint", join(CORPUS_DIR, "call-chain.ll"), "-o", "/nonexistent-folder/a.o"), 1, /-o: found \/nonexistent-folder\/a.o, expected a path in an existing folder/);
     expectOneLine(await run("run", "/nonexistent.ll", "--svg", "/nonexistent-folder/heap.svg"), 1, /--svg: found \/nonexistent-folder\/heap.svg/);
+    // access() says yes to root for /proc; creating the file there fails: found before the run.
+    expectOneLine(await run("sim", "--svg", "/proc/heap.svg"), 1, /--svg: found \/proc\/heap.svg, expected a path a file can be written to \(opening it for writing failed with E[A-Z]+\)$/);
   });
 
   it("sim --workload deep-recursion at its default scale (10,000 frames) completes", async () => {
