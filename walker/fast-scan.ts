@@ -71,107 +71,29 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
     }
     return frames;
   }
-  const snapshot = u.snapshot;
-  const table = snapshot.table;
-  const keys = table.keys;
-  const values = table.values;
-  const mask = table.capacity - 1;
-  const shift = table.hashShift;
-  const firstSafepointBySlot = snapshot.firstSafepointBySlot;
-  const scan = snapshot.scanRecipes;
-  const recipeOf = scan.recipe;
-  const frameBytes = scan.frameBytes;
-  const slotStart = scan.slotStart;
-  const pairCount = scan.pairCount;
-  const slots = scan.slots;
-  const saveStart = scan.saveStart;
-  const saveCount = scan.saveCount;
-  const saves = scan.saves;
-  const wordCount = words.length;
-  const maxDepth = u.maxDepth;
-  const regSlots = u.regSlots;
-  // Extra boundaries only matter for return addresses that are also safepoints (the general
-  // unwinder tests boundaries first); otherwise a table hit already means "not a boundary".
-  const boundaries = u.options.boundaries;
-  let boundaryInTable = false;
-  if (boundaries !== undefined) for (const b of boundaries) if (table.find(b) >= 0) boundaryInTable = true;
-
+  const loop = (u.fastLoop ??= new FastLoop());
+  loop.bind(u, out, log);
+  const cursor = loop.cursor;
   while (u.valid()) {
     const chunk = u.chunk;
-    const hasBoundaryRa = chunk.boundaryRa !== undefined;
-    const boundaryLo = hasBoundaryRa ? chunk.boundaryRa! >>> 0 : 0;
-    const boundaryHi = hasBoundaryRa ? (chunk.boundaryRa! / TWO_32) >>> 0 : 0;
     const firstIndex = u.index;
-    let index = firstIndex;
-    let lo = u.ra >>> 0;
-    let hi = (u.ra / TWO_32) >>> 0;
     const sp0 = u.sp;
-    let w = 0;
+    let taken = 0;
     if ((sp0 & 7) === 0 && sp0 >= wordsBase && sp0 < u.wordsEnd) {
-      w = ((sp0 - wordsBase) / 4) | 0;
-      // Frames at or above the chunk's stack top are the general unwinder's ("stack-top").
-      const topWord = (chunk.stackTop === undefined ? wordCount : Math.min(wordCount, Math.max(0, Math.ceil((chunk.stackTop - wordsBase) / 4)))) | 0;
-      let n = out.count;
-      let baseSlots = out.baseSlots;
-      let derivedSlots = out.derivedSlots;
-      let frameOf = out.frames;
-      let baseValues = out.baseValues;
+      loop.enterChunk(chunk, ((sp0 - wordsBase) / 4) | 0, u.ra, firstIndex);
       for (;;) {
-        if (w >= topWord || index + 1 >= maxDepth) break;
-        if (hasBoundaryRa && lo === boundaryLo && hi === boundaryHi) break;
-        // The table probe (SafepointTable.findHalves, inlined). Every probe, hit or collision,
-        // runs the same operations, so the JIT has type feedback for all of them after the first
-        // frame and a first collision deep into a stack does not deoptimise the loop.
-        let slot = (slotOfHalves(lo, hi, shift) - 1) & mask;
-        let found = false;
-        let empty = false;
-        do {
-          slot = (slot + 1) & mask;
-          const kl = keys[2 * slot]!;
-          const kh = keys[2 * slot + 1]!;
-          found = ((kl ^ lo) | (kh ^ hi)) === 0;
-          empty = (kl | kh) === 0;
-        } while (!found && !empty);
-        if (!found || (lo | hi) === 0) break;
-        const r = recipeOf[firstSafepointBySlot[values[2 * slot]!]! + values[2 * slot + 1]!]!;
-        if (r < 0) break;
-        const cfaWord = w + (frameBytes[r]! >> 2) + 2;
-        if (cfaWord > wordCount) break;
-        if (boundaryInTable && boundaries!.has(hi * TWO_32 + lo)) break;
-        const spAddress = wordsBase + w * 4;
-        if (log !== undefined) log.push(spAddress, hi * TWO_32 + lo);
-        const pairs = pairCount[r]!;
-        if (n + pairs > baseSlots.length) {
-          out.count = n;
-          out.reserve(pairs);
-          baseSlots = out.baseSlots;
-          derivedSlots = out.derivedSlots;
-          frameOf = out.frames;
-          baseValues = out.baseValues;
-        }
-        for (let p = 0, s = slotStart[r]!; p < pairs; p++, s += 2) {
-          const baseOffset = slots[s]!;
-          const baseWord = w + (baseOffset >> 2);
-          baseSlots[n] = spAddress + baseOffset;
-          derivedSlots[n] = spAddress + slots[s + 1]!;
-          frameOf[n] = index;
-          baseValues[n] = words[baseWord + 1]! * TWO_32 + words[baseWord]!;
-          n++;
-        }
-        const savedRegisters = saveCount[r]!;
-        if (savedRegisters !== 0) {
-          const cfa = wordsBase + cfaWord * 4;
-          for (let k = 0, s = saveStart[r]!; k < savedRegisters; k++, s += 2) regSlots[saves[s]!] = cfa + saves[s + 1]!;
-        }
-        lo = words[cfaWord - 2]!;
-        hi = words[cfaWord - 1]!;
-        w = cfaWord;
-        index++;
-        frames++;
+        const run = runFastFrames(loop);
+        if (run !== 0) loop.advanced(firstIndex + taken + run);
+        taken += run;
+        if (loop.roomNeeded === 0) break;
+        out.reserve(loop.roomNeeded);
+        loop.roomNeeded = 0;
       }
-      out.count = n;
     }
-    if (index !== firstIndex) u.resumeAt(wordsBase + w * 4, hi * TWO_32 + lo, index);
+    if (taken !== 0) {
+      frames += taken;
+      u.resumeAt(wordsBase + cursor[CURSOR_W]! * 4, cursor[CURSOR_HI]! * TWO_32 + cursor[CURSOR_LO]!, firstIndex + taken);
+    }
     if (!u.valid()) break;
     // The frame the loop could not take: the general unwinder's.
     log?.push(u.sp, u.ra);
@@ -179,5 +101,212 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
     frames++;
     u.next();
   }
+  loop.unbind();
   return frames;
+}
+
+const NO_WORDS: Uint32Array = new Uint32Array(0);
+
+/** Where the frame loop stands (FastLoop.cursor): SP as a word index, the return address's halves. */
+const CURSOR_W = 0;
+const CURSOR_LO = 1;
+const CURSOR_HI = 2;
+const CURSOR_INDEX = 3;
+
+/**
+ * Everything the frame loop reads, bound once per scan (no allocation: one per Unwinder), and the
+ * cursor it leaves behind. The loop itself is `runFastFrames`, a function of its own whose code
+ * after the loop is a bare `return`: V8 compiles a long first loop on the stack (OSR) before any
+ * code after it has run, and code without type feedback deoptimises when it is first reached.
+ */
+export class FastLoop {
+  readonly cursor = new Uint32Array(4);
+  /** Set by the loop when the next frame's pairs do not fit in `out`: grow it and run again. */
+  roomNeeded = 0;
+  words: Uint32Array = new Uint32Array(0);
+  wordsBase = 0;
+  wordCount = 0;
+  keys: Uint32Array = new Uint32Array(0);
+  values: Uint32Array = new Uint32Array(0);
+  mask = 0;
+  shift = 0;
+  firstSafepointBySlot: Int32Array = new Int32Array(0);
+  recipeOf: Int32Array = new Int32Array(0);
+  frameBytes: Int32Array = new Int32Array(0);
+  slotStart: Uint32Array = new Uint32Array(0);
+  pairCount: Uint16Array = new Uint16Array(0);
+  slots: Int32Array = new Int32Array(0);
+  saveStart: Uint32Array = new Uint32Array(0);
+  saveCount: Uint8Array = new Uint8Array(0);
+  saves: Int32Array = new Int32Array(0);
+  maxDepth = 0;
+  regSlots: Float64Array = new Float64Array(0);
+  out: RootPairs | undefined;
+  log: FrameLog | undefined;
+  /** Extra boundaries (UnwinderOptions.boundaries) that are also safepoints: checked per frame. */
+  boundaries: ReadonlySet<number> | undefined;
+  // The chunk being walked.
+  topWord = 0;
+  hasBoundaryRa = false;
+  boundaryLo = 0;
+  boundaryHi = 0;
+
+  bind(u: Unwinder, out: RootPairs, log: FrameLog | undefined): void {
+    const snapshot = u.snapshot;
+    const table = snapshot.table;
+    const scan = snapshot.scanRecipes;
+    this.words = u.words!;
+    this.wordsBase = u.wordsBase;
+    this.wordCount = u.words!.length;
+    this.keys = table.keys;
+    this.values = table.values;
+    this.mask = table.capacity - 1;
+    this.shift = table.hashShift;
+    this.firstSafepointBySlot = snapshot.firstSafepointBySlot;
+    this.recipeOf = scan.recipe;
+    this.frameBytes = scan.frameBytes;
+    this.slotStart = scan.slotStart;
+    this.pairCount = scan.pairCount;
+    this.slots = scan.slots;
+    this.saveStart = scan.saveStart;
+    this.saveCount = scan.saveCount;
+    this.saves = scan.saves;
+    this.maxDepth = u.maxDepth;
+    this.regSlots = u.regSlots;
+    this.out = out;
+    this.log = log;
+    // Extra boundaries only matter for return addresses that are also safepoints (the general
+    // unwinder tests boundaries first); otherwise a table hit already means "not a boundary".
+    this.boundaries = undefined;
+    const boundaries = u.options.boundaries;
+    if (boundaries !== undefined) for (const b of boundaries) if (table.find(b) >= 0) this.boundaries = boundaries;
+  }
+
+  enterChunk(chunk: ManagedChunk, w: number, ra: number, firstIndex: number): void {
+    // Frames at or above the chunk's stack top are the general unwinder's ("stack-top").
+    this.topWord = (chunk.stackTop === undefined ? this.wordCount : Math.min(this.wordCount, Math.max(0, Math.ceil((chunk.stackTop - this.wordsBase) / 4)))) | 0;
+    this.hasBoundaryRa = chunk.boundaryRa !== undefined;
+    this.boundaryLo = this.hasBoundaryRa ? chunk.boundaryRa! >>> 0 : 0;
+    this.boundaryHi = this.hasBoundaryRa ? (chunk.boundaryRa! / TWO_32) >>> 0 : 0;
+    this.cursor[CURSOR_INDEX] = firstIndex;
+    this.cursor[CURSOR_W] = w;
+    this.cursor[CURSOR_LO] = ra >>> 0;
+    this.cursor[CURSOR_HI] = (ra / TWO_32) >>> 0;
+  }
+
+  /**
+   * After the loop took frames: the return address of the frame at the cursor's SP is the word
+   * pair just below it, and its index is `index`.
+   */
+  advanced(index: number): void {
+    const w = this.cursor[CURSOR_W]!;
+    this.cursor[CURSOR_LO] = this.words[w - 2]!;
+    this.cursor[CURSOR_HI] = this.words[w - 1]!;
+    this.cursor[CURSOR_INDEX] = index;
+  }
+
+  /** Drops the references to this scan's stack, table and output. */
+  unbind(): void {
+    this.words = NO_WORDS;
+    this.out = undefined;
+    this.log = undefined;
+    this.boundaries = undefined;
+  }
+}
+
+/**
+ * Takes frames from `loop.cursor` while they are plain (see the header); returns how many. The
+ * cursor and `out` are kept current at every frame, so nothing needs doing after the loop. When
+ * the next frame's pairs would not fit in `out`'s columns it stops and sets `roomNeeded`: the
+ * columns stay constants inside the loop (the JIT keeps their data pointers and lengths).
+ */
+function runFastFrames(loop: FastLoop): number {
+  const cursor = loop.cursor;
+  const words = loop.words;
+  const wordsBase = loop.wordsBase;
+  const wordCount = loop.wordCount;
+  const keys = loop.keys;
+  const values = loop.values;
+  const mask = loop.mask;
+  const shift = loop.shift;
+  const firstSafepointBySlot = loop.firstSafepointBySlot;
+  const recipeOf = loop.recipeOf;
+  const frameBytes = loop.frameBytes;
+  const slotStart = loop.slotStart;
+  const pairCount = loop.pairCount;
+  const slots = loop.slots;
+  const saveStart = loop.saveStart;
+  const saveCount = loop.saveCount;
+  const saves = loop.saves;
+  const regSlots = loop.regSlots;
+  const out = loop.out!;
+  const log = loop.log;
+  const boundaries = loop.boundaries;
+  const topWord = loop.topWord;
+  const hasBoundaryRa = loop.hasBoundaryRa;
+  const boundaryLo = loop.boundaryLo;
+  const boundaryHi = loop.boundaryHi;
+  const lastIndex = loop.maxDepth - 1;
+  let index = cursor[CURSOR_INDEX]!;
+  let taken = 0;
+  let w = cursor[CURSOR_W]!;
+  let lo = cursor[CURSOR_LO]!;
+  let hi = cursor[CURSOR_HI]!;
+  let n = out.count;
+  const baseSlots = out.baseSlots;
+  const derivedSlots = out.derivedSlots;
+  const frameOf = out.frames;
+  const baseValues = out.baseValues;
+  const capacity = baseSlots.length;
+  while (w < topWord && index < lastIndex && !(hasBoundaryRa && lo === boundaryLo && hi === boundaryHi)) {
+    // The table probe (SafepointTable.findHalves, inlined). Every probe, hit or collision,
+    // runs the same operations, so the JIT has type feedback for all of them after the first
+    // frame and a first collision deep into a stack does not deoptimise the loop.
+    let slot = (slotOfHalves(lo, hi, shift) - 1) & mask;
+    let found = false;
+    let empty = false;
+    do {
+      slot = (slot + 1) & mask;
+      const kl = keys[2 * slot]!;
+      const kh = keys[2 * slot + 1]!;
+      found = ((kl ^ lo) | (kh ^ hi)) === 0;
+      empty = (kl | kh) === 0;
+    } while (!found && !empty);
+    if (!found || (lo | hi) === 0) break;
+    const r = recipeOf[firstSafepointBySlot[values[2 * slot]!]! + values[2 * slot + 1]!]!;
+    if (r < 0) break;
+    const cfaWord = w + (frameBytes[r]! >> 2) + 2;
+    if (cfaWord > wordCount) break;
+    if (boundaries !== undefined && boundaries.has(hi * TWO_32 + lo)) break;
+    const pairs = pairCount[r]!;
+    if (n + pairs > capacity) {
+      loop.roomNeeded = pairs;
+      break;
+    }
+    const spAddress = wordsBase + w * 4;
+    if (log !== undefined) log.push(spAddress, hi * TWO_32 + lo);
+    for (let p = 0, s = slotStart[r]!; p < pairs; p++, s += 2) {
+      const baseOffset = slots[s]!;
+      const baseWord = w + (baseOffset >> 2);
+      baseSlots[n] = spAddress + baseOffset;
+      derivedSlots[n] = spAddress + slots[s + 1]!;
+      frameOf[n] = index;
+      baseValues[n] = words[baseWord + 1]! * TWO_32 + words[baseWord]!;
+      n++;
+    }
+    out.count = n;
+    const savedRegisters = saveCount[r]!;
+    if (savedRegisters !== 0) {
+      const cfa = wordsBase + cfaWord * 4;
+      for (let k = 0, s = saveStart[r]!; k < savedRegisters; k++, s += 2) regSlots[saves[s]!] = cfa + saves[s + 1]!;
+    }
+    lo = words[cfaWord - 2]!;
+    hi = words[cfaWord - 1]!;
+    w = cfaWord;
+    // Only SP is kept: the return address is the two words below it, the index first + taken.
+    cursor[CURSOR_W] = w;
+    index++;
+    taken++;
+  }
+  return taken;
 }

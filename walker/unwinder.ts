@@ -1,3 +1,4 @@
+import type { FastLoop } from "./fast-scan.js";
 import { RootwalkError, hex } from "../src/errors.js";
 import { type Memory, WordMemory } from "../src/memory/memory.js";
 import {
@@ -162,6 +163,8 @@ export class Unwinder {
   private managedStarts: ReadonlySet<number> | undefined;
   /** Where each callee-saved register's value lives for this frame (see walker/slot.ts). */
   readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
+  /** The fast scan loop's bound state (walker/fast-scan.ts), made on first use and reused. */
+  fastLoop: FastLoop | undefined;
   /** The register context of each chunk (slots name them by chunk index). */
   contexts: (RegisterContext | undefined)[] = [];
   /** Index of the chunk this frame belongs to, and split-stack transitions crossed so far. */
