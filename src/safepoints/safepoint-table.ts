@@ -128,11 +128,33 @@ export class SafepointTable {
     }
     const lo = address >>> 0;
     const hi = (address / TWO_32) >>> 0;
-    const existing = this.findHalves(lo, hi);
-    if (existing >= 0) return existing;
-    if ((this.entryCount + 1) * 2 > this.keysLo.length) this.grow();
-    this.insertNew(lo, hi, moduleSlot, descriptorIndex);
+    // One probe sequence: it ends at the key (a duplicate) or at the empty slot the key goes to.
+    const keysLo = this.keysLo;
+    const keysHi = this.keysHi;
+    let i = slotOfHalves(lo, hi, 32 - this.logCapacity);
+    for (;;) {
+      const kl = keysLo[i]!;
+      const kh = keysHi[i]!;
+      if ((kl | kh) === 0) break;
+      if (kl === lo && kh === hi) return i;
+      i = (i + 1) & this.mask;
+    }
+    if ((this.entryCount + 1) * 2 > keysLo.length) {
+      this.grow();
+      this.insertNew(lo, hi, moduleSlot, descriptorIndex);
+      return -1;
+    }
+    this.fill(i, lo, hi, moduleSlot, descriptorIndex);
     return -1;
+  }
+
+  /** Puts a new entry into the empty slot `i`. */
+  private fill(i: number, lo: number, hi: number, moduleSlot: number, descriptorIndex: number): void {
+    this.keysLo[i] = lo;
+    this.keysHi[i] = hi;
+    this.moduleSlots[i] = moduleSlot;
+    this.descriptorIndices[i] = descriptorIndex;
+    this.entryCount++;
   }
 
   private insertNew(lo: number, hi: number, moduleSlot: number, descriptorIndex: number): void {
@@ -140,11 +162,7 @@ export class SafepointTable {
     const keysHi = this.keysHi;
     let i = slotOfHalves(lo, hi, 32 - this.logCapacity);
     while ((keysLo[i]! | keysHi[i]!) !== 0) i = (i + 1) & this.mask;
-    keysLo[i] = lo;
-    keysHi[i] = hi;
-    this.moduleSlots[i] = moduleSlot;
-    this.descriptorIndices[i] = descriptorIndex;
-    this.entryCount++;
+    this.fill(i, lo, hi, moduleSlot, descriptorIndex);
   }
 
   private insertAllFrom(other: SafepointTable): void {
