@@ -230,7 +230,12 @@ export class FrameDescriptorBuilder {
     this.cfaOffsetBytes[i] = s.cfaOffsetBytes;
     const saved = s.savedRegOffsets;
     const savedColumn = this.savedRegOffsets;
-    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) savedColumn[i * CALLEE_SAVED_COUNT + k] = k < saved.length ? saved[k]! : 0;
+    // The column is zero where nothing was written (fresh or grown, and each row is written
+    // once), so only the registers this frame saved are stored.
+    for (let k = 0; k < CALLEE_SAVED_COUNT && k < saved.length; k++) {
+      const offset = saved[k]!;
+      if (offset !== 0) savedColumn[i * CALLEE_SAVED_COUNT + k] = offset;
+    }
     this.flags[i] = s.flags;
     this.functionIndex[i] = s.functionIndex;
     this.blobIndex[i] = s.blobIndex;

@@ -58,6 +58,8 @@ class RecipeCompiler {
   /** Per recipe; at most one recipe per safepoint, trimmed by `finish`. */
   private readonly slotStart: Uint32Array;
   private readonly pairCount: Uint16Array;
+  /** Per recipe: 1 when it is the first with its hash (the one `firstByHash` finds). */
+  private readonly indexed: Uint8Array;
   private recipes = 0;
   private slots = new Int32Array(64);
   private slotWords = 0;
@@ -69,6 +71,7 @@ class RecipeCompiler {
     this.savesRegisters = new Uint8Array(d.count);
     this.slotStart = new Uint32Array(d.count);
     this.pairCount = new Uint16Array(d.count);
+    this.indexed = new Uint8Array(d.count);
   }
 
   compileAll(): void {
@@ -76,12 +79,14 @@ class RecipeCompiler {
     const n = d.count;
     const spUntyped = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
     const spPointer = LocationKind.Indirect | (ROOT_TYPE_POINTER << 4) | (DWARF_RSP << 8);
-    const { frameBytes, recipe, savesRegisters, slotStart, pairCount, firstByHash } = this;
+    const { frameBytes, recipe, savesRegisters, slotStart, pairCount, indexed, firstByHash } = this;
     const { locations, pairs, savedRegOffsets, frameSizeBytes, pairStart, allocaCount } = d;
     const pairCounts = d.pairCount;
     let slots = this.slots;
     let slotWords = this.slotWords;
     let recipes = this.recipes;
+    // The recipe of the last fast safepoint: call sites of one function mostly share it.
+    let previous = -1;
     for (let i = 0; i < n; i++) {
       let saves = 0;
       for (let k = 0; k < CALLEE_SAVED_COUNT; k++) saves |= savedRegOffsets[i * CALLEE_SAVED_COUNT + k]!;
@@ -110,6 +115,13 @@ class RecipeCompiler {
         continue;
       }
       frameBytes[i] = size;
+      // The same list as the previous recipe, which is the first with its hash: the lookup below
+      // would find it, so it is taken without hashing.
+      if (previous >= 0 && indexed[previous] === 1 && sameSlots(slots, slotStart[previous]!, 2 * pairCount[previous]!, start, slotWords - start)) {
+        slotWords = start;
+        recipe[i] = previous;
+        continue;
+      }
       // Share with the first recipe of the same hash when the lists are equal (no string keys:
       // this runs once per safepoint at registration, inside the parse + index budget).
       let key = pairsHere;
@@ -118,10 +130,15 @@ class RecipeCompiler {
       if (existing >= 0 && sameSlots(slots, slotStart[existing]!, 2 * pairCount[existing]!, start, slotWords - start)) {
         slotWords = start;
         recipe[i] = existing;
+        previous = existing;
         continue;
       }
       const r = recipes++;
-      if (existing < 0) firstByHash.add(key, r);
+      if (existing < 0) {
+        firstByHash.add(key, r);
+        indexed[r] = 1;
+      }
+      previous = r;
       slotStart[r] = start;
       pairCount[r] = pairsHere;
       recipe[i] = r;
