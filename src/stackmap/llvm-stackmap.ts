@@ -482,18 +482,9 @@ class RecordDecoder {
       const regWord = sectionWords[(loc + LOCATION_DWARF_REG) >>> 2]!;
       const value = sectionWords[(loc + LOCATION_OFFSET_OR_CONSTANT) >>> 2]! | 0;
       const kind = head & 0xff;
-      if (kind < LocationKind.Register || kind > LocationKind.ConstantIndex) {
-        throw new MalformedInputError(`kind of location #${i + 1} of record #${index}`, section.baseOffset + loc, kind, "1..5 (Register, Direct, Indirect, Constant, ConstantIndex)");
-      }
-      if ((head & 0xff00) !== 0 || regWord >>> 16 !== 0) {
-        throw new MalformedInputError(`reserved fields of location #${i + 1} of record #${index}`, section.baseOffset + loc, `${(head >>> 8) & 0xff}/${regWord >>> 16}`, "0/0");
-      }
-      if (kind === LocationKind.ConstantIndex && value >>> 0 >= this.numConstants) {
-        throw new MalformedInputError(`constant index of location #${i + 1} of record #${index}`, section.baseOffset + loc + LOCATION_OFFSET_OR_CONSTANT, value >>> 0, `below NumConstants = ${this.numConstants}`);
-      }
-      if (regWord > 0xff && this.wideRegisterRecord < 0) {
-        this.wideRegisterRecord = index;
-        this.wideRegister = regWord;
+      // One test for the common case; the checks below, in the format's order, only when it fails.
+      if (kind - LocationKind.Register >>> 0 > LocationKind.ConstantIndex - LocationKind.Register || (head & 0xff00) !== 0 || regWord > 0xff || kind === LocationKind.ConstantIndex) {
+        this.checkUnusualLocation(loc, i, index, kind, head, regWord, value);
       }
       words[w++] = encodeLocationWord0(kind, ROOT_TYPE_NONE, regWord & 0xff, head >>> 16);
       words[w++] = value;
@@ -525,6 +516,28 @@ class RecordDecoder {
       requireZeros(section, liveOutsEnd, end, "padding after the live-outs of record #", index);
     }
     return end;
+  }
+
+  /**
+   * The checks of location `i` of record `index` at `loc` that the common case (kind 1..4, zero
+   * reserved fields, a register below 256) skips: throws for a malformed one, notes the first
+   * record with a register above 255.
+   */
+  private checkUnusualLocation(loc: number, i: number, index: number, kind: number, head: number, regWord: number, value: number): void {
+    const section = this.section;
+    if (kind < LocationKind.Register || kind > LocationKind.ConstantIndex) {
+      throw new MalformedInputError(`kind of location #${i + 1} of record #${index}`, section.baseOffset + loc, kind, "1..5 (Register, Direct, Indirect, Constant, ConstantIndex)");
+    }
+    if ((head & 0xff00) !== 0 || regWord >>> 16 !== 0) {
+      throw new MalformedInputError(`reserved fields of location #${i + 1} of record #${index}`, section.baseOffset + loc, `${(head >>> 8) & 0xff}/${regWord >>> 16}`, "0/0");
+    }
+    if (kind === LocationKind.ConstantIndex && value >>> 0 >= this.numConstants) {
+      throw new MalformedInputError(`constant index of location #${i + 1} of record #${index}`, section.baseOffset + loc + LOCATION_OFFSET_OR_CONSTANT, value >>> 0, `below NumConstants = ${this.numConstants}`);
+    }
+    if (regWord > 0xff && this.wideRegisterRecord < 0) {
+      this.wideRegisterRecord = index;
+      this.wideRegister = regWord;
+    }
   }
 
   private grow(minLocations: number): void {
