@@ -1,15 +1,25 @@
-import { MalformedInputError } from "../errors.js";
+import { MalformedInputError, UnsupportedInputError } from "../errors.js";
 import {
   CALLEE_SAVED_COUNT,
   FLAG_STATEPOINT,
   FrameDescriptorBuilder,
   FrameDescriptors,
-  ROOT_TYPE_NONE,
-  encodeLocationWord0,
+  type SafepointFields,
 } from "../safepoints/frame-descriptors.js";
-import { LocationKind, LocationView, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
-import { DEFAULT_STATEPOINT_RECOGNITION, decodeStatepoint, type StatepointRecognition } from "../stackmap/statepoint.js";
-import { frameAtSafepoint } from "./safepoint-frame.js";
+import type { StackMapBlob } from "../stackmap/llvm-stackmap.js";
+import {
+  DEFAULT_STATEPOINT_RECOGNITION,
+  SHAPE_ALLOCA_COUNT,
+  SHAPE_DEOPT_COUNT,
+  SHAPE_PAIRS_START,
+  SHAPE_PAIR_COUNT,
+  SHAPE_SLOTS,
+  STATEPOINT_DEOPT_START,
+  StatepointIdMatcher,
+  type StatepointRecognition,
+  matchStatepoint,
+} from "../stackmap/statepoint.js";
+import { type SafepointFrame, frameAtSafepoint } from "./safepoint-frame.js";
 
 /** The CFI facts the loader needs at one address (see src/unwind/cfi.ts). */
 export interface UnwindRow {
@@ -53,27 +63,59 @@ export interface LlvmLoadOptions {
  *  - no FDE: the recorded StackSize is all there is (FLAG_NO_UNWIND_INFO).
  */
 export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: LlvmLoadOptions = {}): FrameDescriptors {
-  // Size the columns once: every record is a safepoint; a statepoint has at most as many pairs as
-  // locations, a plain record exactly as many.
-  let records = 0;
-  let locations = 0;
-  for (const blob of blobs) {
-    records += blob.numRecords;
-    for (let r = 0; r < blob.numRecords; r++) locations += blob.numLocations(r);
-  }
-  const builder = new FrameDescriptorBuilder({ safepoints: records, locations, pairs: locations });
-  const loc = new LocationView();
-  const saved = new Int16Array(CALLEE_SAVED_COUNT);
-  const recognition = options.recognition ?? DEFAULT_STATEPOINT_RECOGNITION;
+  const loader = new LlvmDescriptorLoader(blobs, options);
+  for (let b = 0; b < blobs.length; b++) loader.addBlob(blobs[b]!, b);
+  return loader.builder.finish();
+}
 
-  blobs.forEach((blob, b) => {
+/**
+ * The state of one `buildLlvmDescriptors`: the builder, with its columns sized once from the
+ * blobs' counts, and scratch refilled for every record (nothing is allocated per record or per
+ * location). The loops over functions and over records each end their method: V8 compiles a
+ * long first loop on stack and reuses that code on later calls, and code after the loop that had
+ * not run yet would deoptimize every time (see src/safepoints/scan-recipes.ts).
+ */
+class LlvmDescriptorLoader {
+  readonly builder: FrameDescriptorBuilder;
+  private readonly statepointIds: StatepointIdMatcher;
+  private readonly saved = new Int16Array(CALLEE_SAVED_COUNT);
+  private readonly frame: SafepointFrame = { frameSizeBytes: 0, flags: 0, cfaRegister: 0, cfaOffsetBytes: 0 };
+  private readonly shape = new Int32Array(SHAPE_SLOTS);
+  private readonly safepoint: SafepointFields = {
+    returnAddress: 0, frameSizeBytes: 0, stackSizeBytes: 0, cfaRegister: 0, cfaOffsetBytes: 0, savedRegOffsets: this.saved, flags: 0,
+    functionIndex: 0, blobIndex: 0, recordIndex: 0, locStart: 0, deoptCount: 0, pairStart: 0, pairCount: 0, allocaCount: 0,
+  };
+
+  constructor(
+    blobs: readonly StackMapBlob[],
+    private readonly options: LlvmLoadOptions,
+  ) {
+    // Every record is a safepoint. A statepoint of N locations has at most (N - 3) / 2 pairs
+    // (exactly that without deopt values and allocas), a plain record N (the pair column grows
+    // for those). A single blob's decoded locations become the location column as they are.
+    let records = 0;
+    let locations = 0;
+    for (const blob of blobs) {
+      records += blob.numRecords;
+      locations += blob.totalLocations;
+    }
+    this.builder = new FrameDescriptorBuilder({
+      safepoints: records,
+      locations: blobs.length === 1 ? 0 : locations,
+      pairs: Math.max(0, (locations - 3 * records) >> 1),
+    });
+    this.statepointIds = new StatepointIdMatcher(options.recognition ?? DEFAULT_STATEPOINT_RECOGNITION);
+  }
+
+  /** Every function of blob `b`, and its records. */
+  addBlob(blob: StackMapBlob, b: number): void {
+    // The blob's locations, decoded when it was parsed, in record order: record r's are at
+    // blobLocations + blob.firstLocation(r).
+    const blobLocations = this.builder.addLocationWords(blob.locationWords);
     for (let f = 0; f < blob.numFunctions; f++) {
-      const resolved = options.resolveFunction?.(b, f) ?? {
-        address: blob.functionAddressRaw(f),
-        name: undefined,
-        sectionIndex: undefined,
-      };
-      if (!Number.isSafeInteger(resolved.address)) {
+      const resolved = this.options.resolveFunction?.(b, f);
+      const functionAddress = resolved !== undefined ? resolved.address : blob.functionAddressRaw(f);
+      if (!Number.isSafeInteger(functionAddress)) {
         throw new MalformedInputError(
           `address of function #${f}`,
           blob.sectionOffset + blob.functionAddressFieldOffset(f),
@@ -86,67 +128,68 @@ export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: Ll
       if (!dynamic && !(stackSize >= 0 && stackSize < 2 ** 31)) {
         throw new MalformedInputError(`stack size of function #${f}`, blob.sectionOffset + blob.functionAddressFieldOffset(f) + 8, blob.stackSizeLong(f).toString(), "below 2^31, or UINT64_MAX for a dynamic frame");
       }
-      const functionIndex = builder.addFunction({ name: resolved.name, address: resolved.address, stackSizeBytes: stackSize });
-
-      const first = blob.firstRecordOf(f);
-      for (let r = first; r < first + blob.recordCountOf(f); r++) {
-        const returnAddress = resolved.address + blob.instructionOffset(r);
-        const lookupAt = returnAddress > resolved.address ? returnAddress - 1 : returnAddress;
-        const row = options.unwindRowAt?.(lookupAt, resolved.sectionIndex);
-
-        const frame = frameAtSafepoint(row, stackSize, saved);
-        let flags = frame.flags;
-        const frameSize = frame.frameSizeBytes;
-        const cfaRegister = frame.cfaRegister;
-        const cfaOffset = frame.cfaOffsetBytes;
-
-        const statepoint = decodeStatepoint(blob, r, recognition);
-        const locStart = builder.nextLocationIndex;
-        const n = blob.numLocations(r);
-        for (let i = 0; i < n; i++) {
-          blob.location(r, i, loc);
-          const word1 = loc.kind === LocationKind.ConstantIndex ? loc.constantIndex | 0 : loc.offsetBytes;
-          builder.addLocation(encodeLocationWord0(loc.kind, ROOT_TYPE_NONE, loc.dwarfReg, loc.sizeBytes), word1);
-        }
-        const pairStart = builder.nextPairIndex;
-        let pairCount: number;
-        let deoptCount = 0;
-        let allocaCount = 0;
-        if (statepoint !== undefined) {
-          flags |= FLAG_STATEPOINT;
-          deoptCount = statepoint.deoptCount;
-          allocaCount = statepoint.allocaCount;
-          pairCount = statepoint.pairCount;
-          for (let p = 0; p < pairCount; p++) {
-            const base = locStart + statepoint.pairsStart + 2 * p;
-            builder.addPair(base, base + 1);
-          }
-        } else {
-          // A stackmap or patchpoint record: every location is a live value of the runtime's
-          // choosing; each is offered as a root of its own (base = derived).
-          pairCount = n;
-          for (let i = 0; i < n; i++) builder.addPair(locStart + i, locStart + i);
-        }
-        builder.addSafepoint({
-          returnAddress,
-          frameSizeBytes: frameSize,
-          stackSizeBytes: stackSize,
-          cfaRegister,
-          cfaOffsetBytes: cfaOffset,
-          savedRegOffsets: saved,
-          flags,
-          functionIndex,
-          blobIndex: b,
-          recordIndex: r,
-          // Statepoints keep their three header constants out of the deopt slice.
-          locStart: statepoint !== undefined ? locStart + statepoint.deoptStart : locStart,
-          deoptCount,
-          pairStart,
-          pairCount,
-          allocaCount,
-        });
-      }
+      const functionIndex = this.builder.addFunction({ name: resolved?.name, address: functionAddress, stackSizeBytes: stackSize });
+      this.addRecords(blob, b, f, functionIndex, functionAddress, stackSize, resolved?.sectionIndex, blobLocations);
     }
-  });
-  return builder.finish();
+  }
+
+  /** One safepoint per record of function `f` of blob `b`. */
+  private addRecords(
+    blob: StackMapBlob,
+    b: number,
+    f: number,
+    functionIndex: number,
+    functionAddress: number,
+    stackSize: number,
+    sectionIndex: number | undefined,
+    blobLocations: number,
+  ): void {
+    const { builder, frame, saved, shape, safepoint, statepointIds } = this;
+    const unwindRowAt = this.options.unwindRowAt;
+    const first = blob.firstRecordOf(f);
+    const end = first + blob.recordCountOf(f);
+    for (let r = first; r < end; r++) {
+      const returnAddress = functionAddress + blob.instructionOffset(r);
+      const lookupAt = returnAddress > functionAddress ? returnAddress - 1 : returnAddress;
+      frameAtSafepoint(unwindRowAt?.(lookupAt, sectionIndex), stackSize, saved, frame);
+
+      const isStatepoint = matchStatepoint(blob, r, statepointIds.claims(blob, r), shape);
+      if (r === blob.wideRegisterRecord) {
+        throw new UnsupportedInputError("DWARF register of a location", 0, blob.wideRegister, "registers 0..255");
+      }
+      const locStart = blobLocations + blob.firstLocation(r);
+      const pairStart = builder.nextPairIndex;
+      if (isStatepoint) {
+        const pairCount = shape[SHAPE_PAIR_COUNT]!;
+        const firstBase = locStart + shape[SHAPE_PAIRS_START]!;
+        for (let p = 0; p < pairCount; p++) builder.addPair(firstBase + 2 * p, firstBase + 2 * p + 1);
+        safepoint.flags = frame.flags | FLAG_STATEPOINT;
+        // Statepoints keep their three header constants out of the deopt slice.
+        safepoint.locStart = locStart + STATEPOINT_DEOPT_START;
+        safepoint.deoptCount = shape[SHAPE_DEOPT_COUNT]!;
+        safepoint.pairCount = pairCount;
+        safepoint.allocaCount = shape[SHAPE_ALLOCA_COUNT]!;
+      } else {
+        // A stackmap or patchpoint record: every location is a live value of the runtime's
+        // choosing; each is offered as a root of its own (base = derived).
+        const n = blob.numLocations(r);
+        for (let i = 0; i < n; i++) builder.addPair(locStart + i, locStart + i);
+        safepoint.flags = frame.flags;
+        safepoint.locStart = locStart;
+        safepoint.deoptCount = 0;
+        safepoint.pairCount = n;
+        safepoint.allocaCount = 0;
+      }
+      safepoint.returnAddress = returnAddress;
+      safepoint.frameSizeBytes = frame.frameSizeBytes;
+      safepoint.stackSizeBytes = stackSize;
+      safepoint.cfaRegister = frame.cfaRegister;
+      safepoint.cfaOffsetBytes = frame.cfaOffsetBytes;
+      safepoint.functionIndex = functionIndex;
+      safepoint.blobIndex = b;
+      safepoint.recordIndex = r;
+      safepoint.pairStart = pairStart;
+      builder.addSafepoint(safepoint);
+    }
+  }
 }

@@ -21,7 +21,8 @@ import type { UnwindRow } from "./llvm-map-loader.js";
  *    size -1) always has a frame pointer on x86-64, so it gets the rule CFA = rbp + 16 with rbp
  *    saved at CFA - 16.
  */
-/** The frame facts of one safepoint (see the rules above); `saved` is filled in place. */export interface SafepointFrame {
+/** The frame facts of one safepoint (see the rules above); `saved` is filled in place. */
+export interface SafepointFrame {
   frameSizeBytes: number;
   flags: number;
   cfaRegister: number;
@@ -30,17 +31,23 @@ import type { UnwindRow } from "./llvm-map-loader.js";
 
 /**
  * Frame size, CFA rule and flags at a safepoint from its CFI row, for a frame whose recorded
- * size is `recordedBytes` (-1: dynamic). Shared by the plimmix and OCaml loaders.
+ * size is `recordedBytes` (-1: dynamic), written into `into` (a loader passes one object for
+ * every safepoint) and returned. Shared by the LLVM, plimmix and OCaml loaders.
  */
-export function frameAtSafepoint(row: UnwindRow | undefined, recordedBytes: number, saved: Int16Array): SafepointFrame {
+export function frameAtSafepoint(
+  row: UnwindRow | undefined,
+  recordedBytes: number,
+  saved: Int16Array,
+  into: SafepointFrame = { frameSizeBytes: 0, flags: 0, cfaRegister: 0, cfaOffsetBytes: 0 },
+): SafepointFrame {
   const dynamic = recordedBytes < 0;
-  saved.fill(0);
+  for (let k = 0; k < saved.length; k++) saved[k] = 0;
   let flags = dynamic ? FLAG_DYNAMIC_FRAME : 0;
   if (row === undefined) {
     flags |= FLAG_NO_UNWIND_INFO;
-    if (!dynamic) return { frameSizeBytes: recordedBytes, flags, cfaRegister: NO_CFA_RULE, cfaOffsetBytes: 0 };
+    if (!dynamic) return setFrame(into, recordedBytes, flags, NO_CFA_RULE, 0);
     saved[calleeSavedIndex(DWARF_RBP)] = -16;
-    return { frameSizeBytes: -1, flags: flags | FLAG_FRAME_POINTER_CFA, cfaRegister: DWARF_RBP, cfaOffsetBytes: 16 };
+    return setFrame(into, -1, flags | FLAG_FRAME_POINTER_CFA, DWARF_RBP, 16);
   }
   for (const [reg, offset] of row.savedRegisters) {
     const k = calleeSavedIndex(reg);
@@ -56,6 +63,13 @@ export function frameAtSafepoint(row: UnwindRow | undefined, recordedBytes: numb
     frameSizeBytes = -1;
   }
   if (!dynamic && frameSizeBytes >= 0 && frameSizeBytes !== recordedBytes) flags |= FLAG_FRAME_SIZE_DIFFERS;
-  return { frameSizeBytes, flags, cfaRegister: row.cfaRegister, cfaOffsetBytes: row.cfaOffset };
+  return setFrame(into, frameSizeBytes, flags, row.cfaRegister, row.cfaOffset);
 }
 
+function setFrame(into: SafepointFrame, frameSizeBytes: number, flags: number, cfaRegister: number, cfaOffsetBytes: number): SafepointFrame {
+  into.frameSizeBytes = frameSizeBytes;
+  into.flags = flags;
+  into.cfaRegister = cfaRegister;
+  into.cfaOffsetBytes = cfaOffsetBytes;
+  return into;
+}

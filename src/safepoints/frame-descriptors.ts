@@ -98,6 +98,25 @@ export function locationSizeBytes(word0: number): number {
   return word0 >>> 16;
 }
 
+/** One safepoint's fields, as `FrameDescriptorBuilder.addSafepoint` takes them (see the header comment). */
+export interface SafepointFields {
+  returnAddress: number;
+  frameSizeBytes: number;
+  stackSizeBytes: number;
+  cfaRegister: number;
+  cfaOffsetBytes: number;
+  savedRegOffsets: ArrayLike<number>;
+  flags: number;
+  functionIndex: number;
+  blobIndex: number;
+  recordIndex: number;
+  locStart: number;
+  deoptCount: number;
+  pairStart: number;
+  pairCount: number;
+  allocaCount: number;
+}
+
 /**
  * Growable typed-array columns; `finish()` freezes them into a FrameDescriptors. Loaders that
  * know their counts up front pass them as hints, so the columns are allocated once.
@@ -158,6 +177,26 @@ export class FrameDescriptorBuilder {
     return this.functions.length - 1;
   }
 
+  /**
+   * Appends locations already in the two-word encoding (see the header comment); returns the
+   * first's index. The first block added to an empty builder becomes its column as it is, without
+   * a copy: `words` must not change afterwards (the builder copies before it adds to a column it
+   * adopted, since an adopted column is full).
+   */
+  addLocationWords(words: Int32Array): number {
+    const first = this.locCount;
+    if (first === 0 && words.length >= this.locations.length) {
+      this.locations = words;
+      this.locCount = words.length >> 1;
+      return 0;
+    }
+    const needed = (first * 2 + words.length);
+    if (needed > this.locations.length) this.locations = growInt32(this.locations, Math.max(needed, this.locations.length * 2));
+    this.locations.set(words, first * 2);
+    this.locCount += words.length >> 1;
+    return first;
+  }
+
   /** Appends a location and returns its index. */
   addLocation(word0: number, word1: number): number {
     if (this.locCount * 2 + 2 > this.locations.length) this.locations = growInt32(this.locations, this.locations.length * 2);
@@ -177,24 +216,11 @@ export class FrameDescriptorBuilder {
     return this.pairWords / 2;
   }
 
-  /** Adds a safepoint; its locations and pairs must have been added just before (see fields). */
-  addSafepoint(s: {
-    returnAddress: number;
-    frameSizeBytes: number;
-    stackSizeBytes: number;
-    cfaRegister: number;
-    cfaOffsetBytes: number;
-    savedRegOffsets: ArrayLike<number>;
-    flags: number;
-    functionIndex: number;
-    blobIndex: number;
-    recordIndex: number;
-    locStart: number;
-    deoptCount: number;
-    pairStart: number;
-    pairCount: number;
-    allocaCount: number;
-  }): number {
+  /**
+   * Adds a safepoint; its locations and pairs must have been added before (see fields). The
+   * fields are copied: a loader may pass one object for every safepoint, refilled each time.
+   */
+  addSafepoint(s: SafepointFields): number {
     if (this.n === this.cap) this.growSafepoints();
     const i = this.n++;
     this.returnAddress[i] = s.returnAddress;
@@ -202,7 +228,14 @@ export class FrameDescriptorBuilder {
     this.stackSizeBytes[i] = s.stackSizeBytes;
     this.cfaRegister[i] = s.cfaRegister;
     this.cfaOffsetBytes[i] = s.cfaOffsetBytes;
-    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) this.savedRegOffsets[i * CALLEE_SAVED_COUNT + k] = s.savedRegOffsets[k] ?? 0;
+    const saved = s.savedRegOffsets;
+    const savedColumn = this.savedRegOffsets;
+    // The column is zero where nothing was written (fresh or grown, and each row is written
+    // once), so only the registers this frame saved are stored.
+    for (let k = 0; k < CALLEE_SAVED_COUNT && k < saved.length; k++) {
+      const offset = saved[k]!;
+      if (offset !== 0) savedColumn[i * CALLEE_SAVED_COUNT + k] = offset;
+    }
     this.flags[i] = s.flags;
     this.functionIndex[i] = s.functionIndex;
     this.blobIndex[i] = s.blobIndex;
@@ -238,27 +271,31 @@ export class FrameDescriptorBuilder {
     this.cap = cap;
   }
 
+  /**
+   * The columns, each exactly as long as its content: a column the hints sized exactly is handed
+   * over as it is (no copy), the others are copied. The builder must not be used afterwards.
+   */
   finish(): FrameDescriptors {
     const n = this.n;
     return new FrameDescriptors(
       n,
-      this.returnAddress.slice(0, n),
-      this.frameSizeBytes.slice(0, n),
-      this.stackSizeBytes.slice(0, n),
-      this.cfaRegister.slice(0, n),
-      this.cfaOffsetBytes.slice(0, n),
-      this.savedRegOffsets.slice(0, n * CALLEE_SAVED_COUNT),
-      this.flags.slice(0, n),
-      this.functionIndex.slice(0, n),
-      this.blobIndex.slice(0, n),
-      this.recordIndex.slice(0, n),
-      this.locStart.slice(0, n),
-      this.deoptCount.slice(0, n),
-      this.pairStart.slice(0, n),
-      this.pairCount.slice(0, n),
-      this.allocaCount.slice(0, n),
-      this.locations.slice(0, this.locCount * 2),
-      this.pairs.slice(0, this.pairWords),
+      exactLength(this.returnAddress, n),
+      exactLength(this.frameSizeBytes, n),
+      exactLength(this.stackSizeBytes, n),
+      exactLength(this.cfaRegister, n),
+      exactLength(this.cfaOffsetBytes, n),
+      exactLength(this.savedRegOffsets, n * CALLEE_SAVED_COUNT),
+      exactLength(this.flags, n),
+      exactLength(this.functionIndex, n),
+      exactLength(this.blobIndex, n),
+      exactLength(this.recordIndex, n),
+      exactLength(this.locStart, n),
+      exactLength(this.deoptCount, n),
+      exactLength(this.pairStart, n),
+      exactLength(this.pairCount, n),
+      exactLength(this.allocaCount, n),
+      exactLength(this.locations, this.locCount * 2),
+      exactLength(this.pairs, this.pairWords),
       this.functions.slice(),
     );
   }
@@ -320,6 +357,10 @@ export class FrameDescriptors {
   }
 }
 
+/** `column` itself when it holds exactly `length` elements, otherwise a copy of its first `length`. */
+function exactLength<T extends { length: number; slice(start: number, end: number): T }>(column: T, length: number): T {
+  return column.length === length ? column : column.slice(0, length);
+}
 function checkU16(what: string, value: number): void {
   if (value < 0 || value > 0xffff) throw new InvalidArgumentError(what, String(value), "0..65535");
 }

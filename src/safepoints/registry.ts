@@ -105,15 +105,14 @@ export class SafepointRegistry {
     const module: RegisteredModule = { handle, name: map.name, format: map.format, loadBias, contentKey: map.contentKey, descriptors, recipes };
     const slot = this.current.moduleBySlot.length;
     const table = this.current.table.clone(descriptors.count);
-    for (let i = 0; i < descriptors.count; i++) {
-      const ra = descriptors.returnAddress[i]!;
-      const existing = table.insert(ra, slot, i);
-      if (existing < 0) continue;
+    const conflict = insertSafepoints(table, descriptors, slot);
+    if (conflict >= 0) {
+      const ra = descriptors.returnAddress[conflict]!;
+      const existing = table.find(ra);
       const otherSlot = table.moduleSlotAt(existing);
-      const otherIndex = table.descriptorAt(existing);
       if (otherSlot === slot) {
-        if (sameSafepoint(descriptors, otherIndex, i)) continue;
-        throw new DuplicateSafepointError(ra, `${map.name} record #${descriptors.recordIndex[otherIndex]}`, `${map.name} record #${descriptors.recordIndex[i]}`);
+        const otherIndex = table.descriptorAt(existing);
+        throw new DuplicateSafepointError(ra, `${map.name} record #${descriptors.recordIndex[otherIndex]}`, `${map.name} record #${descriptors.recordIndex[conflict]}`);
       }
       const other = this.current.moduleBySlot[otherSlot]!;
       throw new DuplicateSafepointError(ra, `module "${other.name}"`, `module "${map.name}"`);
@@ -137,6 +136,23 @@ export class SafepointRegistry {
     });
     this.current = new RegistrySnapshot(modules, table, moduleBySlot);
   }
+}
+
+/**
+ * Inserts every safepoint of `descriptors` into `table` as module `slot`, each key once; returns
+ * the first safepoint whose return address is already taken (by another module, or by a
+ * different safepoint of this one), or -1. A repeat of the same safepoint in this module is kept
+ * once. (The loop ends the function: see src/safepoints/scan-recipes.ts on V8's on-stack code.)
+ */
+function insertSafepoints(table: SafepointTable, descriptors: FrameDescriptors, slot: number): number {
+  const returnAddress = descriptors.returnAddress;
+  for (let i = 0; i < descriptors.count; i++) {
+    const existing = table.insert(returnAddress[i]!, slot, i);
+    if (existing < 0) continue;
+    if (table.moduleSlotAt(existing) === slot && sameSafepoint(descriptors, table.descriptorAt(existing), i)) continue;
+    return i;
+  }
+  return -1;
 }
 
 /** Two safepoints of one module describe the same frame and roots (a harmless repeat). */

@@ -1,5 +1,6 @@
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { CALLEE_SAVED_COUNT, DWARF_RSP, type FrameDescriptors, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "./frame-descriptors.js";
+import { RecipeHashIndex } from "./recipe-hash-index.js";
 
 /*
  * Scan recipes: each safepoint of a registered module compiled once, at registration, into what
@@ -83,90 +84,135 @@ class IntList {
 
 /** Compiles every safepoint of `d` (one pass; no allocation per safepoint). */
 export function compileScanRecipes(d: FrameDescriptors): ScanRecipes {
+  const c = new RecipeCompiler(d.count);
+  compileAll(d, c);
+  return c.finish(d.count);
+}
+
+/** Per recipe in RecipeCompiler.perRecipe: frameBytes, slotStart, pairCount, saveStart, saveCount. */
+const RECIPE_WORDS = 5;
+
+/** The recipes compiled so far (registration only: amortised growth, nothing per safepoint). */
+class RecipeCompiler {
+  readonly recipe: Int32Array;
+  readonly perRecipe = new IntList();
+  readonly slots = new IntList();
+  readonly saves = new IntList();
+  /** A slot-list-and-saves hash -> the first recipe with it (a Map would box hashes above 2^30). */
+  readonly firstByHash = new RecipeHashIndex();
+
+  constructor(safepoints: number) {
+    this.recipe = new Int32Array(safepoints);
+  }
+
+  finish(safepoints: number): ScanRecipes {
+    const recipes = this.perRecipe.length / RECIPE_WORDS;
+    const words = this.perRecipe.words;
+    const frameBytes = new Int32Array(recipes);
+    const slotStart = new Uint32Array(recipes);
+    const pairCount = new Uint16Array(recipes);
+    const saveStart = new Uint32Array(recipes);
+    const saveCount = new Uint8Array(recipes);
+    for (let r = 0; r < recipes; r++) {
+      frameBytes[r] = words[r * RECIPE_WORDS]!;
+      slotStart[r] = words[r * RECIPE_WORDS + 1]!;
+      pairCount[r] = words[r * RECIPE_WORDS + 2]!;
+      saveStart[r] = words[r * RECIPE_WORDS + 3]!;
+      saveCount[r] = words[r * RECIPE_WORDS + 4]!;
+    }
+    return new ScanRecipes(this.recipe.subarray(0, safepoints), frameBytes, slotStart, pairCount, this.slots.toArray(), saveStart, saveCount, this.saves.toArray());
+  }
+}
+
+/*
+ * The loop over safepoints is the whole of its function: V8 compiles a long first loop on the
+ * stack (OSR) and keeps that code for later calls; code after the loop, not yet run when it was
+ * compiled, would have no type feedback and deoptimise on every later call.
+ */
+function compileAll(d: FrameDescriptors, c: RecipeCompiler): void {
   const n = d.count;
   const spUntyped = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
   const spPointer = LocationKind.Indirect | (ROOT_TYPE_POINTER << 4) | (DWARF_RSP << 8);
-  const recipe = new Int32Array(n);
-  // Per recipe: frameBytes, slotStart, pairCount, saveStart, saveCount.
-  const perRecipe = new IntList();
-  const slots = new IntList();
-  const saves = new IntList();
-  const byKey = new Map<number, number>();
-  const locations = d.locations;
-  const savedRegOffsets = d.savedRegOffsets;
+  const { recipe, perRecipe, slots, saves, firstByHash } = c;
+  const { locations, savedRegOffsets, frameSizeBytes, pairCount, pairStart, allocaCount } = d;
+  const pairLocations = d.pairs;
+  // The recipe of the last fast safepoint: call sites of one function mostly share it.
+  let previous = -1;
   for (let i = 0; i < n; i++) {
-    const size = d.frameSizeBytes[i]!;
-    const pairs = d.pairCount[i]!;
+    const size = frameSizeBytes[i]!;
+    const pairs = pairCount[i]!;
     // A multiple of 8: the fast loop keeps SP as an even word index (walker/fast-scan.ts).
-    let fast = size >= 0 && (size & 7) === 0 && d.allocaCount[i] === 0;
+    let fast = size >= 0 && (size & 7) === 0 && allocaCount[i] === 0;
     const slotsAt = slots.length;
     const savesAt = saves.length;
     slots.reserve(2 * pairs);
-    for (let p = 0; fast && p < pairs; p++) {
-      for (let k = 0; k < 2; k++) {
-        const loc = d.pairs[(d.pairStart[i]! + p) * 2 + k]!;
-        const shape = locations[loc * 2]! & 0xffff;
-        const off = locations[loc * 2 + 1]!;
-        if ((shape !== spUntyped && shape !== spPointer) || off < 0 || off + 8 > size + 8 || (off & 7) !== 0) fast = false;
-        slots.words[slots.length++] = off;
-      }
+    const firstPairWord = pairStart[i]! * 2;
+    for (let w = 0; fast && w < 2 * pairs; w++) {
+      const loc = pairLocations[firstPairWord + w]!;
+      const shape = locations[loc * 2]! & 0xffff;
+      const off = locations[loc * 2 + 1]!;
+      if ((shape !== spUntyped && shape !== spPointer) || off < 0 || off + 8 > size + 8 || (off & 7) !== 0) fast = false;
+      slots.words[slots.length++] = off;
     }
     if (!fast) {
       slots.length = slotsAt;
       recipe[i] = NOT_FAST;
       continue;
     }
+    saves.reserve(2 * CALLEE_SAVED_COUNT);
     for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
       const offset = savedRegOffsets[i * CALLEE_SAVED_COUNT + k]!;
       if (offset === 0) continue;
-      saves.push(k);
-      saves.push(offset);
+      saves.words[saves.length++] = k;
+      saves.words[saves.length++] = offset;
     }
     const saveCount = (saves.length - savesAt) / 2;
+    // The previous safepoint's recipe, when equal, is taken without hashing; it is the first of
+    // its hash whenever the lookup below would have found it, since equal recipes are shared.
+    if (previous >= 0 && sameRecipe(c, previous, size, slotsAt, savesAt)) {
+      slots.length = slotsAt;
+      saves.length = savesAt;
+      recipe[i] = previous;
+      continue;
+    }
     // Share with the first recipe of the same hash when equal (no string keys: this runs once
     // per safepoint at registration, inside the parse + index budget).
     let key = Math.imul(size ^ pairs, 0x9e3779b1) ^ saveCount;
     for (let w = slotsAt; w < slots.length; w++) key = Math.imul(key ^ slots.words[w]!, 0x9e3779b1) >>> 0;
     for (let w = savesAt; w < saves.length; w++) key = Math.imul(key ^ saves.words[w]!, 0x85ebca6b) >>> 0;
-    const existing = byKey.get(key);
-    if (existing !== undefined) {
-      const at = existing * 5;
-      const r = perRecipe.words;
-      if (
-        r[at] === size &&
-        sameWords(slots.words, r[at + 1]!, 2 * r[at + 2]!, slotsAt, slots.length - slotsAt) &&
-        sameWords(saves.words, r[at + 3]!, 2 * r[at + 4]!, savesAt, saves.length - savesAt)
-      ) {
-        slots.length = slotsAt;
-        saves.length = savesAt;
-        recipe[i] = existing;
-        continue;
-      }
+    const existing = firstByHash.get(key);
+    if (existing >= 0 && sameRecipe(c, existing, size, slotsAt, savesAt)) {
+      slots.length = slotsAt;
+      saves.length = savesAt;
+      recipe[i] = existing;
+      previous = existing;
+      continue;
     }
-    const index = perRecipe.length / 5;
-    if (existing === undefined) byKey.set(key, index);
-    perRecipe.reserve(5);
-    perRecipe.push(size);
-    perRecipe.push(slotsAt);
-    perRecipe.push(pairs);
-    perRecipe.push(savesAt);
-    perRecipe.push(saveCount);
+    const index = perRecipe.length / RECIPE_WORDS;
+    if (existing < 0) firstByHash.add(key, index);
+    perRecipe.reserve(RECIPE_WORDS);
+    const r = perRecipe.words;
+    const at = perRecipe.length;
+    r[at] = size;
+    r[at + 1] = slotsAt;
+    r[at + 2] = pairs;
+    r[at + 3] = savesAt;
+    r[at + 4] = saveCount;
+    perRecipe.length += RECIPE_WORDS;
     recipe[i] = index;
+    previous = index;
   }
-  const recipes = perRecipe.length / 5;
-  const frameBytes = new Int32Array(recipes);
-  const slotStart = new Uint32Array(recipes);
-  const pairCount = new Uint16Array(recipes);
-  const saveStart = new Uint32Array(recipes);
-  const saveCounts = new Uint8Array(recipes);
-  for (let r = 0; r < recipes; r++) {
-    frameBytes[r] = perRecipe.words[r * 5]!;
-    slotStart[r] = perRecipe.words[r * 5 + 1]!;
-    pairCount[r] = perRecipe.words[r * 5 + 2]!;
-    saveStart[r] = perRecipe.words[r * 5 + 3]!;
-    saveCounts[r] = perRecipe.words[r * 5 + 4]!;
-  }
-  return new ScanRecipes(recipe, frameBytes, slotStart, pairCount, slots.toArray(), saveStart, saveCounts, saves.toArray());
+}
+
+/** Recipe `r` equals the candidate just written at the end of the slot and save lists. */
+function sameRecipe(c: RecipeCompiler, r: number, size: number, slotsAt: number, savesAt: number): boolean {
+  const words = c.perRecipe.words;
+  const at = r * RECIPE_WORDS;
+  return (
+    words[at] === size &&
+    sameWords(c.slots.words, words[at + 1]!, 2 * words[at + 2]!, slotsAt, c.slots.length - slotsAt) &&
+    sameWords(c.saves.words, words[at + 3]!, 2 * words[at + 4]!, savesAt, c.saves.length - savesAt)
+  );
 }
 
 /**

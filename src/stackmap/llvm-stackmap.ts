@@ -1,6 +1,8 @@
 import Long from "long";
 import { ByteView } from "../bytes/byte-view.js";
+import { littleEndianWords } from "../bytes/little-endian-words.js";
 import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
+import { ROOT_TYPE_NONE, encodeLocationWord0 } from "../safepoints/frame-descriptors.js";
 
 /*
  * LLVM StackMap section, version 3, as LLVM 14 emits it (little-endian; offsets from the start of
@@ -42,6 +44,19 @@ import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
  * Decoding is by view: `StackMapBlob.parse` validates everything once (every field below is in
  * bounds, every kind known, every index valid, the record counts consistent) and records where
  * each record starts, so the accessors afterwards are O(1) reads with no further checks.
+ *
+ * The same single pass decodes every location into two Int32 words in the FrameDescriptors
+ * encoding (src/safepoints/frame-descriptors.ts; root type none), all records of the blob back to
+ * back (`locationWords`, record r's from word 2 * firstLocation(r)), so the loader copies them as
+ * one block and never reads the location bytes again. A location reads as three u32 words:
+ *
+ *     +0  u32  kind | reserved8 << 8 | size << 16
+ *     +4  u32  dwarfReg | reserved16 << 16
+ *     +8  i32  offset, small constant or constant index
+ *
+ * A DWARF register above 255 does not fit word 0: the blob keeps the first record that has one
+ * (`wideRegisterRecord`), and the loader refuses that record (the bytes are valid stack maps, a
+ * register rootwalk does not know is unsupported, not malformed).
  */
 
 export const STACKMAP_VERSION = 3;
@@ -145,6 +160,8 @@ export class StackMapBlob {
   private readonly recordOffsets: Uint32Array;
   private readonly recordFunctions: Uint32Array;
   private readonly functionFirstRecord: Uint32Array;
+  /** Index of record r's first location in `locationWords` (two words each); numRecords + 1 entries. */
+  private readonly recordFirstLocation: Uint32Array;
 
   private constructor(
     /** The bytes of this blob only (a window of the section; offsets in errors are section offsets). */
@@ -155,10 +172,23 @@ export class StackMapBlob {
     recordOffsets: Uint32Array,
     recordFunctions: Uint32Array,
     functionFirstRecord: Uint32Array,
+    recordFirstLocation: Uint32Array,
+    /** Every location of every record, decoded: two words each (see the header comment). */
+    readonly locationWords: Int32Array,
+    /** The first record with a location whose DWARF register is above 255, or -1. */
+    readonly wideRegisterRecord: number,
+    /** That record's first such register (0 when there is none). */
+    readonly wideRegister: number,
   ) {
     this.recordOffsets = recordOffsets;
     this.recordFunctions = recordFunctions;
     this.functionFirstRecord = functionFirstRecord;
+    this.recordFirstLocation = recordFirstLocation;
+  }
+
+  /** Locations of all records of this blob. */
+  get totalLocations(): number {
+    return this.recordFirstLocation[this.numRecords]!;
   }
 
   /** Offset of this blob within the section it was read from. */
@@ -176,7 +206,9 @@ export class StackMapBlob {
    * Validates the blob that starts at `offset` of `section` and returns a view of it. The blob's
    * end is found by walking its records, so `section` may hold more bytes (further blobs) after it.
    */
-  static parse(section: ByteView, offset: number): StackMapBlob {
+  static parse(section: ByteView, offset: number, sectionWords: Uint32Array = littleEndianWords(section.bytes)): StackMapBlob {
+    // Record decoding reads whole words, counted from the section's start (see RecordDecoder).
+    if ((offset & 3) !== 0 && section.has(offset, 0)) return StackMapBlob.parse(section.slice(offset, section.lengthBytes - offset), 0);
     const at = (rel: number) => section.baseOffset + offset + rel;
     section.need(offset, HEADER_SIZE_BYTES, "stack map header");
     const version = section.u8(offset + HEADER_VERSION);
@@ -203,23 +235,7 @@ export class StackMapBlob {
 
     const functionFirstRecord = new Uint32Array(numFunctions + 1);
     const recordFunctions = new Uint32Array(numRecords);
-    let recordsClaimed = 0;
-    for (let f = 0; f < numFunctions; f++) {
-      const countAt = functionsAt + f * FUNCTION_SIZE_BYTES + FUNCTION_RECORD_COUNT;
-      const hi = section.u64Hi(countAt);
-      const count = section.u64Lo(countAt);
-      if (hi !== 0 || recordsClaimed + count > numRecords) {
-        throw new MalformedInputError(
-          `record count of function #${f}`,
-          section.baseOffset + countAt,
-          section.u64BigInt(countAt),
-          `at most ${numRecords - recordsClaimed} (NumRecords ${numRecords} less the ${recordsClaimed} records of earlier functions)`,
-        );
-      }
-      functionFirstRecord[f] = recordsClaimed;
-      recordFunctions.fill(f, recordsClaimed, recordsClaimed + count);
-      recordsClaimed += count;
-    }
+    const recordsClaimed = claimRecords(section, functionsAt, numFunctions, numRecords, functionFirstRecord, recordFunctions);
     functionFirstRecord[numFunctions] = recordsClaimed;
     if (recordsClaimed !== numRecords) {
       throw new MalformedInputError(
@@ -231,11 +247,10 @@ export class StackMapBlob {
     }
 
     const recordOffsets = new Uint32Array(numRecords);
-    let cursor = recordsAt;
-    for (let r = 0; r < numRecords; r++) {
-      recordOffsets[r] = cursor - offset;
-      cursor = validateRecord(section, cursor, r, numConstants);
-    }
+    const recordFirstLocation = new Uint32Array(numRecords + 1);
+    const decoder = new RecordDecoder(section, sectionWords, numConstants, initialLocationCapacity(section, recordsAt, numRecords));
+    const cursor = decoder.decodeRecords(recordsAt, numRecords, offset, recordOffsets, recordFirstLocation);
+    recordFirstLocation[numRecords] = decoder.locationCount;
     const blob = new StackMapBlob(
       section.slice(offset, cursor - offset, "stack map blob"),
       numFunctions,
@@ -244,6 +259,10 @@ export class StackMapBlob {
       recordOffsets,
       recordFunctions,
       functionFirstRecord,
+      recordFirstLocation,
+      decoder.finishLocationWords(),
+      decoder.wideRegisterRecord,
+      decoder.wideRegister,
     );
     return blob;
   }
@@ -308,6 +327,13 @@ export class StackMapBlob {
   recordIdLong(r: number): Long {
     return this.view.u64Long(this.recordOffsets[r]! + RECORD_ID);
   }
+  /** Low and high u32 halves of record r's ID. */
+  recordIdLo(r: number): number {
+    return this.view.u64Lo(this.recordOffsets[r]! + RECORD_ID);
+  }
+  recordIdHi(r: number): number {
+    return this.view.u64Hi(this.recordOffsets[r]! + RECORD_ID);
+  }
   recordIdBigInt(r: number): bigint {
     return this.view.u64BigInt(this.recordOffsets[r]! + RECORD_ID);
   }
@@ -315,7 +341,11 @@ export class StackMapBlob {
     return this.view.u32(this.recordOffsets[r]! + RECORD_INSTRUCTION_OFFSET);
   }
   numLocations(r: number): number {
-    return this.view.u16(this.recordOffsets[r]! + RECORD_NUM_LOCATIONS);
+    return this.recordFirstLocation[r + 1]! - this.recordFirstLocation[r]!;
+  }
+  /** Index in `locationWords` (in locations: two words each) of record r's first location. */
+  firstLocation(r: number): number {
+    return this.recordFirstLocation[r]!;
   }
   /** Points `into` at location `i` of record `r`. */
   location(r: number, i: number, into: LocationView = new LocationView()): LocationView {
@@ -335,55 +365,199 @@ export class StackMapBlob {
   }
 }
 
-/** Checks one record at `at` (absolute in `section`) and returns the offset just past it. */
-function validateRecord(section: ByteView, at: number, index: number, numConstants: number): number {
-  const where = (rel: number) => section.baseOffset + at + rel;
-  section.need(at, RECORD_LOCATIONS, `stack map record #${index}`);
-  const flags = section.u16(at + RECORD_RESERVED);
-  if (flags !== 0) throw new MalformedInputError(`record #${index} reserved field`, where(RECORD_RESERVED), flags, "0");
-  const numLocations = section.u16(at + RECORD_NUM_LOCATIONS);
-  section.need(at + RECORD_LOCATIONS, numLocations * LOCATION_SIZE_BYTES, `locations of record #${index} (${numLocations})`);
-  for (let i = 0; i < numLocations; i++) {
-    const loc = at + RECORD_LOCATIONS + i * LOCATION_SIZE_BYTES;
-    const kind = section.u8(loc + LOCATION_KIND);
+/*
+ * The loops over functions and records each end their function: V8 compiles a long first loop on
+ * stack (OSR) and caches that code for later calls; code after the loop that had not run yet
+ * would be compiled without type feedback and deoptimize on every later call.
+ */
+
+/**
+ * Checks each function's RecordCount against what is left of NumRecords and notes the first
+ * record of each function and the function of each record; returns the records claimed.
+ */
+function claimRecords(
+  section: ByteView,
+  functionsAt: number,
+  numFunctions: number,
+  numRecords: number,
+  functionFirstRecord: Uint32Array,
+  recordFunctions: Uint32Array,
+): number {
+  let recordsClaimed = 0;
+  for (let f = 0; f < numFunctions; f++) {
+    const countAt = functionsAt + f * FUNCTION_SIZE_BYTES + FUNCTION_RECORD_COUNT;
+    const hi = section.u64Hi(countAt);
+    const count = section.u64Lo(countAt);
+    if (hi !== 0 || recordsClaimed + count > numRecords) {
+      throw new MalformedInputError(
+        `record count of function #${f}`,
+        section.baseOffset + countAt,
+        section.u64BigInt(countAt),
+        `at most ${numRecords - recordsClaimed} (NumRecords ${numRecords} less the ${recordsClaimed} records of earlier functions)`,
+      );
+    }
+    functionFirstRecord[f] = recordsClaimed;
+    for (let r = recordsClaimed; r < recordsClaimed + count; r++) recordFunctions[r] = f;
+    recordsClaimed += count;
+  }
+  return recordsClaimed;
+}
+
+/**
+ * Locations to reserve for a blob whose records start at `recordsAt`: every record takes at
+ * least 24 bytes besides its locations, so the rest of the section bounds the count; a blob of a
+ * linked section is one of many, so the guess is also held to 12 per record (more grows it).
+ */
+function initialLocationCapacity(section: ByteView, recordsAt: number, numRecords: number): number {
+  const minRecordBytes = RECORD_LOCATIONS + LIVE_OUTS_ARRAY + 4;
+  const bound = Math.floor((section.lengthBytes - recordsAt - numRecords * minRecordBytes) / LOCATION_SIZE_BYTES);
+  return Math.max(0, Math.min(bound, 12 * numRecords));
+}
+
+/**
+ * Validates the records of one blob, in order, and decodes their locations into location words.
+ * One instance per blob; no object is made per record or per location.
+ *
+ * Reads the section as little-endian u32 words (`sectionWords`, word i = bytes [4i, 4i + 4)):
+ * every record starts 8-aligned from the section's start (headers, function entries and
+ * constants are multiples of 8 bytes, so is every record), so every field below is a whole
+ * word or a fixed part of one, and every padding is zero or one word:
+ *
+ *   record +12   reserved u16 | NumLocations << 16
+ *   location     +0 kind | reserved8 << 8 | size << 16, +4 dwarfReg | reserved16 << 16, +8 value
+ *   live-outs +0 padding u16 | NumLiveOuts << 16
+ *   live-out     dwarfReg u16 | reserved u8 << 16 | size u8 << 24
+ *
+ * The checks and their messages are those of the format (each `need` spells its message only
+ * when it fails).
+ */
+class RecordDecoder {
+  private words: Int32Array;
+  locationCount = 0;
+  wideRegisterRecord = -1;
+  wideRegister = 0;
+
+  constructor(
+    private readonly section: ByteView,
+    private readonly sectionWords: Uint32Array,
+    private readonly numConstants: number,
+    capacityLocations: number,
+  ) {
+    this.words = new Int32Array(2 * capacityLocations);
+  }
+
+  /**
+   * Decodes the `numRecords` records from `recordsAt`, noting where each starts (relative to
+   * `blobOffset`) and its first location (`recordFirstLocation` has numRecords + 1 entries; the
+   * last is set by the caller); returns the offset just past the last record.
+   */
+  decodeRecords(recordsAt: number, numRecords: number, blobOffset: number, recordOffsets: Uint32Array, recordFirstLocation: Uint32Array): number {
+    let cursor = recordsAt;
+    for (let r = 0; r < numRecords; r++) {
+      recordOffsets[r] = cursor - blobOffset;
+      recordFirstLocation[r] = this.locationCount;
+      cursor = this.decodeRecord(cursor, r);
+    }
+    return cursor;
+  }
+
+  /** Checks record `index` at `at` (a section offset, 8-aligned), decodes its locations, returns the offset just past it. */
+  decodeRecord(at: number, index: number): number {
+    const section = this.section;
+    const sectionWords = this.sectionWords;
+    if (!section.has(at, RECORD_LOCATIONS)) section.need(at, RECORD_LOCATIONS, `stack map record #${index}`);
+    const countsWord = sectionWords[(at + RECORD_RESERVED) >>> 2]!;
+    const flags = countsWord & 0xffff;
+    if (flags !== 0) throw new MalformedInputError(`record #${index} reserved field`, section.baseOffset + at + RECORD_RESERVED, flags, "0");
+    const numLocations = countsWord >>> 16;
+    if (!section.has(at + RECORD_LOCATIONS, numLocations * LOCATION_SIZE_BYTES)) {
+      section.need(at + RECORD_LOCATIONS, numLocations * LOCATION_SIZE_BYTES, `locations of record #${index} (${numLocations})`);
+    }
+    if (this.words.length < 2 * (this.locationCount + numLocations)) this.grow(this.locationCount + numLocations);
+    const words = this.words;
+    let w = 2 * this.locationCount;
+    let loc = at + RECORD_LOCATIONS;
+    for (let i = 0; i < numLocations; i++, loc += LOCATION_SIZE_BYTES) {
+      const head = sectionWords[loc >>> 2]!;
+      const regWord = sectionWords[(loc + LOCATION_DWARF_REG) >>> 2]!;
+      const value = sectionWords[(loc + LOCATION_OFFSET_OR_CONSTANT) >>> 2]! | 0;
+      const kind = head & 0xff;
+      // One test for the common case; the checks below, in the format's order, only when it fails.
+      if (kind - LocationKind.Register >>> 0 > LocationKind.ConstantIndex - LocationKind.Register || (head & 0xff00) !== 0 || regWord > 0xff || kind === LocationKind.ConstantIndex) {
+        this.checkUnusualLocation(loc, i, index, kind, head, regWord, value);
+      }
+      words[w++] = encodeLocationWord0(kind, ROOT_TYPE_NONE, regWord & 0xff, head >>> 16);
+      words[w++] = value;
+    }
+    this.locationCount += numLocations;
+    const locationsEnd = loc;
+    const liveOuts = at + padTo8(RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES);
+    if (!section.has(locationsEnd, liveOuts - locationsEnd + LIVE_OUTS_ARRAY)) {
+      section.need(locationsEnd, liveOuts - locationsEnd + LIVE_OUTS_ARRAY, `live-out header of record #${index}`);
+    }
+    if (liveOuts > locationsEnd && sectionWords[locationsEnd >>> 2] !== 0) {
+      requireZeros(section, locationsEnd, liveOuts, "padding after the locations of record #", index);
+    }
+    const liveOutsWord = sectionWords[liveOuts >>> 2]!;
+    const pad = liveOutsWord & 0xffff;
+    if (pad !== 0) throw new MalformedInputError(`live-out padding of record #${index}`, section.baseOffset + liveOuts, pad, "0");
+    const numLiveOuts = liveOutsWord >>> 16;
+    const liveOutsEnd = liveOuts + LIVE_OUTS_ARRAY + numLiveOuts * LIVE_OUT_SIZE_BYTES;
+    const end = at + padTo8(liveOutsEnd - at);
+    if (!section.has(liveOuts + LIVE_OUTS_ARRAY, end - liveOuts - LIVE_OUTS_ARRAY)) {
+      section.need(liveOuts + LIVE_OUTS_ARRAY, end - liveOuts - LIVE_OUTS_ARRAY, `live-outs of record #${index} (${numLiveOuts})`);
+    }
+    for (let i = 0; i < numLiveOuts; i++) {
+      const lo = liveOuts + LIVE_OUTS_ARRAY + i * LIVE_OUT_SIZE_BYTES;
+      const reserved = (sectionWords[lo >>> 2]! >>> 16) & 0xff;
+      if (reserved !== 0) throw new MalformedInputError(`reserved byte of live-out #${i + 1} of record #${index}`, section.baseOffset + lo + LIVE_OUT_RESERVED, reserved, "0");
+    }
+    if (end > liveOutsEnd && sectionWords[liveOutsEnd >>> 2] !== 0) {
+      requireZeros(section, liveOutsEnd, end, "padding after the live-outs of record #", index);
+    }
+    return end;
+  }
+
+  /**
+   * The checks of location `i` of record `index` at `loc` that the common case (kind 1..4, zero
+   * reserved fields, a register below 256) skips: throws for a malformed one, notes the first
+   * record with a register above 255.
+   */
+  private checkUnusualLocation(loc: number, i: number, index: number, kind: number, head: number, regWord: number, value: number): void {
+    const section = this.section;
     if (kind < LocationKind.Register || kind > LocationKind.ConstantIndex) {
       throw new MalformedInputError(`kind of location #${i + 1} of record #${index}`, section.baseOffset + loc, kind, "1..5 (Register, Direct, Indirect, Constant, ConstantIndex)");
     }
-    const r8 = section.u8(loc + LOCATION_RESERVED8);
-    const r16 = section.u16(loc + LOCATION_RESERVED16);
-    if (r8 !== 0 || r16 !== 0) {
-      throw new MalformedInputError(`reserved fields of location #${i + 1} of record #${index}`, section.baseOffset + loc, `${r8}/${r16}`, "0/0");
+    if ((head & 0xff00) !== 0 || regWord >>> 16 !== 0) {
+      throw new MalformedInputError(`reserved fields of location #${i + 1} of record #${index}`, section.baseOffset + loc, `${(head >>> 8) & 0xff}/${regWord >>> 16}`, "0/0");
     }
-    if (kind === LocationKind.ConstantIndex) {
-      const ci = section.u32(loc + LOCATION_OFFSET_OR_CONSTANT);
-      if (ci >= numConstants) {
-        throw new MalformedInputError(`constant index of location #${i + 1} of record #${index}`, section.baseOffset + loc + LOCATION_OFFSET_OR_CONSTANT, ci, `below NumConstants = ${numConstants}`);
-      }
+    if (kind === LocationKind.ConstantIndex && value >>> 0 >= this.numConstants) {
+      throw new MalformedInputError(`constant index of location #${i + 1} of record #${index}`, section.baseOffset + loc + LOCATION_OFFSET_OR_CONSTANT, value >>> 0, `below NumConstants = ${this.numConstants}`);
+    }
+    if (regWord > 0xff && this.wideRegisterRecord < 0) {
+      this.wideRegisterRecord = index;
+      this.wideRegister = regWord;
     }
   }
-  const locationsEnd = at + RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES;
-  const liveOuts = at + padTo8(RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES);
-  section.need(locationsEnd, liveOuts - locationsEnd + LIVE_OUTS_ARRAY, `live-out header of record #${index}`);
-  requireZeros(section, locationsEnd, liveOuts, `padding after the locations of record #${index}`);
-  const pad = section.u16(liveOuts + LIVE_OUTS_PADDING);
-  if (pad !== 0) throw new MalformedInputError(`live-out padding of record #${index}`, section.baseOffset + liveOuts, pad, "0");
-  const numLiveOuts = section.u16(liveOuts + LIVE_OUTS_COUNT);
-  const liveOutsEnd = liveOuts + LIVE_OUTS_ARRAY + numLiveOuts * LIVE_OUT_SIZE_BYTES;
-  const end = at + padTo8(liveOutsEnd - at);
-  section.need(liveOuts + LIVE_OUTS_ARRAY, end - liveOuts - LIVE_OUTS_ARRAY, `live-outs of record #${index} (${numLiveOuts})`);
-  for (let i = 0; i < numLiveOuts; i++) {
-    const lo = liveOuts + LIVE_OUTS_ARRAY + i * LIVE_OUT_SIZE_BYTES;
-    const reserved = section.u8(lo + LIVE_OUT_RESERVED);
-    if (reserved !== 0) throw new MalformedInputError(`reserved byte of live-out #${i + 1} of record #${index}`, section.baseOffset + lo + LIVE_OUT_RESERVED, reserved, "0");
+
+  private grow(minLocations: number): void {
+    const grown = new Int32Array(2 * Math.max(minLocations, 2 * this.locationCount, 64));
+    grown.set(this.words.subarray(0, 2 * this.locationCount));
+    this.words = grown;
   }
-  requireZeros(section, liveOutsEnd, end, `padding after the live-outs of record #${index}`);
-  return end;
+
+  /** The decoded words, exactly `2 * locationCount` long (a view when little of the reserve is unused). */
+  finishLocationWords(): Int32Array {
+    const used = 2 * this.locationCount;
+    return used * 4 >= this.words.length * 3 ? this.words.subarray(0, used) : this.words.slice(0, used);
+  }
 }
 
-function requireZeros(section: ByteView, from: number, to: number, what: string): void {
+/** Throws unless [from, to) is all zero bytes; the message names `what` followed by the record index. */
+function requireZeros(section: ByteView, from: number, to: number, what: string, recordIndex: number): void {
   for (let i = from; i < to; i++) {
     const b = section.u8(i);
-    if (b !== 0) throw new MalformedInputError(what, section.baseOffset + i, hex(b), "0x0");
+    if (b !== 0) throw new MalformedInputError(`${what}${recordIndex}`, section.baseOffset + i, hex(b), "0x0");
   }
 }
 
@@ -394,6 +568,7 @@ function requireZeros(section: ByteView, from: number, to: number, what: string)
  */
 export function parseStackMapSection(bytes: Uint8Array, sectionOffset = 0): StackMapBlob[] {
   const section = new ByteView(bytes, sectionOffset);
+  const sectionWords = littleEndianWords(bytes);
   const blobs: StackMapBlob[] = [];
   let offset = 0;
   if (bytes.byteLength === 0) {
@@ -412,7 +587,7 @@ export function parseStackMapSection(bytes: Uint8Array, sectionOffset = 0): Stac
         );
       }
     }
-    const blob = StackMapBlob.parse(section, offset);
+    const blob = StackMapBlob.parse(section, offset, sectionWords);
     blobs.push(blob);
     offset += blob.sizeBytes;
   }
