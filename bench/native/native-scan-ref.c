@@ -104,21 +104,20 @@ int rwref_set_recipes(uint32_t modules, const int32_t *first, uint32_t safepoint
              : -1;
 }
 
+/* Grows `*array` to `count` elements of `element_bytes`; -1 (and `*array` unchanged) when it cannot. */
+static int grow(void **array, size_t element_bytes, uint64_t count) {
+  void *grown = realloc(*array, count * element_bytes);
+  if (grown == NULL) return -1;
+  *array = grown;
+  return 0;
+}
+
 static int push_pair(uint64_t base, uint64_t derived, int32_t frame, uint64_t base_value) {
   if (pair_count == pairs_capacity) {
     uint64_t grown = pairs_capacity == 0 ? 256 : pairs_capacity * 2;
-    uint64_t *b = realloc(base_slots, grown * sizeof *b);
-    if (b == NULL) return -1;
-    base_slots = b;
-    uint64_t *d = realloc(derived_slots, grown * sizeof *d);
-    if (d == NULL) return -1;
-    derived_slots = d;
-    int32_t *f = realloc(pair_frames, grown * sizeof *f);
-    if (f == NULL) return -1;
-    pair_frames = f;
-    uint64_t *v = realloc(base_values, grown * sizeof *v);
-    if (v == NULL) return -1;
-    base_values = v;
+    if (grow((void **)&base_slots, sizeof *base_slots, grown) != 0 || grow((void **)&derived_slots, sizeof *derived_slots, grown) != 0 ||
+        grow((void **)&pair_frames, sizeof *pair_frames, grown) != 0 || grow((void **)&base_values, sizeof *base_values, grown) != 0)
+      return -1;
     pairs_capacity = grown;
   }
   base_slots[pair_count] = base;
