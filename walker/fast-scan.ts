@@ -73,6 +73,18 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
   }
   const loop = (u.fastLoop ??= new FastLoop());
   loop.bind(u, out, log);
+  try {
+    return frames + scanChunks(u, out, log, loop);
+  } finally {
+    // Also on a strict-mode error: the loop keeps no reference to this stack or output.
+    loop.unbind();
+  }
+}
+
+/** The chunks of a bound walk: fast frames by runFastFrames, the others by the general unwinder. */
+function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, loop: FastLoop): number {
+  let frames = 0;
+  const wordsBase = u.wordsBase;
   const cursor = loop.cursor;
   while (u.valid()) {
     const chunk = u.chunk;
@@ -101,7 +113,6 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
     frames++;
     u.next();
   }
-  loop.unbind();
   return frames;
 }
 
