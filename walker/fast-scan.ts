@@ -158,7 +158,11 @@ export class FastLoop {
   boundaries: ReadonlySet<number> | undefined;
   // The chunk being walked.
   topWord = 0;
-  hasBoundaryRa = false;
+  /**
+   * The chunk's boundary return address as u32 halves; (0, 0) when it has none: a return address
+   * of 0 ends the loop anyway, and any frame the loop stops at goes to the general unwinder,
+   * which decides what it is.
+   */
   boundaryLo = 0;
   boundaryHi = 0;
 
@@ -196,9 +200,9 @@ export class FastLoop {
   enterChunk(chunk: ManagedChunk, w: number, ra: number, firstIndex: number): void {
     // Frames at or above the chunk's stack top are the general unwinder's ("stack-top").
     this.topWord = (chunk.stackTop === undefined ? this.wordCount : Math.min(this.wordCount, Math.max(0, Math.ceil((chunk.stackTop - this.wordsBase) / 4)))) | 0;
-    this.hasBoundaryRa = chunk.boundaryRa !== undefined;
-    this.boundaryLo = this.hasBoundaryRa ? chunk.boundaryRa! >>> 0 : 0;
-    this.boundaryHi = this.hasBoundaryRa ? (chunk.boundaryRa! / TWO_32) >>> 0 : 0;
+    const boundaryRa = chunk.boundaryRa ?? 0;
+    this.boundaryLo = boundaryRa >>> 0;
+    this.boundaryHi = (boundaryRa / TWO_32) >>> 0;
     this.cursor[CURSOR_INDEX] = firstIndex;
     this.cursor[CURSOR_W] = w;
     this.cursor[CURSOR_LO] = ra >>> 0;
@@ -254,7 +258,6 @@ function runFastFrames(loop: FastLoop): number {
   const log = loop.log;
   const boundaries = loop.boundaries;
   const topWord = loop.topWord;
-  const hasBoundaryRa = loop.hasBoundaryRa;
   const boundaryLo = loop.boundaryLo;
   const boundaryHi = loop.boundaryHi;
   const lastIndex = loop.maxDepth - 1;
@@ -269,7 +272,9 @@ function runFastFrames(loop: FastLoop): number {
   const frameOf = out.frames;
   const baseValues = out.baseValues;
   const capacity = baseSlots.length;
-  while (w < topWord && index < lastIndex && !(hasBoundaryRa && lo === boundaryLo && hi === boundaryHi)) {
+  // One compare for the boundary, made on every frame: a test reached only at the boundary (the
+  // last frame) had no type feedback there and deoptimised the loop at the end of each scan.
+  while (w < topWord && index < lastIndex && ((lo ^ boundaryLo) | (hi ^ boundaryHi)) !== 0) {
     // The table probe (SafepointTable.findHalves, inlined). Every probe, hit or collision,
     // runs the same operations, so the JIT has type feedback for all of them after the first
     // frame and a first collision deep into a stack does not deoptimise the loop.
