@@ -20,8 +20,8 @@ export interface ThreadStack {
  * updateRoots rewrites them after the collector moved objects.
  *
  * scanRoots is two steps, which a runtime may call (and time) separately: walkStacks (every
- * thread's frames and root slots: the stack scan proper) then visitRoots (each root's value read
- * and handed to the collector, which traces it).
+ * thread's frames, root slots and the values in the base slots: the stack scan proper) then
+ * visitRoots (each non-null base handed to the collector, which traces it).
  *
  * Per thread index it keeps one RootPairs, one Unwinder (rebound to each scan's memory and
  * snapshot) and the relocation scratch, so a scan allocates nothing once they have grown to the
@@ -74,7 +74,7 @@ export class StackRootScanner implements RootScanner {
     this.walked = threads;
   }
 
-  /** Reads every root the last walk found and visits each non-null base. */
+  /** Visits each non-null base value the last walk read (RootPairs.baseValues). */
   visitRoots(visit: (baseAddress: number) => void): void {
     for (let t = 0; t < this.walked.length; t++) {
       const pairs = this.pairsByThread[t]!;
