@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RUNTIME_GCC_FLAGS } from "../src/native/build-runtime.js";
+import { cachedArtifact } from "../src/toolchain/cache-artifact.js";
 import { cacheKey, repoRoot, runTool } from "../src/toolchain/llvm-toolchain.js";
 
 /*
@@ -40,11 +41,11 @@ export function buildReference(source: string): string {
   const flags = cpp ? ["-O2", ...llvmCxxFlags(), "-DLLVM_DISABLE_ABI_BREAKING_CHECKS_ENFORCING=1"] : ["-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L"];
   const header = readFileSync(join(repoRoot(), "bench", "native", "read-input.h"));
   const key = cacheKey([readFileSync(path), header, ...flags, runTool(compiler, ["--version"])]).slice(0, 16);
-  const exe = join(cacheDir(), "bin", `${source.replace(/\.[a-z]+$/, "")}-${key}`);
-  if (!existsSync(exe)) {
-    runTool("mkdir", ["-p", join(cacheDir(), "bin")]);
-    runTool(compiler, [...flags, path, "-o", exe]);
-  }
+  const exe = cachedArtifact({
+    path: join(cacheDir(), "bin", `${source.replace(/\.[a-z]+$/, "")}-${key}`),
+    what: "bench reference",
+    build: (output) => void runTool(compiler, [...flags, path, "-o", output]),
+  });
   built.set(source, exe);
   return exe;
 }
@@ -57,12 +58,11 @@ export function buildReferenceLibrary(source: string): string {
   const path = join(repoRoot(), "bench", "native", source);
   const flags = [...RUNTIME_GCC_FLAGS];
   const key = cacheKey([readFileSync(path), ...flags, runTool("gcc", ["--version"])]).slice(0, 16);
-  const library = join(cacheDir(), "bin", `${source.replace(/\.[a-z]+$/, "")}-${key}.so`);
-  if (!existsSync(library)) {
-    runTool("mkdir", ["-p", join(cacheDir(), "bin")]);
-    runTool("gcc", [...flags, path, "-o", library]);
-  }
-  return library;
+  return cachedArtifact({
+    path: join(cacheDir(), "bin", `${source.replace(/\.[a-z]+$/, "")}-${key}.so`),
+    what: "bench reference library",
+    build: (output) => void runTool("gcc", [...flags, path, "-o", output]),
+  });
 }
 
 export function runReference(source: string, args: readonly (string | number)[]): NativeSamples {

@@ -16,7 +16,8 @@ export type ErrorCode =
   | "MEMORY_ACCESS"
   | "GC"
   | "WALK"
-  | "TOOL";
+  | "TOOL"
+  | "UNSAFE_CACHE";
 
 export class RootwalkError extends Error {
   readonly code: ErrorCode;

@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { elfSoname } from "../elf/dynamic.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
-import { cacheSubdir } from "../toolchain/cache-dir.js";
+import { cachedArtifact } from "../toolchain/cache-artifact.js";
+import { cacheSubdir, privateCacheFolder, TEMPORARY_PREFIX } from "../toolchain/cache-dir.js";
 import { cacheKey, repoRoot, runTool } from "../toolchain/llvm-toolchain.js";
 
 /**
@@ -35,26 +36,17 @@ function sourceDir(): string {
   throw new InvalidArgumentError("native runtime sources", here, "a directory with runtime.c and runtime-entry.S");
 }
 
-function temporary(path: string, suffix: string): string {
-  return `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}${suffix}`;
-}
-
-/** Path of the runtime shared library, built if needed. */
+/** Path of the runtime shared library, built if needed (and said so: it takes seconds). */
 export function buildRuntime(): string {
   const dir = sourceDir();
   const sources = ["runtime.c", "runtime-entry.S"].map((name) => join(dir, name));
   const key = cacheKey(["librwruntime/v1", ...sources.map((s) => readFileSync(s)), JSON.stringify(RUNTIME_GCC_FLAGS), gccVersion()]);
-  const out = join(nativeCacheDir(), `librwruntime-${key.slice(0, 16)}.so`);
-  if (existsSync(out)) return out;
-  mkdirSync(nativeCacheDir(), { recursive: true });
-  const tmp = temporary(out, ".so");
-  try {
-    runTool("gcc", [...RUNTIME_GCC_FLAGS, "-o", tmp, ...sources, "-ldl"]);
-    renameSync(tmp, out);
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-  return out;
+  return cachedArtifact({
+    path: join(nativeCacheDir(), `librwruntime-${key.slice(0, 16)}.so`),
+    what: "the native runtime",
+    announceBuild: true,
+    build: (output) => void runTool("gcc", [...RUNTIME_GCC_FLAGS, "-o", output, ...sources, "-ldl"]),
+  });
 }
 
 /**
@@ -73,13 +65,16 @@ function sonameDirectory(path: string): string {
   }
   const name = soname ?? basename(path);
   if (name === basename(path)) return dirname(path);
-  const dir = join(nativeCacheDir(), "sonames", cacheKey(["soname-dir/v1", path, name]).slice(0, 16));
-  const link = join(dir, name);
-  mkdirSync(dir, { recursive: true });
-  // Made aside and renamed into place: concurrent runs of the same library never see it missing.
-  const tmp = temporary(link, "");
-  symlinkSync(path, tmp);
-  renameSync(tmp, link);
+  const dir = privateCacheFolder(join(nativeCacheDir(), "sonames", cacheKey(["soname-dir/v1", path, name]).slice(0, 16)));
+  // Made in a private temporary folder and renamed into place: concurrent runs of the same
+  // library never see it missing, and nothing is created through a link someone placed.
+  const scratch = mkdtempSync(join(dir, `${TEMPORARY_PREFIX}${process.pid}-`));
+  try {
+    symlinkSync(path, join(scratch, name));
+    renameSync(join(scratch, name), join(dir, name));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
   return dir;
 }
 
@@ -95,16 +90,12 @@ export function linkProgram(objects: readonly string[], runtime: string): string
   if (objects.length === 0) throw new InvalidArgumentError("program", "no objects", "at least one object");
   const contents = objects.map((o) => readFileSync(resolve(o)));
   const key = cacheKey(["rw-program/v3", ...objects.map((o) => resolve(o)), ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
-  const out = join(nativeCacheDir(), `prog-${key.slice(0, 16)}.so`);
-  if (existsSync(out)) return out;
-  mkdirSync(nativeCacheDir(), { recursive: true });
-  const tmp = temporary(out, ".so");
-  try {
-    const rpaths = [...new Set([dirname(runtime), ...objects.map((o) => sonameDirectory(resolve(o)))])].map((d) => `-Wl,-rpath,${d}`);
-    runTool("gcc", [...PROGRAM_LINK_FLAGS, "-o", tmp, "-Wl,--no-as-needed", ...objects.map((o) => resolve(o)), runtime, ...rpaths]);
-    renameSync(tmp, out);
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-  return out;
+  return cachedArtifact({
+    path: join(nativeCacheDir(), `prog-${key.slice(0, 16)}.so`),
+    what: "program library",
+    build: (output) => {
+      const rpaths = [...new Set([dirname(runtime), ...objects.map((o) => sonameDirectory(resolve(o)))])].map((d) => `-Wl,-rpath,${d}`);
+      runTool("gcc", [...PROGRAM_LINK_FLAGS, "-o", output, "-Wl,--no-as-needed", ...objects.map((o) => resolve(o)), runtime, ...rpaths]);
+    },
+  });
 }

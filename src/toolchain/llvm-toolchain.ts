@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError, printableDiagnostic, ToolError } from "../errors.js";
+import { cachedArtifact } from "./cache-artifact.js";
 import { cacheSubdir } from "./cache-dir.js";
 import { activeLlvm, FIRST_OPAQUE_POINTER_MAJOR, hasOpaquePointersOnly, type LlvmSelection } from "./llvm-selection.js";
 
@@ -13,8 +14,8 @@ import { activeLlvm, FIRST_OPAQUE_POINTER_MAJOR, hasOpaquePointersOnly, type Llv
  * Used by the tests (to build the `.ll` corpus into objects) and by `rootwalk compile`.
  * Every build product is content-addressed: the cache key is a SHA-256 over everything that can
  * change the output (input bytes, tool arguments, tool version), so a stale object is never
- * reused, and outputs are written to a temporary name and renamed into place, so concurrent test
- * workers either see a complete file or none.
+ * reused, and every product goes through cachedArtifact (cache-artifact.ts): built in a private
+ * temporary folder, renamed into place, and checked against its recorded SHA-256 before reuse.
  */
 
 /** stdout/stderr of a tool can be large (objdump of a big object): never truncate it. */
@@ -105,15 +106,6 @@ export function cacheKey(parts: readonly (string | Uint8Array)[]): string {
   return hash.digest("hex");
 }
 
-/** A unique temporary name next to `path` (same directory, so rename is atomic). */
-function temporaryPath(path: string, suffix: string): string {
-  return `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}${suffix}`;
-}
-
-function ensureDirectory(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-}
-
 export interface CompileOptions {
   /** Arguments for `opt` (e.g. `["-passes=rewrite-statepoints-for-gc"]`); omitted: no opt step. */
   optPasses?: readonly string[];
@@ -154,30 +146,23 @@ export function compileToObject(source: string, options: CompileOptions = {}): s
     toolVersion(llc),
     opt === undefined ? "" : toolVersion(opt),
   ]);
-  const cacheDir = resolve(options.cacheDir ?? defaultCacheDir());
-  const objectPath = join(cacheDir, `${key}.o`);
-  if (existsSync(objectPath)) return objectPath;
-
-  ensureDirectory(cacheDir);
-  const temporaries: string[] = [];
+  const objectPath = join(resolve(options.cacheDir ?? defaultCacheDir()), `${key}.o`);
   try {
-    let llcInput = sourcePath;
-    if (opt !== undefined && optArgs !== undefined) {
-      const optimized = temporaryPath(objectPath, ".ll");
-      temporaries.push(optimized);
-      runTool(opt, [...optArgs, "-S", sourcePath, "-o", optimized]);
-      llcInput = optimized;
-    }
-    const object = temporaryPath(objectPath, ".o");
-    temporaries.push(object);
-    runTool(llc, ["-filetype=obj", ...llcArgs, llcInput, "-o", object]);
-    renameSync(object, objectPath);
+    return cachedArtifact({
+      path: objectPath,
+      what: "object",
+      build: (output, scratch) => {
+        let llcInput = sourcePath;
+        if (opt !== undefined && optArgs !== undefined) {
+          llcInput = join(scratch, "optimized.ll");
+          runTool(opt, [...optArgs, "-S", sourcePath, "-o", llcInput]);
+        }
+        runTool(llc, ["-filetype=obj", ...llcArgs, llcInput, "-o", output]);
+      },
+    });
   } catch (error) {
     throw explainOpaquePointers(error, llvm);
-  } finally {
-    for (const path of temporaries) rmSync(path, { force: true });
   }
-  return objectPath;
 }
 
 const ELF_MAGIC = [0x7f, 0x45, 0x4c, 0x46] as const;
@@ -249,27 +234,22 @@ export function linkSharedLibrary(objects: readonly string[], options: LinkOptio
   const flags = ["-Wl,-z,notext", ...(options.extraFlags ?? [])];
   const gcc = "gcc";
   const key = cacheKey(["linkSharedLibrary/v1", ...contents, JSON.stringify(flags), toolVersion(gcc)]);
-  const cacheDir = resolve(options.cacheDir ?? defaultCacheDir());
-  const libraryPath = join(cacheDir, `${key}.so`);
-  if (existsSync(libraryPath)) return libraryPath;
-
-  ensureDirectory(cacheDir);
-  const temporary = temporaryPath(libraryPath, ".so");
-  try {
-    runTool(gcc, ["-shared", "-o", temporary, ...objectPaths, ...flags]);
-    renameSync(temporary, libraryPath);
-  } finally {
-    rmSync(temporary, { force: true });
-  }
-  return libraryPath;
+  return cachedArtifact({
+    path: join(resolve(options.cacheDir ?? defaultCacheDir()), `${key}.so`),
+    what: "shared library",
+    build: (output) => void runTool(gcc, ["-shared", "-o", output, ...objectPaths, ...flags]),
+  });
 }
 
-/** Writes `data` to `path` atomically (temporary file in the same directory, then rename). */
+/**
+ * Writes `data` to `path` atomically: to a temporary name next to it, created exclusively (never
+ * through a link someone placed there), then renamed into place.
+ */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  ensureDirectory(dirname(path));
-  const temporary = temporaryPath(path, "");
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   try {
-    writeFileSync(temporary, data);
+    writeFileSync(temporary, data, { flag: "wx" });
     renameSync(temporary, path);
   } finally {
     rmSync(temporary, { force: true });

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ToolError } from "../errors.js";
 import { cacheKey, compileToObject, repoRoot, runTool } from "./llvm-toolchain.js";
+import { cachedArtifact } from "./cache-artifact.js";
 import { cacheSubdir } from "./cache-dir.js";
 import { activeLlvm, versionText, type LlvmSelection } from "./llvm-selection.js";
 
@@ -90,8 +91,6 @@ function pluginSources(): PluginSources {
   return { dir, files, units };
 }
 
-const builtPlugins = new Map<string, string>();
-
 export interface BuildPlimmixPluginOptions {
   /** Where the `.so` is cached; default `<repo root>/.cache/plimmix/`. */
   cacheDir?: string;
@@ -119,21 +118,12 @@ export function buildPlimmixPlugin(options: BuildPlimmixPluginOptions = {}): str
     JSON.stringify(flags),
   ]);
   const cacheDir = resolve(options.cacheDir ?? defaultPluginCacheDir());
-  const pluginPath = join(cacheDir, `plimmix-gc-llvm${llvm.major}-${key}.so`);
-  const known = builtPlugins.get(pluginPath);
-  if (known !== undefined && existsSync(known)) return known;
-  if (!existsSync(pluginPath)) {
-    mkdirSync(cacheDir, { recursive: true });
-    const temporary = `${pluginPath}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}.so`;
-    try {
-      runTool(CXX, [...flags, ...sources.units.map((name) => join(sources.dir, name)), "-o", temporary]);
-      renameSync(temporary, pluginPath);
-    } finally {
-      rmSync(temporary, { force: true });
-    }
-  }
-  builtPlugins.set(pluginPath, pluginPath);
-  return pluginPath;
+  return cachedArtifact({
+    path: join(cacheDir, `plimmix-gc-llvm${llvm.major}-${key}.so`),
+    what: `the plimmix plugin for LLVM ${llvm.major}`,
+    announceBuild: true,
+    build: (output) => void runTool(CXX, [...flags, ...sources.units.map((name) => join(sources.dir, name)), "-o", output]),
+  });
 }
 
 export interface CompilePlimmixOptions {
