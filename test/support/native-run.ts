@@ -3,6 +3,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import type { NativeRunResult } from "../../src/native/native-runtime.js";
+import { buildRuntime } from "../../src/native/build-runtime.js";
 import { cacheKey, repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import type { NativeProgram } from "../native-programs/programs.js";
 
@@ -22,6 +23,8 @@ import type { NativeProgram } from "../native-programs/programs.js";
 const ROOT = repoRoot();
 export const OUT_DIR = join(ROOT, ".cache", "native", "test-dist");
 export const ENTRY = join(OUT_DIR, "src", "native", "run-entry.js");
+/** The whole CLI (`node CLI run ...`), compiled by buildRunEntry with the rest of the project. */
+export const CLI = join(OUT_DIR, "src", "cli", "main.js");
 const STAMP = join(OUT_DIR, ".rootwalk-test-dist-key");
 const SOURCE_DIRS = ["src", "gc", "walker"];
 const SOURCE_FILES = ["tsconfig.json", "tsconfig.build.json", "package.json"];
@@ -42,8 +45,13 @@ function sourcesKey(): string {
   return cacheKey(["rootwalk-test-dist/v1", ...files.flatMap((f) => [relative(ROOT, f), existsSync(f) ? readFileSync(f) : ""])]);
 }
 
-/** Compiles the project into OUT_DIR unless it is up to date; returns ENTRY. */
+/**
+ * Compiles the project into OUT_DIR unless it is up to date; returns ENTRY. Also builds the
+ * native runtime here, so that no child says "building the native runtime" on the stderr a test
+ * reads.
+ */
 export function buildRunEntry(): string {
+  buildRuntime();
   const key = sourcesKey();
   if (existsSync(ENTRY) && existsSync(STAMP) && readFileSync(STAMP, "utf8") === key) return ENTRY;
   const temp = `${OUT_DIR}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
