@@ -174,7 +174,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       else objects.push(program); // built by the user: linked (.o) or loaded (.so) as it is
     }
     const runtime = buildRuntime();
-    const library = linkProgram(objects, runtime);
+    const library = linkProgram(objects, runtime, parsed.programs);
     const progressMs = parsed.progressMs ?? (process.stderr.isTTY === true ? DEFAULT_PROGRESS_MS : DEFAULT_LOG_PROGRESS_MS);
     const progress = parsed.json || progressMs === 0 ? undefined : progressReporter(io);
     const r = await runNativeProgram({

@@ -7,6 +7,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { cachedArtifact } from "../toolchain/cache-artifact.js";
 import { cacheSubdir, privateCacheFolder, TEMPORARY_PREFIX } from "../toolchain/cache-dir.js";
 import { cacheKey, repoRoot, runTool } from "../toolchain/llvm-toolchain.js";
+import { refuseRuntimeSymbolClash } from "./runtime-symbol-clash.js";
 
 /**
  * Builds the native runtime (runtime.c + runtime-entry.S -> librwruntime-<hash>.so) and links
@@ -15,8 +16,13 @@ import { cacheKey, repoRoot, runTool } from "../toolchain/llvm-toolchain.js";
  */
 
 export const RUNTIME_GCC_FLAGS = ["-O2", "-fPIC", "-shared", "-pthread", "-Wall", "-Wextra", "-Werror"] as const;
-/** .llvm_stackmaps holds absolute function addresses: text relocations are intended. */
-export const PROGRAM_LINK_FLAGS = ["-shared", "-Wl,-z,notext"] as const;
+/**
+ * .llvm_stackmaps holds absolute function addresses: text relocations are intended.
+ * -Bsymbolic: the program's references to its own definitions bind to them, never to a library
+ * loaded before it that exports the same name (a program's `round` or `exit` is its own, not
+ * libm's or libc's); runtime-symbol-clash.ts refuses the one clash that cannot be allowed.
+ */
+export const PROGRAM_LINK_FLAGS = ["-shared", "-Wl,-z,notext", "-Wl,-Bsymbolic"] as const;
 
 let gccVersionText: string | undefined;
 function gccVersion(): string {
@@ -84,10 +90,13 @@ function sonameDirectory(path: string): string {
  * RTLD_GLOBAL semantics via the DT_NEEDED entry). `objects` may include shared libraries the
  * user linked (`.so`): each becomes a DT_NEEDED entry of the program library (by absolute path,
  * never dropped as unused), so it is loaded with the runtime in its lookup scope and its
- * rw_main found through the program library.
+ * rw_main found through the program library. `names` (default `objects`) are what the user
+ * named for each (the .ll a cached object was compiled from), for the messages. A program that
+ * defines a runtime symbol is refused (runtime-symbol-clash.ts).
  */
-export function linkProgram(objects: readonly string[], runtime: string): string {
+export function linkProgram(objects: readonly string[], runtime: string, names: readonly string[] = objects): string {
   if (objects.length === 0) throw new InvalidArgumentError("program", "no objects", "at least one object");
+  refuseRuntimeSymbolClash(objects.map((o) => resolve(o)), names, runtime);
   const contents = objects.map((o) => readFileSync(resolve(o)));
   const key = cacheKey(["rw-program/v3", ...objects.map((o) => resolve(o)), ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
   return cachedArtifact({

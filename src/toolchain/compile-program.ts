@@ -6,7 +6,8 @@ import type { LlvmSelection } from "./llvm-selection.js";
 /**
  * How rootwalk compiles a program (the one documented way; `rootwalk compile` and the native
  * runtime's `rootwalk run` both use it):
- *  - "statepoint": `opt -passes=rewrite-statepoints-for-gc`, then `llc -O2 -relocation-model=pic`;
+ *  - "statepoint": `opt -disable-simplify-libcalls -passes=rewrite-statepoints-for-gc`, then
+ *    `llc -O2 -relocation-model=pic`;
  *  - "plimmix": `llc -O2 -relocation-model=pic -load=<plimmix plugin>` for `gc "plimmix"` gcroot
  *    programs;
  *  - "plain": `llc -O2 -relocation-model=pic`.
@@ -30,7 +31,14 @@ export interface CompileProgramOptions {
   llvm?: LlvmSelection;
 }
 
-export const STATEPOINT_OPT_PASSES = ["-passes=rewrite-statepoints-for-gc"] as const;
+/**
+ * `-disable-simplify-libcalls`: opt then knows no C library function, so a call to a function
+ * named like one (a program's own `abs(i64)`, or `qsort` calling back into managed code) is not
+ * taken for a GC leaf: rewrite-statepoints-for-gc gives it a statepoint like any other call
+ * (LLVM 14 otherwise left `call @abs` bare, and a collection inside the program's `abs` found
+ * its caller stopped at no safepoint).
+ */
+export const STATEPOINT_OPT_PASSES = ["-disable-simplify-libcalls", "-passes=rewrite-statepoints-for-gc"] as const;
 
 /** Compiles `source` (.ll) to an object file (cached by content) and returns its path. */
 export async function compileProgram(source: string, options: CompileProgramOptions): Promise<string> {
