@@ -98,7 +98,7 @@ function readRecord(recordPath: string): string | undefined {
 }
 
 /** Why `path` must not be used (MISSING, or what is wrong with it); undefined if it is intact. */
-export function artifactProblem(path: string): string | undefined {
+function artifactProblem(path: string): string | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
