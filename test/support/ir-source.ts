@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { hasOpaquePointersOnly, activeLlvm } from "../../src/toolchain/llvm-selection.js";
-import { cacheKey, findLlvmTool, repoRoot, runTool, writeFileAtomic } from "../../src/toolchain/llvm-toolchain.js";
+import { cachedArtifact } from "../../src/toolchain/cache-artifact.js";
+import { cacheKey, findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 
 /**
  * The test sources are written once, with typed pointers (`i8 addrspace(1)*`), which LLVM 14
@@ -22,11 +23,14 @@ export function irSource(path: string): string {
   const opt = findLlvmTool("opt", llvm);
   const text = readFileSync(source);
   const key = cacheKey(["irSource/opaque/v1", source, text, runTool(opt, ["--version"])]).slice(0, 16);
-  const out = join(repoRoot(), ".cache", "opaque-ir", `${basename(source, ".ll")}-llvm${llvm.major}-${key}.ll`);
-  if (existsSync(out)) return out;
-  const converted = runTool(opt, ["-S", source, "-o", "-"]);
-  const typed = converted.split("\n").find((line) => !line.startsWith(";") && line.replace(/c?"(?:[^"\\]|\\.)*"/g, "").includes("*"));
-  if (typed !== undefined) throw new Error(`${source}: opt -S left a typed pointer: ${typed.trim()}`);
-  writeFileAtomic(out, converted);
-  return out;
+  return cachedArtifact({
+    path: join(repoRoot(), ".cache", "opaque-ir", `${basename(source, ".ll")}-llvm${llvm.major}-${key}.ll`),
+    what: "opaque-pointer source",
+    build: (output) => {
+      const converted = runTool(opt, ["-S", source, "-o", "-"]);
+      const typed = converted.split("\n").find((line) => !line.startsWith(";") && line.replace(/c?"(?:[^"\\]|\\.)*"/g, "").includes("*"));
+      if (typed !== undefined) throw new Error(`${source}: opt -S left a typed pointer: ${typed.trim()}`);
+      writeFileSync(output, converted, { flag: "wx" });
+    },
+  });
 }
