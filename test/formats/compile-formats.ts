@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cachedArtifact } from "../../src/toolchain/cache-artifact.js";
 import { cacheKey, findLlvmTool, linkSharedLibrary, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 
 /**
@@ -17,17 +18,11 @@ export const FORMATS_CACHE_DIR = join(repoRoot(), ".cache", "formats");
 function build(tool: string, source: string, args: readonly string[], suffix: string): string {
   const text = readFileSync(join(FORMATS_LL_DIR, source));
   const key = cacheKey(["test/formats/v1", tool, source, text, JSON.stringify(args), runTool(tool, ["--version"])]);
-  const out = join(FORMATS_CACHE_DIR, `${key}${suffix}`);
-  if (existsSync(out)) return out;
-  const temporary = `${out}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  try {
-    mkdirSync(FORMATS_CACHE_DIR, { recursive: true });
-    runTool(tool, [...args, source, "-o", temporary], { cwd: FORMATS_LL_DIR });
-    renameSync(temporary, out);
-  } finally {
-    rmSync(temporary, { force: true });
-  }
-  return out;
+  return cachedArtifact({
+    path: join(FORMATS_CACHE_DIR, `${key}${suffix}`),
+    what: "test object",
+    build: (output) => void runTool(tool, [...args, source, "-o", output], { cwd: FORMATS_LL_DIR }),
+  });
 }
 
 /** `llc -O2 -filetype=obj <name>` in ll/: the path of the object. */
