@@ -41,6 +41,10 @@ function notice(line: string): void {
   process.stderr.write(`rootwalk: ${line}\n`);
 }
 
+/**
+ * The path of the intact artifact `spec.path`, built (or rebuilt) first if needed. Throws
+ * UnsafeCacheError (cache-dir.ts) for a folder that is not private, or what `build` throws.
+ */
 export function cachedArtifact(spec: CachedArtifactSpec): string {
   const path = resolve(spec.path);
   const folder = privateCacheFolder(dirname(path));

@@ -113,7 +113,8 @@ export function privateCacheFolder(folder: string): string {
   const target = resolve(folder);
   const configuredRoot = rootwalkCacheDir();
   const inside = relative(configuredRoot, target);
-  const root = inside === "" || (!inside.startsWith("..") && !isAbsolute(inside)) ? configuredRoot : target;
+  const outside = inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside);
+  const root = outside ? target : configuredRoot;
   // The root may be reached through links the user made (a ~/.cache on another disk): checked
   // where it really is. Below it, nothing is followed.
   ensureFolder(root, true);
