@@ -9,6 +9,7 @@ import { DUMP_FORMATS, dumpFilesReporting, type DumpFormat } from "./dump-comman
 import { WALK_METHODS, walkSnapshotFile } from "./walk-command.js";
 import type { WalkMethod } from "../../walker/stack-snapshot.js";
 import { RUN_USAGE } from "./run-command.js";
+import { type CliIo, PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
 
 /**
  * Each command's usage: every option it takes. `rootwalk help CMD` and `rootwalk CMD --help`
@@ -71,12 +72,6 @@ function commandHelp(command: string): string {
 const MAX_SIM_THREADS = 32;
 const MAX_SIM_SCALE = 10;
 
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
-const PROCESS_IO: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
 
 /** Runs one command line; returns the exit code. Bad input: code 1 and one line on stderr. */
 export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
@@ -259,12 +254,10 @@ export function parseOptions(
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
-  runCli(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (e: unknown) => {
-      const failure = describeFailure(e);
-      process.stderr.write(`rootwalk: ${failure.line}\n`);
-      process.exit(failure.exitCode);
-    },
-  );
+  endQuietlyWhenReaderCloses();
+  runCli(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
+    const failure = describeFailure(e);
+    process.stderr.write(`rootwalk: ${failure.line}\n`);
+    exitAfterOutput(failure.exitCode);
+  });
 }
