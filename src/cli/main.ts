@@ -26,8 +26,10 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     summary: "walk a recorded stack and print every frame and root",
   },
   roots: {
-    usage: "rootwalk roots CORE [EXECUTABLE] [--json]",
-    summary: "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints",
+    usage: "rootwalk roots CORE [EXECUTABLE] [--json] [--max-depth N]",
+    summary:
+      "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints " +
+      "(a root in a register is named by it: rbx, r12, ...); --max-depth N: walk at most N frames per thread (default 2000000; a deeper stack ends with depth-limit)",
   },
   compile: {
     usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o",
@@ -101,10 +103,11 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return 0;
       }
       case "roots": {
-        const { positional, flags } = parseOptions(rest, [], ["json"]);
+        const { positional, options, flags } = parseOptions(rest, ["max-depth"], ["json"]);
         if (positional.length < 1 || positional.length > 2) throw new InvalidArgumentError("roots", `${positional.length} arguments`, "CORE [EXECUTABLE]");
-        const { rootsCommand } = await import("./roots-command.js");
-        io.stdout(rootsCommand(positional[0]!, positional[1], flags.has("json")));
+        const { DEFAULT_ROOTS_MAX_DEPTH, parseMaxDepth, rootsCommand } = await import("./roots-command.js");
+        const maxDepth = options.has("max-depth") ? parseMaxDepth(options.get("max-depth")!) : DEFAULT_ROOTS_MAX_DEPTH;
+        rootsCommand(positional[0]!, positional[1], { json: flags.has("json"), maxDepth }, io.stdout);
         return 0;
       }
       case "compile": {
