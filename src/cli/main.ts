@@ -63,6 +63,7 @@ ${Object.values(COMMAND_USAGE)
 
 LLVM: ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else --llvm VERSION, else the newest installed.
 Exit codes: 0 ok, 1 bad input or usage, 3 runtime or collector failure (or an internal error), 4 verification failure.
+Output is written whole before the exit, into a pipe too; a reader that stops early (| head) ends the command quietly, exit 0.
 `;
 
 function commandHelp(command: string): string {
