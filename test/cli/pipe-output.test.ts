@@ -86,10 +86,10 @@ function intoHead(args: string[], nodeArgs: string[] = [MAIN]): { line: string; 
 beforeAll(() => {
   buildRunEntry();
   inputs.object = bigObject();
-  inputs.snapshot = deepSnapshot(100_000);
+  inputs.snapshot = deepSnapshot(50_000);
   inputs.program = buildDeepProgram();
   inputs.core = join(scratch, "core-deep");
-  gcoreUnlimitedStack(inputs.program, inputs.core, "rw_core_stop", 100_000);
+  gcoreUnlimitedStack(inputs.program, inputs.core, "rw_core_stop", 40_000);
 }, 300_000);
 
 describe("output into a pipe", () => {
