@@ -11,6 +11,6 @@ runCommand(process.argv.slice(2), PROCESS_IO).then(
   exitAfterOutput,
   (e: unknown) => {
     process.stderr.write(`rootwalk run: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exit(2);
+    exitAfterOutput(2);
   },
 );
