@@ -148,7 +148,8 @@ export function rootsCommand(corePath: string, executable: string | undefined, o
   try {
     opened = openCore(corePath, executable);
   } catch (e) {
-    throw e instanceof RootwalkError ? withContext(e, corePath) : e;
+    // Named once: a message about the core file itself already starts with its path.
+    throw e instanceof RootwalkError && !e.message.startsWith(`${corePath}:`) ? withContext(e, corePath) : e;
   }
   const out = new ChunkedOutput(write);
   try {

@@ -113,6 +113,13 @@ describe("roots output", () => {
     }
   });
 
+  it("a core that cannot be read is one line naming it once", () => {
+    const missing = join(scratch, "no-such-core");
+    const r = cli(["roots", missing]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`rootwalk: ${missing}: found ENOENT, expected a readable core file\n`);
+  });
+
   it("a thread stopped where there is no CFI still shows frame #0 with its symbol", () => {
     const t = rootsJson(cores.nocfi);
     expect(t.stopReason).toBe("no-unwind-info");
