@@ -1,7 +1,7 @@
 import type { Memory } from "../src/memory/memory.js";
 import { CALLEE_SAVED_NAMES } from "../src/safepoints/frame-descriptors.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
-import { readSlot } from "./slot.js";
+import { contextRegisterIndex, readSlot } from "./slot.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 
 /**
@@ -15,40 +15,87 @@ export interface FrameReport {
   /** The frame's address: the stop address for #0 of a core and after a signal, else the return address. */
   pc: number;
   sp: number;
-  cfa: number;
+  /** The caller's SP; null for a frame #0 the walk could not climb (no CFI at its PC). */
+  cfa: number | null;
   function: string | undefined;
   /** Callee-saved registers as they are in this frame (null: not known). */
-  registers: Record<(typeof CALLEE_SAVED_NAMES)[number], number | null>;
-  roots: { slot: number; value: number }[];
+  registers: Record<CalleeSavedName, number | null>;
+  /**
+   * Each root's value and where it lives: a stack slot's address, or (`register`) a callee-saved
+   * register of the walk's starting context that no frame below saved (the value is in the
+   * register itself; a register a frame below saved is that frame's save slot).
+   */
+  roots: FrameRoot[];
 }
 
-export interface WalkReport {
-  frames: FrameReport[];
+export type CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
+
+export interface FrameRoot {
+  slot: number;
+  register: CalleeSavedName | undefined;
+  value: number;
+}
+
+export interface WalkEnd {
   stopReason: string | undefined;
   stopDetail: string;
-  /** The innermost managed frame is not at a safepoint (the thread stopped inside managed code). */
+  /** Frame #0 is managed code stopped where it has no safepoint (kind "managed-unsafe"). */
   inManagedCode: boolean;
 }
 
-/** Walks `u` from `start` over `memory` to its end and reports every frame, with its roots' values. */
-export function reportWalk(u: Unwinder, memory: Memory, start: WalkStart | readonly ManagedChunk[]): WalkReport {
-  const frames: FrameReport[] = [];
+export interface WalkReport extends WalkEnd {
+  frames: FrameReport[];
+}
+
+/**
+ * Walks `u` from `start` over `memory` to its end and hands every frame, with its roots' values,
+ * to `visit` as it goes (nothing is kept: a deep walk's memory is the caller's). A walk that
+ * cannot climb even its first frame (its PC has no CFI) still shows frame #0: where it is,
+ * its symbol and registers, its CFA unknown.
+ */
+export function visitFrames(u: Unwinder, memory: Memory, start: WalkStart | readonly ManagedChunk[], visit: (frame: FrameReport) => void): WalkEnd {
   const pairs = new RootPairs();
   let inManagedCode = false;
+  let frames = 0;
   for (u.init(start); u.valid(); u.next()) {
     pairs.clear();
     collectFrameRoots(u, pairs);
-    const registers = {} as FrameReport["registers"];
-    CALLEE_SAVED_NAMES.forEach((name, k) => {
-      const v = readSlot(u.regSlots[k]!, memory, u.contexts);
-      registers[name] = Number.isNaN(v) ? null : v;
-    });
-    const roots: FrameReport["roots"] = [];
-    for (let i = 0; i < pairs.count; i++) roots.push({ slot: pairs.derivedSlots[i]!, value: readSlot(pairs.derivedSlots[i]!, memory, u.contexts) });
-    if (u.kind === "managed-unsafe" && frames.every((f) => f.kind !== "managed")) inManagedCode = true;
+    const roots: FrameRoot[] = [];
+    for (let i = 0; i < pairs.count; i++) {
+      const slot = pairs.derivedSlots[i]!;
+      const k = contextRegisterIndex(slot);
+      roots.push({ slot, register: k < 0 ? undefined : CALLEE_SAVED_NAMES[k], value: readSlot(slot, memory, u.contexts) });
+    }
+    if (u.index === 0) inManagedCode = u.kind === "managed-unsafe";
     // A signal frame's CFA is the interrupted frame's SP (the unwinder keeps the address of its slot).
     const cfa = u.kind === "signal" ? memory.readWord(u.cfa) : u.cfa;
-    frames.push({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa, function: u.kind === "signal" ? "<signal handler called>" : u.functionName(), registers, roots });
+    visit({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa, function: frameFunction(u), registers: frameRegisters(u, memory), roots });
+    frames++;
   }
-  return { frames, stopReason: u.stopReason, stopDetail: u.stopDetail, inManagedCode };
+  // Only a frame the unwinder placed (a module, or none, at its PC) and could not climb.
+  if (frames === 0 && u.stopReason === "no-unwind-info") {
+    inManagedCode = u.kind === "managed-unsafe";
+    visit({ index: 0, kind: u.kind, pc: u.ra, sp: u.sp, cfa: null, function: frameFunction(u), registers: frameRegisters(u, memory), roots: [] });
+  }
+  return { stopReason: u.stopReason, stopDetail: u.stopDetail, inManagedCode };
+}
+
+/** visitFrames, keeping every frame. */
+export function reportWalk(u: Unwinder, memory: Memory, start: WalkStart | readonly ManagedChunk[]): WalkReport {
+  const frames: FrameReport[] = [];
+  const end = visitFrames(u, memory, start, (f) => frames.push(f));
+  return { frames, ...end };
+}
+
+function frameFunction(u: Unwinder): string | undefined {
+  return u.kind === "signal" ? "<signal handler called>" : u.functionName();
+}
+
+function frameRegisters(u: Unwinder, memory: Memory): FrameReport["registers"] {
+  const registers = {} as FrameReport["registers"];
+  CALLEE_SAVED_NAMES.forEach((name, k) => {
+    const v = readSlot(u.regSlots[k]!, memory, u.contexts);
+    registers[name] = Number.isNaN(v) ? null : v;
+  });
+  return registers;
 }

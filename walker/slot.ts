@@ -14,6 +14,10 @@ export const UNKNOWN_SLOT = Number.NEGATIVE_INFINITY;
 export function contextSlot(chunk: number, k: number): number {
   return -1 - (chunk * CALLEE_SAVED_COUNT + k);
 }
+/** The CALLEE_SAVED_DWARF index k of a context register slot, or -1 (a stack slot, unknown). */
+export function contextRegisterIndex(slot: number): number {
+  return slot < 0 && slot !== UNKNOWN_SLOT ? (-1 - slot) % CALLEE_SAVED_COUNT : -1;
+}
 export function isMemorySlot(slot: number): boolean {
   return slot >= 0;
 }

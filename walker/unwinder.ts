@@ -449,6 +449,8 @@ export class Unwinder {
     const pc = this.pcExact ? this.ra : this.ra - 1;
     const module = modules.moduleAt(pc);
     this.nativeModule = module;
+    // Known before the CFI is looked up, so that a frame that cannot be climbed is still named.
+    this.kind = module !== undefined && this.inManagedFunction(module, pc) ? "managed-unsafe" : "native";
     if (module === undefined) {
       this.fail(
         "no-unwind-info",
@@ -489,8 +491,6 @@ export class Unwinder {
       this.fail("no-unwind-info", this.ra, `${hex(this.ra)} (${modules.describe(this.ra)}) has no safepoint and ${this.step.problem}`, "a frame without unwind information, or a corrupt stack");
       return;
     }
-    const start = module.functionStart(pc);
-    this.kind = start !== undefined && this.managedFunctionStarts().has(start) ? "managed-unsafe" : "native";
     if (this.kind === "managed-unsafe" && this.options.mode === "strict") {
       this.fail(
         "managed-not-at-safepoint",
@@ -517,6 +517,17 @@ export class Unwinder {
   private failModule(module: MappedModule, e: unknown): void {
     if (!(e instanceof RootwalkError)) throw e;
     this.fail("no-unwind-info", this.ra, `${hex(this.ra)} in ${module.path}: ${e.message}`, "unwind information rootwalk cannot read");
+  }
+
+  /** `pc` lies in a function with a stack map: by its FDE, or by its symbol when it has no CFI. */
+  private inManagedFunction(module: MappedModule, pc: number): boolean {
+    let start: number | undefined;
+    try {
+      start = module.functionStart(pc) ?? module.symbolStart(pc);
+    } catch {
+      return false; // unreadable CFI or symbols: the CFI step below names the problem
+    }
+    return start !== undefined && this.managedFunctionStarts().has(start);
   }
 
   /** Absolute start addresses of every function with a stack map in the snapshot. */

@@ -9,6 +9,7 @@ import { DUMP_FORMATS, dumpFilesReporting, type DumpFormat } from "./dump-comman
 import { WALK_METHODS, walkSnapshotFile } from "./walk-command.js";
 import type { WalkMethod } from "../../walker/stack-snapshot.js";
 import { RUN_USAGE } from "./run-command.js";
+import { type CliIo, PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
 
 /**
  * Each command's usage: every option it takes. `rootwalk help CMD` and `rootwalk CMD --help`
@@ -25,8 +26,10 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     summary: "walk a recorded stack and print every frame and root",
   },
   roots: {
-    usage: "rootwalk roots CORE [EXECUTABLE] [--json]",
-    summary: "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints",
+    usage: "rootwalk roots CORE [EXECUTABLE] [--json] [--max-depth N]",
+    summary:
+      "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints " +
+      "(a root in a register is named by it: rbx, r12, ...); --max-depth N: walk at most N frames per thread (default 2000000; a deeper stack ends with depth-limit)",
   },
   compile: {
     usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o",
@@ -60,6 +63,7 @@ ${Object.values(COMMAND_USAGE)
 
 LLVM: ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else --llvm VERSION, else the newest installed.
 Exit codes: 0 ok, 1 bad input or usage, 3 runtime or collector failure (or an internal error), 4 verification failure.
+Output is written whole before the exit, into a pipe too; a reader that stops early (| head) ends the command quietly, exit 0.
 `;
 
 function commandHelp(command: string): string {
@@ -71,12 +75,6 @@ function commandHelp(command: string): string {
 const MAX_SIM_THREADS = 32;
 const MAX_SIM_SCALE = 10;
 
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
-const PROCESS_IO: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
 
 /** Runs one command line; returns the exit code. Bad input: code 1 and one line on stderr. */
 export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
@@ -106,10 +104,11 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return 0;
       }
       case "roots": {
-        const { positional, flags } = parseOptions(rest, [], ["json"]);
+        const { positional, options, flags } = parseOptions(rest, ["max-depth"], ["json"]);
         if (positional.length < 1 || positional.length > 2) throw new InvalidArgumentError("roots", `${positional.length} arguments`, "CORE [EXECUTABLE]");
-        const { rootsCommand } = await import("./roots-command.js");
-        io.stdout(rootsCommand(positional[0]!, positional[1], flags.has("json")));
+        const { DEFAULT_ROOTS_MAX_DEPTH, parseMaxDepth, rootsCommand } = await import("./roots-command.js");
+        const maxDepth = options.has("max-depth") ? parseMaxDepth(options.get("max-depth")!) : DEFAULT_ROOTS_MAX_DEPTH;
+        rootsCommand(positional[0]!, positional[1], { json: flags.has("json"), maxDepth }, io.stdout);
         return 0;
       }
       case "compile": {
@@ -259,12 +258,10 @@ export function parseOptions(
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
-  runCli(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (e: unknown) => {
-      const failure = describeFailure(e);
-      process.stderr.write(`rootwalk: ${failure.line}\n`);
-      process.exit(failure.exitCode);
-    },
-  );
+  endQuietlyWhenReaderCloses();
+  runCli(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
+    const failure = describeFailure(e);
+    process.stderr.write(`rootwalk: ${failure.line}\n`);
+    exitAfterOutput(failure.exitCode);
+  });
 }

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
-import { CoreFile, elfBuildId } from "../elf/core-file.js";
+import { CoreFile, type CoreThread, elfBuildId } from "../elf/core-file.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
-import { RangedMemory } from "../memory/memory.js";
+import type { Memory } from "../memory/memory.js";
 import { type RegistrySnapshot, SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap, type Mapping } from "../unwind/module-map.js";
-import { type FrameReport, type WalkReport, reportWalk } from "../../walker/frame-report.js";
+import { type FrameReport, type WalkEnd, type WalkReport, visitFrames } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { Unwinder } from "../../walker/unwinder.js";
 
@@ -16,10 +16,18 @@ import { Unwinder } from "../../walker/unwinder.js";
  * NT_FILE note says is mapped there, read from disk and checked against the build id the core
  * holds), leniently: a thread stopped in the middle of managed code is reported as such and its
  * frame's roots as unknown, never guessed. EXECUTABLE replaces the program's path from the core
- * (the first NT_FILE entry) when the file has moved.
+ * when the file has moved: the mapping that holds the program's headers (NT_AUXV AT_PHDR, or
+ * its entry point AT_ENTRY), never the first NT_FILE entry (libraries come first under the
+ * legacy layout `ulimit -s unlimited` gives).
  */
 
 const VDSO_NAME = "[vdso]";
+
+/** Frames walked per thread unless --max-depth says otherwise (memory grows with frames walked). */
+export const DEFAULT_ROOTS_MAX_DEPTH = 2_000_000;
+export const MAX_ROOTS_MAX_DEPTH = 1_000_000_000;
+/** Output is handed to the writer in pieces of about this many characters. */
+const OUTPUT_CHUNK_CHARS = 1 << 20;
 
 export type CoreFrame = FrameReport;
 
@@ -31,16 +39,41 @@ export interface CoreWalk {
   threads: CoreThreadWalk[];
   /** What the walks used, for further walks of the same core (tests). */
   snapshot: RegistrySnapshot;
-  memory: RangedMemory;
+  memory: Memory;
   modules: ModuleMap;
 }
 
-export function walkCore(corePath: string, executable?: string): CoreWalk {
-  const core = CoreFile.parse(readCoreFile(corePath));
-  if (core.threads.length === 0) throw new RootwalkError("WALK", `${corePath}: no NT_PRSTATUS note (no thread registers)`);
+/** A core opened for walking: its memory read by position, its modules' stack maps registered. */
+interface OpenedCore {
+  core: CoreFile;
+  snapshot: RegistrySnapshot;
+  modules: ModuleMap;
+}
+
+/** The N of `--max-depth N`: frames walked per thread at most. */
+export function parseMaxDepth(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_ROOTS_MAX_DEPTH)) throw new InvalidArgumentError("--max-depth", text, `a whole number of frames from 1 to ${MAX_ROOTS_MAX_DEPTH}`);
+  return n;
+}
+
+function openCore(corePath: string, executable: string | undefined): OpenedCore {
+  const core = openCoreFile(corePath);
+  try {
+    if (core.threads.length === 0) throw new RootwalkError("WALK", `${corePath}: no NT_PRSTATUS note (no thread registers)`);
+    return { core, ...registerModules(core, executable) };
+  } catch (e) {
+    core.close();
+    throw e;
+  }
+}
+
+/** The core's mapped files as modules (EXECUTABLE in the program's place), stack maps registered. */
+function registerModules(core: CoreFile, executable: string | undefined): { snapshot: RegistrySnapshot; modules: ModuleMap } {
   const files: Mapping[] = core.files.map((f) => ({ ...f }));
-  if (executable !== undefined && files.length > 0) {
-    const program = files[0]!.path;
+  if (executable !== undefined) {
+    const program = core.executablePath();
+    if (program === undefined) throw new InvalidArgumentError("core", "no NT_AUXV entry AT_PHDR or AT_ENTRY inside a mapped file", "the auxiliary vector to name the program's mapping (EXECUTABLE takes its place)");
     for (const f of files) if (f.path === program) f.path = executable;
   }
   // The vDSO (clock_gettime, gettimeofday, the signal return on some kernels) has no file: its
@@ -68,58 +101,139 @@ export function walkCore(corePath: string, executable?: string): CoreWalk {
     }
     if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, bytes, { path: m.path, loadBias: m.loadBias });
   }
-  const memory = RangedMemory.fromPieces(core.segments.map((s) => ({ base: s.vaddr, bytes: s.bytes })));
-  const snapshot = registry.snapshot();
-  const threads = core.threads.map((t): CoreThreadWalk => {
-    const r = t.registers;
-    const registers = RegisterContext.from({ rbx: r.rbx, rbp: r.rbp, r12: r.r12, r13: r.r13, r14: r.r14, r15: r.r15 });
-    const u = new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 });
-    return { tid: t.tid, ...reportWalk(u, memory, { sp: Number(r.rsp), ra: Number(r.rip), registers, pcIsExact: true }) };
+  return { snapshot: registry.snapshot(), modules };
+}
+
+/** Walks one thread from its NT_PRSTATUS registers, handing each frame to `visit`. */
+function walkThread(opened: OpenedCore, t: CoreThread, maxDepth: number, visit: (f: FrameReport) => void): WalkEnd {
+  const r = t.registers;
+  const registers = RegisterContext.from({ rbx: r.rbx, rbp: r.rbp, r12: r.r12, r13: r.r13, r14: r.r14, r15: r.r15 });
+  const memory = opened.core.memory;
+  const u = new Unwinder(opened.snapshot, memory, { mode: "lenient", modules: opened.modules, maxDepth });
+  return visitFrames(u, memory, { sp: Number(r.rsp), ra: Number(r.rip), registers, pcIsExact: true }, visit);
+}
+
+/** Every thread of a core, walked and kept whole (tests and the library; the command streams). */
+export function walkCore(corePath: string, executable?: string, maxDepth = DEFAULT_ROOTS_MAX_DEPTH): CoreWalk {
+  const opened = openCore(corePath, executable);
+  const threads = opened.core.threads.map((t): CoreThreadWalk => {
+    const frames: FrameReport[] = [];
+    return { tid: t.tid, frames, ...walkThread(opened, t, maxDepth, (f) => frames.push(f)) };
   });
-  return { threads, snapshot, memory, modules };
+  return { threads, snapshot: opened.snapshot, memory: opened.core.memory, modules: opened.modules };
 }
 
-function readCoreFile(path: string): Uint8Array {
+function openCoreFile(path: string): CoreFile {
   try {
-    return readFileSync(path);
+    return CoreFile.open(path);
   } catch (e) {
-    throw new InvalidArgumentError(path, (e as NodeJS.ErrnoException).code ?? String(e), "a readable core file");
+    if (e instanceof RootwalkError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined) throw new InvalidArgumentError(path, code, "a readable core file");
+    throw e;
   }
 }
 
-export function rootsCommand(corePath: string, executable: string | undefined, json: boolean): string {
-  let walked: ReturnType<typeof walkCore>;
+export interface RootsOptions {
+  json: boolean;
+  maxDepth: number;
+}
+
+/**
+ * `rootwalk roots`: writes every thread's frames as they are walked, in pieces (`write` is the
+ * command's stdout): no frame is kept, so a deep stack costs the output, not a copy of it.
+ */
+export function rootsCommand(corePath: string, executable: string | undefined, options: RootsOptions, write: (text: string) => void): void {
+  let opened: OpenedCore;
   try {
-    walked = walkCore(corePath, executable);
+    opened = openCore(corePath, executable);
   } catch (e) {
-    throw e instanceof RootwalkError ? withContext(e, corePath) : e;
+    // Named once: a message about the core file itself already starts with its path.
+    throw e instanceof RootwalkError && !e.message.startsWith(`${corePath}:`) ? withContext(e, corePath) : e;
   }
-  if (json) {
-    return `${JSON.stringify({
-      threads: walked.threads.map((t) => ({
-        tid: t.tid,
-        inManagedCode: t.inManagedCode,
-        stopReason: t.stopReason,
-        stopDetail: t.stopDetail,
-        frames: t.frames.map((f) => ({
-          kind: f.kind, pc: hex(f.pc), sp: hex(f.sp), cfa: hex(f.cfa), function: f.function ?? null,
-          registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
-          roots: f.roots.map((r) => ({ slot: hex(r.slot), value: hex(r.value) })),
-        })),
-      })),
-    })}\n`;
+  const out = new ChunkedOutput(write);
+  try {
+    const format = options.json ? JSON_FORMAT : TEXT_FORMAT;
+    out.add(format.begin);
+    opened.core.threads.forEach((t, i) => {
+      let frames = 0;
+      let roots = 0;
+      const end = walkThread(opened, t, options.maxDepth, (f) => {
+        out.add(format.frame(t.tid, i, f));
+        frames++;
+        roots += f.roots.length;
+      });
+      const limited = end.stopReason === "depth-limit" ? { ...end, stopDetail: `${end.stopDetail}, the --max-depth limit (${options.maxDepth}; a larger one walks further)` } : end;
+      out.add(format.threadEnd(t.tid, i, frames, roots, limited));
+    });
+    out.add(format.end);
+  } finally {
+    opened.core.close();
   }
-  const lines: string[] = [];
-  for (const t of walked.threads) {
-    lines.push(`thread ${t.tid}${t.inManagedCode ? ": stopped inside managed code, not at a safepoint (that frame's roots are unknown)" : ""}`);
-    for (const f of t.frames) {
-      const tag = f.kind === "managed" ? "managed" : f.kind === "managed-unsafe" ? "MANAGED, NOT AT A SAFEPOINT" : f.kind;
-      lines.push(`  #${f.index}  pc ${hex(f.pc)}  sp ${hex(f.sp)}  cfa ${hex(f.cfa)}  ${f.function ?? "?"}  [${tag}]`);
-      for (const r of f.roots) lines.push(`        root [${hex(r.slot)}] = ${hex(r.value)}`);
-    }
-    const end = t.stopReason === "stack-end" ? "end of stack" : `${t.stopReason}${t.stopDetail ? `: ${t.stopDetail}` : ""}`;
-    lines.push(`  ${t.frames.length} frames, ${t.frames.reduce((n, f) => n + f.roots.length, 0)} roots; ${end}`);
-  }
-  return lines.join("\n") + "\n";
+  out.flush();
 }
 
+/** Collects small pieces of output and writes them about OUTPUT_CHUNK_CHARS at a time. */
+class ChunkedOutput {
+  private parts: string[] = [];
+  private chars = 0;
+  constructor(private readonly write: (text: string) => void) {}
+  add(text: string): void {
+    this.parts.push(text);
+    this.chars += text.length;
+    if (this.chars >= OUTPUT_CHUNK_CHARS) this.flush();
+  }
+  flush(): void {
+    if (this.parts.length > 0) this.write(this.parts.join(""));
+    this.parts = [];
+    this.chars = 0;
+  }
+}
+
+/**
+ * The two output formats, piece by piece. A thread's first line (text) or object (JSON) opens
+ * with its frame #0, whose kind says whether it stopped inside managed code; its counts and
+ * why the walk ended come after its frames.
+ */
+interface RootsFormat {
+  begin: string;
+  frame(tid: number, thread: number, f: FrameReport): string;
+  threadEnd(tid: number, thread: number, frames: number, roots: number, end: WalkEnd): string;
+  end: string;
+}
+
+const TEXT_FORMAT: RootsFormat = {
+  begin: "",
+  frame(tid, _thread, f) {
+    const head = f.index === 0 ? textThreadHeader(tid, f.kind === "managed-unsafe") : "";
+    const tag = f.kind === "managed" ? "managed" : f.kind === "managed-unsafe" ? "MANAGED, NOT AT A SAFEPOINT" : f.kind;
+    const roots = f.roots.map((r) => `        root ${r.register ?? `[${hex(r.slot)}]`} = ${hex(r.value)}\n`).join("");
+    return `${head}  #${f.index}  pc ${hex(f.pc)}  sp ${hex(f.sp)}  cfa ${f.cfa === null ? "?" : hex(f.cfa)}  ${f.function ?? "?"}  [${tag}]\n${roots}`;
+  },
+  threadEnd(tid, _thread, frames, roots, end) {
+    const reason = end.stopReason === "stack-end" ? "end of stack" : `${end.stopReason}${end.stopDetail ? `: ${end.stopDetail}` : ""}`;
+    return `${frames === 0 ? textThreadHeader(tid, false) : ""}  ${frames} frames, ${roots} roots; ${reason}\n`;
+  },
+  end: "",
+};
+
+function textThreadHeader(tid: number, inManagedCode: boolean): string {
+  return `thread ${tid}${inManagedCode ? ": stopped inside managed code, not at a safepoint (that frame's roots are unknown)" : ""}\n`;
+}
+
+const JSON_FORMAT: RootsFormat = {
+  begin: '{"threads":[',
+  frame(tid, thread, f) {
+    const head = f.index === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : ",";
+    return head + JSON.stringify({
+      kind: f.kind, pc: hex(f.pc), sp: hex(f.sp), cfa: f.cfa === null ? null : hex(f.cfa), function: f.function ?? null,
+      registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
+      roots: f.roots.map((r) => (r.register !== undefined ? { register: r.register, value: hex(r.value) } : { slot: hex(r.slot), value: hex(r.value) })),
+    });
+  },
+  threadEnd(tid, thread, frames, _roots, end) {
+    const head = frames === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : "";
+    return `${head}],"inManagedCode":${end.inManagedCode},"stopReason":${JSON.stringify(end.stopReason ?? null)},"stopDetail":${JSON.stringify(end.stopDetail)}}`;
+  },
+  end: "]}\n",
+};

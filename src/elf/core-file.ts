@@ -1,5 +1,7 @@
+import { type ByteSource, FileSource, bytesSource } from "../bytes/byte-source.js";
 import { ByteView } from "../bytes/byte-view.js";
-import { MalformedInputError, hex } from "../errors.js";
+import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
+import { type CoreSegment, CoreMemory } from "./core-memory.js";
 import { ET_CORE, PT_LOAD } from "./elf-constants.js";
 import { ElfFile } from "./elf-file.js";
 
@@ -14,10 +16,15 @@ import { ElfFile } from "./elf-file.js";
  *     "CORE" NT_FILE (0x46494c45): u64 count, u64 page_size, count x (u64 start, u64 end,
  *         u64 file offset in pages), then count NUL-terminated paths
  *     "CORE" NT_AUXV (6): the auxiliary vector, (u64 type, u64 value) pairs up to AT_NULL (0);
- *         AT_SYSINFO_EHDR (33) is the address of the vDSO's ELF header (the vDSO has no file, so
- *         NT_FILE does not list it; its image is in the core's memory)
+ *         AT_PHDR (3) and AT_ENTRY (9) are the main executable's program headers and entry point
+ *         as the kernel loaded it (they name its mapping, whatever the layout); AT_SYSINFO_EHDR
+ *         (33) is the address of the vDSO's ELF header (the vDSO has no file, so NT_FILE does
+ *         not list it; its image is in the core's memory)
  *   PT_LOAD   the process's memory: [p_vaddr, p_vaddr + p_filesz) from the file at p_offset
  *             (p_filesz < p_memsz when the dumper left pages out)
+ *
+ * A core can be larger than memory (a process with a 1 GiB thread stack dumps 2.6 GB): headers
+ * and notes are read at open, the memory by positioned reads as a walk uses it (CoreMemory).
  *
  * GNU build ids (NT_GNU_BUILD_ID, type 3, name "GNU") of a mapped file are read from the core's
  * memory at the file's PT_NOTE address when the dumper kept that page.
@@ -27,7 +34,12 @@ const NT_PRSTATUS = 1;
 const NT_FILE = 0x46494c45;
 const NT_GNU_BUILD_ID = 3;
 const NT_AUXV = 6;
+const AT_PHDR = 3;
+const AT_ENTRY = 9;
 const AT_SYSINFO_EHDR = 33;
+/** Bounds on what is read whole: a core's notes, and the vDSO image (two pages on today's kernels). */
+const MAX_NOTES_BYTES = 64 * 1024 * 1024;
+const MAX_VDSO_BYTES = 1024 * 1024;
 const PT_NOTE = 4;
 const PR_PID_OFFSET = 32;
 const PR_REG_OFFSET = 112;
@@ -47,62 +59,95 @@ export interface CoreMappedFile {
   path: string;
 }
 
-export interface CoreSegment {
-  vaddr: number;
-  /** Bytes present in the core (p_filesz); the rest of p_memsz was not dumped. */
-  bytes: Uint8Array;
-}
-
 export class CoreFile {
   private constructor(
     readonly threads: readonly CoreThread[],
     readonly files: readonly CoreMappedFile[],
-    readonly segments: readonly CoreSegment[],
-    /** Where the vDSO's ELF image starts (AT_SYSINFO_EHDR), when the core has an NT_AUXV note. */
-    readonly vdsoAddress: number | undefined,
+    /** The dumped memory, read from the file by position as it is used. */
+    readonly memory: CoreMemory,
+    /** The auxiliary vector (NT_AUXV), type -> value; empty when the core has none. */
+    readonly auxv: ReadonlyMap<number, number>,
+    private readonly source: ByteSource,
   ) {}
 
-  static parse(input: Uint8Array): CoreFile {
+  /** Opens a core file for positioned reads: headers and notes now, memory as a walk reads it. */
+  static open(path: string): CoreFile {
+    const source = new FileSource(path);
+    try {
+      return CoreFile.fromSource(source);
+    } catch (e) {
+      source.close();
+      throw e;
+    }
+  }
+
+  static parse(bytes: Uint8Array): CoreFile {
+    return CoreFile.fromSource(bytesSource(bytes));
+  }
+
+  static fromSource(source: ByteSource): CoreFile {
     // Program headers only: gdb's cores also carry section headers, with addresses such as the
     // vsyscall page (0xffffffffff600000) that ElfFile rightly refuses for a program.
-    const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-    const view = new ByteView(bytes);
+    const view = new ByteView(source.readAt(0, Math.min(64, source.sizeBytes), "ELF header"));
     view.need(0, 64, "ELF header");
     if (view.u32(0) !== 0x464c457f || view.u8(4) !== 2 || view.u8(5) !== 1) throw new MalformedInputError("ELF header", 0, "not a 64-bit little-endian ELF file", "an x86-64 core file");
     const type = view.u16(16);
     if (type !== ET_CORE) throw new MalformedInputError("ELF header e_type", 16, type, `${ET_CORE} (ET_CORE, a core file)`);
     const phoff = view.u64Number(32, "e_phoff");
     const phnum = view.u16(56);
-    view.need(phoff, phnum * 56, "program headers");
+    const headers = new ByteView(source.readAt(phoff, phnum * 56, "program headers"), phoff);
     const threads: CoreThread[] = [];
     const files: CoreMappedFile[] = [];
     const segments: CoreSegment[] = [];
-    let vdsoAddress: number | undefined;
+    const auxv = new Map<number, number>();
     for (let i = 0; i < phnum; i++) {
-      const at = phoff + i * 56;
-      const ptype = view.u32(at);
-      const offset = view.u64Number(at + 8, "p_offset");
-      const vaddrHi = view.u32(at + 20);
-      const fileSize = view.u64Number(at + 32, "p_filesz");
-      view.need(offset, fileSize, `segment ${i}`);
-      if (ptype === PT_LOAD && fileSize > 0 && vaddrHi < 0x200000) segments.push({ vaddr: view.u64Number(at + 16, "p_vaddr"), bytes: bytes.subarray(offset, offset + fileSize) });
+      const at = i * 56;
+      const ptype = headers.u32(at);
+      const offset = headers.u64Number(at + 8, "p_offset");
+      const vaddrHi = headers.u32(at + 20);
+      const fileSize = headers.u64Number(at + 32, "p_filesz");
+      if (offset + fileSize > source.sizeBytes) throw new TruncatedInputError(`segment ${i}`, offset, fileSize, source.sizeBytes - offset);
+      if (ptype === PT_LOAD && fileSize > 0 && vaddrHi < 0x200000) segments.push({ vaddr: headers.u64Number(at + 16, "p_vaddr"), fileOffset: offset, fileSizeBytes: fileSize });
       if (ptype !== PT_NOTE) continue;
-      for (const note of readNotes(bytes.subarray(offset, offset + fileSize), offset)) {
+      if (fileSize > MAX_NOTES_BYTES) throw new MalformedInputError(`PT_NOTE segment ${i}`, offset, `${fileSize} bytes`, `at most ${MAX_NOTES_BYTES} bytes of notes`);
+      for (const note of readNotes(source.readAt(offset, fileSize, `PT_NOTE segment ${i}`), offset)) {
         if (note.name !== "CORE") continue;
         if (note.type === NT_PRSTATUS) threads.push(readPrstatus(note.desc, note.descOffset));
         if (note.type === NT_FILE) files.push(...readNtFile(note.desc, note.descOffset));
-        if (note.type === NT_AUXV) vdsoAddress = auxvValue(note.desc, AT_SYSINFO_EHDR);
+        if (note.type === NT_AUXV) readAuxv(note.desc, auxv);
       }
     }
-    return new CoreFile(threads, files, segments, vdsoAddress);
+    return new CoreFile(threads, files, new CoreMemory(source, segments), auxv, source);
+  }
+
+  /** Closes the file; the memory can no longer be read. */
+  close(): void {
+    this.source.close();
+  }
+
+  /** Where the vDSO's ELF image starts (AT_SYSINFO_EHDR), when the core has an NT_AUXV note. */
+  get vdsoAddress(): number | undefined {
+    return this.auxv.get(AT_SYSINFO_EHDR);
+  }
+
+  /**
+   * The path of the main executable: the NT_FILE mapping that holds the program headers the
+   * kernel loaded it with (AT_PHDR) or its entry point (AT_ENTRY). Never the first mapping:
+   * under a legacy layout (`ulimit -s unlimited`) libraries map below the program.
+   */
+  executablePath(): string | undefined {
+    for (const type of [AT_PHDR, AT_ENTRY]) {
+      const address = this.auxv.get(type);
+      if (address === undefined || address === 0) continue;
+      const file = this.files.find((f) => address >= f.start && address < f.end);
+      if (file !== undefined) return file.path;
+    }
+    return undefined;
   }
 
   /** The dumped bytes [address, address + n), or undefined when the core does not hold them all. */
   read(address: number, n: number): Uint8Array | undefined {
-    for (const s of this.segments) {
-      if (address >= s.vaddr && address + n <= s.vaddr + s.bytes.length) return s.bytes.subarray(address - s.vaddr, address - s.vaddr + n);
-    }
-    return undefined;
+    return this.memory.readBytes(address, n);
   }
 
   /**
@@ -112,13 +157,10 @@ export class CoreFile {
   vdsoImage(): { start: number; bytes: Uint8Array } | undefined {
     const start = this.vdsoAddress;
     if (start === undefined || start === 0) return undefined;
-    for (const s of this.segments) {
-      if (start >= s.vaddr && start + 64 <= s.vaddr + s.bytes.length) {
-        const bytes = s.bytes.subarray(start - s.vaddr);
-        return bytes[0] === 0x7f && bytes[1] === 0x45 && bytes[2] === 0x4c && bytes[3] === 0x46 ? { start, bytes } : undefined;
-      }
-    }
-    return undefined;
+    const range = this.memory.ranges.find((r) => start >= r.base && start + 64 <= r.base + r.sizeBytes);
+    if (range === undefined) return undefined;
+    const bytes = this.read(start, Math.min(range.base + range.sizeBytes - start, MAX_VDSO_BYTES))!;
+    return bytes[0] === 0x7f && bytes[1] === 0x45 && bytes[2] === 0x4c && bytes[3] === 0x46 ? { start, bytes } : undefined;
   }
 
   /** The GNU build id (hex) of the ELF image mapped at `start`, read from the core's memory. */
@@ -192,15 +234,15 @@ function readNotes(bytes: Uint8Array, baseOffset: number): Note[] {
   return notes;
 }
 
-/** The value of auxiliary-vector entry `type`, or undefined (pairs of u64 up to AT_NULL). */
-function auxvValue(desc: Uint8Array, type: number): number | undefined {
+/** The auxiliary vector's entries into `out`: pairs of u64 (type, value) up to AT_NULL. */
+function readAuxv(desc: Uint8Array, out: Map<number, number>): void {
   const view = new ByteView(desc);
   for (let at = 0; at + 16 <= desc.length; at += 16) {
-    const t = view.u64Number(at, "auxv type");
-    if (t === 0) return undefined;
-    if (t === type) return view.u64Number(at + 8, "auxv value");
+    const t = view.u64NumberOrNaN(at);
+    if (t === 0) return;
+    const value = view.u64NumberOrNaN(at + 8);
+    if (!Number.isNaN(t) && !Number.isNaN(value)) out.set(t, value);
   }
-  return undefined;
 }
 
 function readPrstatus(desc: Uint8Array, offset: number): CoreThread {

@@ -108,12 +108,23 @@ export class MappedModule {
     return fde === undefined ? undefined : fde.pcBegin + this.loadBias;
   }
 
+  /** Absolute start of the function symbol containing absolute `address`, or undefined. */
+  symbolStart(address: number): number | undefined {
+    const symbol = this.symbolContaining(address - this.loadBias);
+    return symbol === undefined ? undefined : symbol.value + this.loadBias;
+  }
+
   /** `name+0xoff` of the function symbol containing absolute `address`, or undefined. */
   symbolize(address: number): string | undefined {
     const link = address - this.loadBias;
-    const symbol = symbolAt(this.elf(), undefined, link);
-    if (symbol === undefined || (symbol.size > 0 && link >= symbol.value + symbol.size)) return undefined;
+    const symbol = this.symbolContaining(link);
+    if (symbol === undefined) return undefined;
     return link === symbol.value ? symbol.name : `${symbol.name}+${hex(link - symbol.value)}`;
+  }
+
+  private symbolContaining(link: number): { name: string; value: number } | undefined {
+    const symbol = symbolAt(this.elf(), undefined, link);
+    return symbol === undefined || (symbol.size > 0 && link >= symbol.value + symbol.size) ? undefined : symbol;
   }
 
   /** `n` bytes of the file image at absolute `address` (through its PT_LOAD), or undefined. */
