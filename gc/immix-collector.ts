@@ -6,7 +6,7 @@ import { GlobalRoots, type SlotMemory } from "./global-roots.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, DEFAULT_HEADROOM_FRACTION, LINES_IN_BLOCK, LOG_BYTES_IN_BLOCK } from "./heap-constants.js";
 import { type HeapMap, buildHeapMap } from "./heap-map-svg.js";
 import { BLOCK_UNALLOCATED, type BlockSweepSummary, type HeapRegion, HeapSpace } from "./heap-space.js";
-import { type GraphInspection, inspectGraph } from "./heap-verifier.js";
+import { type GraphInspection, type VerifyFailure, inspectGraph } from "./heap-verifier.js";
 import { type AllocationOwner, ImmixAllocator, type Mutator } from "./immix-allocator.js";
 import { MarkStack } from "./mark-stack.js";
 import { describePoison, isPoisonedWord, poisonLargePages, poisonRange, poisonSweptBlocks } from "./poison.js";
@@ -95,11 +95,20 @@ export class ImmixCollector implements AllocationOwner {
   phase: keyof PhaseMs | "idle" = "idle";
   /** Messages of the last collection's verification failures (empty when it passed). */
   verifyMessages: string[] = [];
+  /** The last collection's verification failures, structured (at most maxVerifyMessages). */
+  verifyFailures: VerifyFailure[] = [];
   /** Blocks chosen as defragmentation candidates by the last collection. */
   lastDefragCandidates: number[] = [];
 
   private readonly options: Resolved;
   private readonly scanners: RootScanner[] = [this.globals];
+  /** Index (in the last rootBases()) of each scanner's first root: to ask it to describe one. */
+  private rootStarts: number[] = [];
+  private readonly describeRoot = (r: number): string | undefined => {
+    let s = this.rootStarts.length - 1;
+    while (s > 0 && this.rootStarts[s]! > r) s--;
+    return this.scanners[s]?.describeRoot?.(r - this.rootStarts[s]!);
+  };
   private readonly mutators: ImmixAllocator[] = [];
   private readonly copier: ImmixAllocator;
   private readonly markStack = new MarkStack();
@@ -267,7 +276,11 @@ export class ImmixCollector implements AllocationOwner {
   /** The root bases every scanner reports now, in order (scanRoots is called once more on each). */
   rootBases(): number[] {
     const roots: number[] = [];
-    for (const s of this.scanners) s.scanRoots((b) => roots.push(b));
+    this.rootStarts = [];
+    for (const s of this.scanners) {
+      this.rootStarts.push(roots.length);
+      s.scanRoots((b) => roots.push(b));
+    }
     return roots;
   }
 
@@ -284,7 +297,7 @@ export class ImmixCollector implements AllocationOwner {
    * right after a collection, before the mutators allocate again.
    */
   verifyHeap(): GraphInspection {
-    return inspectGraph(this.space, this.model, this.rootBases(), true, this.options.maxVerifyMessages);
+    return inspectGraph(this.space, this.model, this.rootBases(), true, this.options.maxVerifyMessages, this.describeRoot);
   }
 
   // --- allocation failure -------------------------------------------------------------------
@@ -336,7 +349,7 @@ export class ImmixCollector implements AllocationOwner {
     const { verify, stress } = this.options;
     this.phase = "verify";
     const tVerify0 = performance.now();
-    const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages) : null;
+    const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages, this.describeRoot) : null;
     const t0 = performance.now();
 
     // 1. Candidates, from the last sweep's histograms, before marking.
@@ -391,13 +404,17 @@ export class ImmixCollector implements AllocationOwner {
     const pauseMs = t1 - t0;
     let verifyFailures = 0;
     this.verifyMessages = [];
+    this.verifyFailures = [];
     if (before !== null) {
       const after = this.verifyHeap();
       verifyFailures = before.failures + after.failures;
       this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
+      this.verifyFailures.push(...before.details.map((f) => ({ ...f, reason: `${f.reason} (before the collection)` })), ...after.details);
       if (before.checksum !== after.checksum || before.objects !== after.objects) {
         verifyFailures++;
-        this.verifyMessages.push(`reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`);
+        const reason = `reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`;
+        this.verifyMessages.push(reason);
+        this.verifyFailures.push({ location: { kind: "graph" }, value: 0, reason });
       }
     }
 
@@ -440,7 +457,7 @@ export class ImmixCollector implements AllocationOwner {
       poisonedBytes: this.poisonedBytes,
       verifyFailures,
     };
-    this.stats.record(cycle);
+    this.stats.record(cycle, this.verifyFailures);
     return cycle;
   }
 

@@ -5,6 +5,7 @@ import { appendFileSync, readFileSync, writeFileSync, writeSync } from "node:fs"
 import koffi from "koffi";
 import { ImmixCollector } from "../../gc/immix-collector.js";
 import type { Mutator } from "../../gc/immix-allocator.js";
+import type { RecordedVerifyFailure } from "../../gc/gc-stats.js";
 import { reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { DEFAULT_MAX_DEPTH, type ManagedChunk, Unwinder } from "../../walker/unwinder.js";
@@ -118,6 +119,8 @@ export interface NativeRunResult {
   objectsMoved: number;
   maxPauseMs: number;
   verifyFailures: number;
+  /** The first verification failures (at most FIRST_VERIFY_FAILURES_KEPT), where and why. */
+  verifyFailureDetails: RecordedVerifyFailure[];
   /** Bytes the collections poisoned (0 unless --poison or --stress). */
   poisonedBytes: number;
   totalPauseMs: number;
@@ -196,7 +199,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   // a stop allocates only the one koffi view of each stopped thread's stack (NativeMemory).
   interface Stopped {
     index: number;
-    stack: { memory: NativeMemory; chunks: ManagedChunk[] };
+    stack: { memory: NativeMemory; chunks: ManagedChunk[]; label: string };
     chunk: ManagedChunk;
     registers: RegisterContext;
   }
@@ -243,7 +246,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     if (s === undefined) {
       const registers = new RegisterContext();
       const chunk: ManagedChunk = { sp: 0, ra: 0, registers, boundaryRa: undefined, stackTop: undefined };
-      s = stoppedByIndex[t] = { index: t, registers, chunk, stack: { memory: undefined as unknown as NativeMemory, chunks: [chunk] } };
+      s = stoppedByIndex[t] = { index: t, registers, chunk, stack: { memory: undefined as unknown as NativeMemory, chunks: [chunk], label: `thread #${t}` } };
     }
     for (let k = 0; k < REG_NAMES.length; k++) s.registers.load(k, wordBig(t, R_REGS + k));
     const low = sp - BELOW_SP_BYTES;
@@ -585,6 +588,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     objectsMoved: stats.totalEvacuatedObjects,
     maxPauseMs: stats.maxPauseMs,
     verifyFailures: stats.totalVerifyFailures,
+    verifyFailureDetails: stats.firstVerifyFailures,
     poisonedBytes: stats.totalPoisonedBytes,
     totalPauseMs: stats.totalPauseMs,
     mapsRegistered,
