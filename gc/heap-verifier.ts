@@ -18,12 +18,16 @@ export type VerifyFailureLocation =
   | { kind: "object"; object: number }
   | { kind: "graph" };
 
-/** One verification failure: where, the value found there, and why it is bad. */
+/** One verification failure: where, the value found there, why it is bad, what was expected. */
 export interface VerifyFailure {
   location: VerifyFailureLocation;
   value: number;
   /** Why `value` is bad, as a phrase after the value ("in a free line", "outside the heap", ...). */
   reason: string;
+  /** What the place should hold ("a live object", "an object's address"). */
+  expected: string;
+  /** Found by the check before the collection (the graph as the mutator left it) or after it. */
+  phase?: "before" | "after";
 }
 
 /** `root #3 (thread #0 ...)` or `field +0x8 of object 0x...`: the failure's place in words. */
@@ -44,7 +48,7 @@ export function describeFailureLocation(location: VerifyFailureLocation): string
 export function formatVerifyFailure(f: VerifyFailure): string {
   if (f.location.kind === "graph") return f.reason;
   if (f.location.kind === "object") return `${describeFailureLocation(f.location)}: ${f.reason}`;
-  return `${describeFailureLocation(f.location)}: found ${hex(f.value)} ${f.reason}, expected a live object`;
+  return `${describeFailureLocation(f.location)}: found ${hex(f.value)} ${f.reason}, expected ${f.expected}`;
 }
 
 /** What a traversal of the reachable graph found. */
@@ -79,9 +83,7 @@ export type RootDescriber = (index: number) => string | undefined;
  * is the pattern itself (gc/poison.ts), fails: it is stale.
  * Without `requireLive` (before a collection) only the structural checks apply: marks are stale.
  * A pointer that fails is counted and not followed.
- * With `requireLive`, no marked object may start inside a reachable one: that is a pointer
- * into the middle of an object taken for an object's address (a derived pointer reported as a
- * base; the collector has no interior-pointer lookup), whose "header" is the other's data.
+ * No reachable object may start inside another (reportOverlaps).
  */
 export function inspectGraph(
   space: HeapSpace,
@@ -102,7 +104,7 @@ export function inspectGraph(
     holder < 0 ? { kind: "root", index: slot, description: describeRoot(slot) } : { kind: "field", object: holder, offsetBytes: model.pointerSlotAddress(space, holder, slot) - holder };
   const fail = (holder: number, slot: number, target: number, reason: string): void => {
     failures++;
-    if (details.length < maxMessages) details.push({ location: where(holder, slot), value: target, reason });
+    if (details.length < maxMessages) details.push({ location: where(holder, slot), value: target, reason, expected: "a live object" });
   };
 
   /**
@@ -142,16 +144,18 @@ export function inspectGraph(
     }
   }
   h.add(order.length);
-  if (requireLive) failures += reportOverlaps(space, model, order, roots, details, maxMessages, where);
+  failures += reportOverlaps(space, model, order, roots, details, maxMessages, where);
   return { objects: order.length, checksum: h.digest(), failures, messages: details.map(formatVerifyFailure), details };
 }
 
 /**
- * After a collection (mark bits are this collection's): counts reachable Immix objects with a
- * marked object starting inside them, and adds failures. Checks the mark bit of every word of
- * each object's body after its first, so it costs about what hashing the raw bytes costs. A
- * failure it keeps names where the inner address was read (a root or a field: found by a search
- * made only for the failures kept), else the outer object.
+ * Counts reachable objects whose storage starts inside another reachable object, and adds
+ * failures: a pointer into the middle of an object taken for an object's address (a derived
+ * pointer reported as a base; the collector has no interior-pointer lookup), whose "header" is
+ * the other's data. Sorts the addresses (a copy), then keeps the furthest end seen: independent of
+ * marks, so it runs before a collection too, before evacuation copies the two apart. A failure
+ * it keeps names where the inner address was read (a root or a field: found by a search made
+ * only for the failures kept), else the outer object.
  */
 function reportOverlaps(
   space: HeapSpace,
@@ -162,24 +166,27 @@ function reportOverlaps(
   maxMessages: number,
   where: (holder: number, slot: number) => VerifyFailureLocation,
 ): number {
-  const immixEnd = space.base + space.los.bottomPage * BYTES_IN_LARGE_PAGE;
+  const sorted = Float64Array.from(objects).sort();
   let failures = 0;
-  for (const obj of objects) {
-    if (obj >= immixEnd) continue; // large objects start on their own pages
+  let outer = 0;
+  let outerEnd = 0;
+  for (const obj of sorted) {
     const end = obj - model.headerBytes + model.sizeBytes(space, obj);
-    // Another object's address within (obj, end + header) puts its storage inside this one.
-    for (let inner = obj + 8; inner < end + model.headerBytes; inner += 8) {
-      if (!space.isMarked(inner)) continue;
-      failures++;
-      if (details.length < maxMessages) {
-        const reason =
-          `not an object start: inside object ${hex(obj)} (+0x${(inner - obj).toString(16)}, which ends at ${hex(end)}): ` +
-          "a pointer into an object was reported as an object's address (a derived pointer as a base?)";
-        const holder = findHolder(space, model, objects, roots, inner);
-        const location = holder === null ? { kind: "object" as const, object: obj } : where(holder.holder, holder.slot);
-        details.push({ location, value: inner, reason: location.kind === "object" ? `object ${hex(inner)} starts inside it: ${reason}` : reason });
-      }
+    if (obj - model.headerBytes >= outerEnd) {
+      outer = obj;
+      outerEnd = end;
+      continue;
     }
+    failures++;
+    if (details.length < maxMessages) {
+      const reason =
+        `not an object start: inside object ${hex(outer)} (+0x${(obj - outer).toString(16)}, which ends at ${hex(outerEnd)}): ` +
+        "a pointer into an object was reported as an object's address (a derived pointer as a base?)";
+      const holder = findHolder(space, model, objects, roots, obj);
+      const location = holder === null ? { kind: "object" as const, object: outer } : where(holder.holder, holder.slot);
+      details.push({ location, value: obj, reason: location.kind === "object" ? `object ${hex(obj)} starts inside it: ${reason}` : reason, expected: "an object's address" });
+    }
+    if (end > outerEnd) outerEnd = end;
   }
   return failures;
 }

@@ -409,12 +409,12 @@ export class ImmixCollector implements AllocationOwner {
       const after = this.verifyHeap();
       verifyFailures = before.failures + after.failures;
       this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
-      this.verifyFailures.push(...before.details.map((f) => ({ ...f, reason: `${f.reason} (before the collection)` })), ...after.details);
+      this.verifyFailures.push(...before.details.map((f) => ({ ...f, phase: "before" as const })), ...after.details.map((f) => ({ ...f, phase: "after" as const })));
       if (before.checksum !== after.checksum || before.objects !== after.objects) {
         verifyFailures++;
         const reason = `reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`;
         this.verifyMessages.push(reason);
-        this.verifyFailures.push({ location: { kind: "graph" }, value: 0, reason });
+        this.verifyFailures.push({ location: { kind: "graph" }, value: 0, reason, expected: "the same graph", phase: "after" });
       }
     }
 

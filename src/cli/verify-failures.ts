@@ -12,7 +12,7 @@ export function verifyFailureReport(command: string, total: number, failures: re
   const head = `rootwalk ${command}: ${total} heap verification failure${total === 1 ? "" : "s"}`;
   if (failures.length === 0) return `${head}\n`;
   const shown = failures.length < total ? `; the first ${failures.length}:` : ":";
-  return `${head}${shown}\n${failures.map((f) => `  collection #${f.cycle}: ${formatVerifyFailure(f)}\n`).join("")}`;
+  return `${head}${shown}\n${failures.map((f) => `  collection #${f.cycle}${f.phase === "before" ? " (before it)" : ""}: ${formatVerifyFailure(f)}\n`).join("")}`;
 }
 
 /** A failure as JSON: addresses in hex, the place as its own object, and the one-line message. */
@@ -26,5 +26,13 @@ export function verifyFailureJson(f: RecordedVerifyFailure): Record<string, unkn
         : l.kind === "object"
           ? { kind: "object", object: hex(l.object) }
           : { kind: "graph" };
-  return { collection: f.cycle, where, ...(l.kind === "graph" ? {} : { value: hex(f.value) }), reason: f.reason, message: formatVerifyFailure(f) };
+  return {
+    collection: f.cycle,
+    ...(f.phase === undefined ? {} : { phase: f.phase }),
+    where,
+    ...(l.kind === "graph" ? {} : { value: hex(f.value) }),
+    reason: f.reason,
+    expected: f.expected,
+    message: formatVerifyFailure(f),
+  };
 }

@@ -330,6 +330,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     updateRoots(forward) {
       scanner.updateRoots(forward);
     },
+    describeRoot: (index) => scanner.describeRoot(index),
   });
   if (options.noGc) {
     collector.addRootScanner({
