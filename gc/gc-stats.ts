@@ -46,6 +46,10 @@ export interface CycleStats {
 
   /** Bytes the `poison` option overwrote after this collection (old copies, freed lines and pages). */
   poisonedBytes: number;
+  /** Freed blocks held in quarantine after this collection (stress: gc/quarantine.ts), in bytes. */
+  quarantinedBytes: number;
+  /** Writes into poisoned memory found at the start of this collection (counted in verifyFailures). */
+  poisonWrites: number;
   heapLimitBytes: number;
   usedBytes: number;
   headroomBytes: number;

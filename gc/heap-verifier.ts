@@ -10,12 +10,14 @@ import { describePoison } from "./poison.js";
  *           scanner (RootScanner.describeRoot: thread, frame function+offset, slot or register)
  *   field   pointer field `offsetBytes` into object `object`
  *   object  no one place: an object of the graph itself (another object starts inside it)
+ *   poisoned-memory   a word of memory a collection freed and poisoned (gc/quarantine.ts)
  *   graph   the whole graph (its checksum changed across the collection)
  */
 export type VerifyFailureLocation =
   | { kind: "root"; index: number; description: string | undefined }
   | { kind: "field"; object: number; offsetBytes: number }
   | { kind: "object"; object: number }
+  | { kind: "poisoned-memory"; address: number }
   | { kind: "graph" };
 
 /** One verification failure: where, the value found there, why it is bad, what was expected. */
@@ -39,6 +41,8 @@ export function describeFailureLocation(location: VerifyFailureLocation): string
       return `field +0x${location.offsetBytes.toString(16)} of object ${hex(location.object)}`;
     case "object":
       return `object ${hex(location.object)}`;
+    case "poisoned-memory":
+      return `heap word ${hex(location.address)}`;
     case "graph":
       return "the reachable graph";
   }
@@ -204,6 +208,8 @@ function findHolder(space: HeapSpace, model: ObjectModel, objects: readonly numb
 
 /** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */
 export function checkObject(space: HeapSpace, model: ObjectModel, address: number, requireLive: boolean): string | null {
+  // First: a quarantined block may be protected memory, not to be read.
+  if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
   const poisoned = describePoison(space, address, model.headerBytes);
   if (poisoned !== null) return poisoned;
   const offset = address - space.base;

@@ -6,10 +6,11 @@ import { GlobalRoots, type SlotMemory } from "./global-roots.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, DEFAULT_HEADROOM_FRACTION, LINES_IN_BLOCK, LOG_BYTES_IN_BLOCK } from "./heap-constants.js";
 import { type HeapMap, buildHeapMap } from "./heap-map-svg.js";
 import { BLOCK_UNALLOCATED, type BlockSweepSummary, type HeapRegion, HeapSpace } from "./heap-space.js";
-import { type GraphInspection, type VerifyFailure, inspectGraph } from "./heap-verifier.js";
+import { type GraphInspection, type VerifyFailure, formatVerifyFailure, inspectGraph } from "./heap-verifier.js";
 import { type AllocationOwner, ImmixAllocator, type Mutator } from "./immix-allocator.js";
 import { MarkStack } from "./mark-stack.js";
 import { describePoison, isPoisonedWord, poisonLargePages, poisonRange, poisonSweptBlocks } from "./poison.js";
+import { Quarantine } from "./quarantine.js";
 import { DEFAULT_OBJECT_MODEL, type ObjectModel } from "./object-model.js";
 import type { RootScanner } from "./root-scanning.js";
 
@@ -33,6 +34,13 @@ export interface CollectorOptions {
    * pointers into poisoned memory. Default: on in stress mode, off otherwise.
    */
   poison?: boolean;
+  /**
+   * With poisoning: hold the blocks a collection freed out of use for this many collections
+   * (gc/quarantine.ts), protected when the heap has a MemoryProtection, and check their poison
+   * (and the free lines of kept blocks) at the start of every collection: a write into it is a
+   * verification failure naming the object that lived there. Default: 4 in stress mode, else 0.
+   */
+  quarantineCollections?: number;
   /** Fraction of the heap kept free of mutator objects for evacuation (default 0.025). */
   headroomFraction?: number;
   /** Heap size to start with (default: the whole reservation, `heap.sizeBytes`). */
@@ -63,6 +71,9 @@ export interface ImmixCollectorConfig {
   model?: ObjectModel;
   options?: CollectorOptions;
 }
+
+/** Collections a freed block stays quarantined in stress mode (CollectorOptions.quarantineCollections). */
+export const DEFAULT_QUARANTINE_COLLECTIONS = 4;
 
 type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBytes" | "initialSizeBytes">> & {
   globalMemory: SlotMemory | undefined;
@@ -143,6 +154,7 @@ export class ImmixCollector implements AllocationOwner {
       verify: o.verify ?? false,
       stress: o.stress ?? false,
       poison: o.poison ?? o.stress ?? false,
+      quarantineCollections: o.quarantineCollections ?? (o.stress === true ? DEFAULT_QUARANTINE_COLLECTIONS : 0),
       headroomFraction: o.headroomFraction ?? DEFAULT_HEADROOM_FRACTION,
       growthThreshold: o.growthThreshold ?? 0.7,
       growthFactor: o.growthFactor ?? 2,
@@ -157,10 +169,14 @@ export class ImmixCollector implements AllocationOwner {
     if (!(growthThreshold > 0 && growthThreshold <= 1)) throw new InvalidArgumentError("options.growthThreshold", String(growthThreshold), "a fraction in (0, 1]");
     if (!(growthFactor > 1)) throw new InvalidArgumentError("options.growthFactor", String(growthFactor), "a factor above 1");
     if (!(collectEveryBytes >= 0)) throw new InvalidArgumentError("options.collectEveryBytes", String(collectEveryBytes), "a byte count >= 0");
+    const hold = this.options.quarantineCollections;
+    if (!(Number.isInteger(hold) && hold >= 0)) throw new InvalidArgumentError("options.quarantineCollections", String(hold), "a whole number of collections >= 0");
     this.model = config.model ?? DEFAULT_OBJECT_MODEL;
     this.space = new HeapSpace(config.heap, o.initialSizeBytes ?? config.heap.sizeBytes, headroomFraction);
     this.copier = new ImmixAllocator(this.space, this.model, null, true);
     this.wasInUse = new Uint8Array(this.options.poison ? this.space.totalBlocks : 0);
+    // Quarantine needs poison: what it holds is checked against the pattern.
+    if (hold > 0 && this.options.poison) this.space.quarantine = new Quarantine(this.space, this.model.headerBytes, hold, config.heap.protection);
   }
 
   /** True when collections poison what they free (options.poison, default: stress). */
@@ -349,6 +365,7 @@ export class ImmixCollector implements AllocationOwner {
     const { verify, stress } = this.options;
     this.phase = "verify";
     const tVerify0 = performance.now();
+    const poisonWrites = this.checkQuarantine();
     const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages, this.describeRoot) : null;
     const t0 = performance.now();
 
@@ -389,6 +406,7 @@ export class ImmixCollector implements AllocationOwner {
     const sweep = space.sweepBlocks(this.sweepSummary);
     const largeFreedBytes = space.los.sweep(this.largeIsLive, poison ? this.poisonLarge : undefined) * BYTES_IN_LARGE_PAGE;
     if (poison) this.poisonedBytes += poisonSweptBlocks(space, this.wasInUse, topBefore);
+    space.quarantine?.protectFresh(); // after the poison: protected memory is never written
 
     // 7. Grow.
     let grewToBytes = 0;
@@ -402,9 +420,9 @@ export class ImmixCollector implements AllocationOwner {
     const t1 = performance.now();
     this.phase = "verify";
     const pauseMs = t1 - t0;
-    let verifyFailures = 0;
-    this.verifyMessages = [];
-    this.verifyFailures = [];
+    let verifyFailures = poisonWrites.count;
+    this.verifyFailures = poisonWrites.failures;
+    this.verifyMessages = this.verifyFailures.map(formatVerifyFailure);
     if (before !== null) {
       const after = this.verifyHeap();
       verifyFailures = before.failures + after.failures;
@@ -455,10 +473,27 @@ export class ImmixCollector implements AllocationOwner {
       grewToBytes,
       fragmentation: sweep.reusableLines / (space.limitBytes / BYTES_IN_LINE),
       poisonedBytes: this.poisonedBytes,
+      quarantinedBytes: (space.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
+      poisonWrites: poisonWrites.count,
       verifyFailures,
     };
     this.stats.record(cycle, this.verifyFailures);
     return cycle;
+  }
+
+  /**
+   * At the start of a collection: checks the quarantine's poison (writes since the last
+   * collection are failures), then releases the blocks held long enough.
+   */
+  private checkQuarantine(): { count: number; failures: VerifyFailure[] } {
+    const quarantine = this.space.quarantine;
+    const failures: VerifyFailure[] = [];
+    if (quarantine === null) return { count: 0, failures };
+    const cycle = this.stats.collections + 1;
+    const count = quarantine.checkPoison(cycle, failures);
+    quarantine.cycle = cycle;
+    quarantine.releaseExpired(cycle);
+    return { count, failures };
   }
 
   private chooseDefragThreshold(forceDefrag: boolean): number {
@@ -495,6 +530,7 @@ export class ImmixCollector implements AllocationOwner {
             model.setForwarding(space, ref, moved);
             space.markEvacuated(start, size);
             if (this.options.poison) this.recordOldCopy(start, size);
+            space.quarantine?.recordCopy(start, size, to);
             this.evacuatedObjects++;
             this.evacuatedBytes += size;
             this.markAndPush(moved, to, size);
@@ -580,7 +616,7 @@ export class ImmixCollector implements AllocationOwner {
     const space = this.space;
     const offset = ref - space.base;
     let found: string;
-    const poisoned = describePoison(space, ref, this.model.headerBytes);
+    const poisoned = space.quarantine?.holdsAddress(ref) ? space.quarantine.describeHeld(ref) : describePoison(space, ref, this.model.headerBytes);
     if (poisoned !== null) found = poisoned;
     else if (!Number.isSafeInteger(ref) || !space.contains(ref)) found = "an address outside the heap";
     else if ((offset & 7) !== 0) found = "a misaligned address";

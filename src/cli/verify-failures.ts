@@ -25,7 +25,9 @@ export function verifyFailureJson(f: RecordedVerifyFailure): Record<string, unkn
         ? { kind: "field", object: hex(l.object), offsetBytes: l.offsetBytes }
         : l.kind === "object"
           ? { kind: "object", object: hex(l.object) }
-          : { kind: "graph" };
+          : l.kind === "poisoned-memory"
+            ? { kind: "poisoned-memory", address: hex(l.address) }
+            : { kind: "graph" };
   return {
     collection: f.cycle,
     ...(f.phase === undefined ? {} : { phase: f.phase }),
