@@ -11,6 +11,7 @@ import { type AllocationOwner, ImmixAllocator, type Mutator } from "./immix-allo
 import { MarkStack } from "./mark-stack.js";
 import { describePoison, isPoisonedWord, poisonLargePages, poisonRange, poisonSweptBlocks } from "./poison.js";
 import { Quarantine } from "./quarantine.js";
+import { CopyLog } from "./copy-log.js";
 import { DEFAULT_OBJECT_MODEL, type ObjectModel } from "./object-model.js";
 import type { RootScanner } from "./root-scanning.js";
 
@@ -140,8 +141,7 @@ export class ImmixCollector implements AllocationOwner {
   private evacuatedBytes = 0;
   private markedInPlaceInCandidates = 0;
   /** Poisoning: (start, size) of every old copy this collection left, and blocks in use before the sweep. */
-  private oldCopies = new Float64Array(0);
-  private oldCopyCount = 0;
+  private oldCopies = new CopyLog();
   private readonly wasInUse: Uint8Array;
   private poisonedBytes = 0;
   private readonly poisonLarge = (firstPage: number, pages: number): void => {
@@ -381,7 +381,10 @@ export class ImmixCollector implements AllocationOwner {
     this.headroomExhausted = false;
     this.rootsVisited = this.markedObjects = this.markedBytes = 0;
     this.evacuatedObjects = this.evacuatedBytes = this.markedInPlaceInCandidates = 0;
-    this.oldCopyCount = this.poisonedBytes = 0;
+    this.poisonedBytes = 0;
+    // A quarantine keeps the last collections' logs (what lived where): this one starts afresh.
+    if (space.quarantine !== null) this.oldCopies = new CopyLog();
+    else this.oldCopies.clear();
 
     // 3-4. Trace.
     this.phase = "scan";
@@ -397,6 +400,7 @@ export class ImmixCollector implements AllocationOwner {
     // 5b. Poison the old copies: nothing reads a forwarding header after the roots moved.
     const poison = this.options.poison;
     if (poison) this.poisonOldCopies();
+    space.quarantine?.keepCopies(this.oldCopies);
 
     // 6. Sweep (and poison what it freed).
     this.phase = "sweep";
@@ -529,8 +533,7 @@ export class ImmixCollector implements AllocationOwner {
             const moved = to + model.headerBytes;
             model.setForwarding(space, ref, moved);
             space.markEvacuated(start, size);
-            if (this.options.poison) this.recordOldCopy(start, size);
-            space.quarantine?.recordCopy(start, size, to);
+            if (this.options.poison) this.oldCopies.add(start, size, to);
             this.evacuatedObjects++;
             this.evacuatedBytes += size;
             this.markAndPush(moved, to, size);
@@ -591,22 +594,11 @@ export class ImmixCollector implements AllocationOwner {
     return oldBase;
   }
 
-  private recordOldCopy(start: number, size: number): void {
-    if (2 * this.oldCopyCount + 2 > this.oldCopies.length) {
-      const grown = new Float64Array(Math.max(1024, this.oldCopies.length * 2));
-      grown.set(this.oldCopies);
-      this.oldCopies = grown;
-    }
-    this.oldCopies[2 * this.oldCopyCount] = start;
-    this.oldCopies[2 * this.oldCopyCount + 1] = size;
-    this.oldCopyCount++;
-  }
-
   private poisonOldCopies(): void {
     const copies = this.oldCopies;
-    for (let k = 0; k < this.oldCopyCount; k++) {
-      const start = copies[2 * k]!;
-      const size = copies[2 * k + 1]!;
+    for (let k = 0; k < copies.count; k++) {
+      const start = copies.oldStart(k);
+      const size = copies.sizeBytes(k);
       poisonRange(this.space, start, start + size);
       this.poisonedBytes += size;
     }

@@ -1,6 +1,7 @@
 import { hex } from "../src/errors.js";
 import { BYTES_IN_BLOCK, LINE_IN_BLOCK_MASK, LINES_IN_BLOCK, LOG_LINES_IN_BLOCK } from "./heap-constants.js";
 import { BLOCK_REUSABLE, type HeapSpace } from "./heap-space.js";
+import type { CopyLog } from "./copy-log.js";
 import type { VerifyFailure } from "./heap-verifier.js";
 import { POISON_HALF_WORD } from "./poison.js";
 
@@ -50,8 +51,8 @@ export class Quarantine {
   private count = 0;
   /** Blocks admitted by the current collection's sweep, not yet protected. */
   private fresh: number[] = [];
-  /** Per collection still holding memory: its evacuations as (old start, size, new address) triples. */
-  private readonly copies = new Map<number, { triples: Float64Array; count: number }>();
+  /** Per collection still holding memory: its evacuations. */
+  private readonly copies = new Map<number, CopyLog>();
   /** The collection under way (the sweep admits blocks for it). */
   cycle = 0;
   releasedEarly = 0;
@@ -101,17 +102,9 @@ export class Quarantine {
     }
   }
 
-  /** Records an evacuation of this collection (for the poison-write report). */
-  recordCopy(start: number, sizeBytes: number, to: number): void {
-    let c = this.copies.get(this.cycle);
-    if (c === undefined) this.copies.set(this.cycle, (c = { triples: new Float64Array(3 * 256), count: 0 }));
-    if (3 * c.count + 3 > c.triples.length) {
-      const grown = new Float64Array(c.triples.length * 2);
-      grown.set(c.triples);
-      c.triples = grown;
-    }
-    c.triples.set([start, sizeBytes, to], 3 * c.count);
-    c.count++;
+  /** Keeps this collection's evacuations (for the poison-write report) while its memory is held. */
+  keepCopies(log: CopyLog): void {
+    this.copies.set(this.cycle, log);
   }
 
   /** At the start of collection `cycle`: releases the blocks held long enough. */
@@ -194,14 +187,13 @@ export class Quarantine {
   formerOccupant(address: number, freedBy: number): string {
     const c = this.copies.get(freedBy);
     if (c !== undefined) {
-      const t = c.triples;
       for (let k = 0; k < c.count; k++) {
-        const start = t[3 * k]!;
-        const size = t[3 * k + 1]!;
+        const start = c.oldStart(k);
+        const size = c.sizeBytes(k);
         if (address >= start && address < start + size) {
           const object = start + this.headerBytes;
           const offset = address >= object ? `+0x${(address - object).toString(16)}` : `-0x${(object - address).toString(16)}`;
-          return `object ${hex(object)} (${size} bytes, header included) lived there (${offset}) until collection #${freedBy} moved it to ${hex(t[3 * k + 2]! + this.headerBytes)}`;
+          return `object ${hex(object)} (${size} bytes, header included) lived there (${offset}) until collection #${freedBy} moved it to ${hex(c.newStart(k) + this.headerBytes)}`;
         }
       }
     }

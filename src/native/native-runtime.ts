@@ -150,6 +150,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const runtime = koffi.load(options.runtime);
   const rwSetup = runtime.func("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs, int poison)");
   const rwHeapReserve = runtime.func("void *rw_heap_reserve(uint64_t bytes)");
+  const rwHeapProtect = runtime.func("int rw_heap_protect(uint64_t address, uint64_t bytes, int accessible)");
   const rwInitPath = runtime.func("const char *rw_init_path(void)");
   const rwInitBase = runtime.func("uint64_t rw_init_base(void)");
   const rwThreadCount = runtime.func("int rw_thread_count(void)");
@@ -170,8 +171,18 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   if (heapPointer === null || heapPointer === 0n) throw new RootwalkError("GC", `cannot reserve a heap of ${heapBytes} bytes`);
   const heapBase = Number(heapPointer);
   const heapBuffer = koffi.view(heapPointer, heapBytes);
+  // The stress quarantine protects the blocks it holds: a stale read or write faults at once.
+  const protect = (address: number, bytes: number, accessible: boolean): void => {
+    const e = rwHeapProtect(address, bytes, accessible ? 1 : 0) as number;
+    if (e !== 0) throw new RootwalkError("GC", `mprotect(${hex(address)}, ${bytes}, ${accessible ? "read+write" : "none"}) failed: errno ${e}`);
+  };
   const collector = new ImmixCollector({
-    heap: { base: heapBase, buffer: heapBuffer, sizeBytes: heapBytes },
+    heap: {
+      base: heapBase,
+      buffer: heapBuffer,
+      sizeBytes: heapBytes,
+      protection: { protect: (a, n) => protect(a, n, false), unprotect: (a, n) => protect(a, n, true) },
+    },
     options: { verify: options.verify, stress: options.stressEvery > 0, poison: options.poison === true || options.stressEvery > 0, globalMemory: new GlobalSlotMemory() },
   });
 
