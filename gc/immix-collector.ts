@@ -26,6 +26,9 @@ export interface CollectorOptions {
   /**
    * Evacuate every movable object at every collection: every block in use is a candidate and the
    * copy may use the whole reservation (a semi-space in effect). Flushes out relocation bugs.
+   * Implies poison and a quarantine (quarantineCollections), so that any pointer held across a
+   * collection without a root is stale and finds poison. Not moved even so: pinned objects,
+   * large objects, and objects whose copy finds no clean block (markedInPlaceInCandidates).
    */
   stress?: boolean;
   /**

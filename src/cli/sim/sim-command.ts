@@ -219,5 +219,5 @@ export async function simCommand(options: SimOptions & { json: boolean; sweep: b
     if (options.svg) io.stdout(`heap map written to ${options.svg}\n`);
   }
   if (result.verifyFailures > 0) io.stderr(verifyFailureReport("sim", result.verifyFailures, result.verifyFailureDetails));
-  return result.verifyFailures === 0 ? 0 : 1;
+  return result.verifyFailures === 0 ? 0 : 4;
 }
