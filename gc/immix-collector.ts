@@ -89,6 +89,7 @@ type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBy
  * over a heap in memory (simulated or native), with precise roots from RootScanners.
  *
  * One collection, stop-the-world, single trace:
+ *   0. with a quarantine (stress): check its poison, release the blocks held long enough;
  *   1. select defragmentation candidates from the last sweep's histograms (defrag.ts);
  *   2. advance the line-mark epoch, clear the mark bitmap, retire every mutator's hole;
  *   3. scanRoots of every scanner (the registered globals first): each base is traced;
@@ -96,7 +97,8 @@ type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBy
  *      headroom lasts (a forwarding pointer left behind), anything else (pinned, out of headroom,
  *      not a candidate) is marked in place; lines are marked conservatively;
  *   5. updateRoots(forward) of every scanner; 6. sweep blocks (hole histograms, block states) and
- *      the large-object space; 7. grow the heap if it is fuller than the growth threshold.
+ *      the large-object space, poison what was freed, quarantine and protect the freed blocks
+ *      (stress); 7. grow the heap if it is fuller than the growth threshold.
  *
  * Mutators are thread-local allocators (`newMutator`); nothing here is thread-safe.
  */
