@@ -434,7 +434,7 @@ export class ImmixCollector implements AllocationOwner {
     this.verifyMessages = this.verifyFailures.map(formatVerifyFailure);
     if (before !== null) {
       const after = this.verifyHeap();
-      verifyFailures = before.failures + after.failures;
+      verifyFailures += before.failures + after.failures;
       this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
       this.verifyFailures.push(...before.details.map((f) => ({ ...f, phase: "before" as const })), ...after.details.map((f) => ({ ...f, phase: "after" as const })));
       if (before.checksum !== after.checksum || before.objects !== after.objects) {

@@ -10,7 +10,9 @@ import { buildRunEntry, programArguments, runNative, runNativeJson } from "../su
  * `--stress --verify`. Now stress evacuates every movable object at every collection and holds
  * the freed blocks in a protected quarantine (gc/quarantine.ts): each stale access faults, and
  * the run stops with exit 3 and a message saying that the fault is in quarantined heap memory.
- * Without collections each program prints its right result; correct programs still pass.
+ * Without collections each program prints its right result; correct programs still pass. A write
+ * into poisoned memory that is not protected (a block kept for a pinned object) is found by the
+ * poison check of the next collection: exit 4, naming the word, the object and the collection.
  */
 
 const program = (name: string): string => join(repoRoot(), "test", "native-runtime", "programs", name);
@@ -42,6 +44,23 @@ describe("rootwalk run --stress --verify: stale pointers fail loudly", () => {
       expect(lines).toHaveLength(3);
     }, 90_000);
   }
+
+  it("a write through a stale pointer into memory that stays readable (a block kept for a pinned object) is reported at the next collection: exit 4", async () => {
+    const pinnedBlock = program("stale-write-pinned-block.ll");
+    expect((await runNativeJson([pinnedBlock, "--no-gc"], 60_000)).result).toBe("77");
+    // A large N: the program collects itself, after the pin (README: --stress=N).
+    for (const verify of [[], ["--verify"]]) {
+      const r = await runNative([pinnedBlock, "--stress=100000", ...verify, "--progress=0"], 60_000);
+      expect(r.status).toBe(4);
+      expect(r.stdout).toMatch(/^result: 5\n/);
+      const lines = r.stderr.trimEnd().split("\n");
+      expect(lines[0]).toBe("rootwalk run: 1 heap verification failure:");
+      expect(lines[1]).toMatch(
+        /^ {2}collection #2: heap word (0x[0-9a-f]+): found 0x4d written into poisoned memory since collection #1 freed it \(checked at collection #2\): object \1 \(16 bytes, header included\) lived there \(\+0x0\) until collection #1 moved it to 0x[0-9a-f]+; a write through a stale pointer, expected the poison pattern 0xdeadbeecdeadbeec$/,
+      );
+      expect(lines).toHaveLength(2);
+    }
+  }, 120_000);
 
   for (const name of ["sp-binary-tree", "sp-stuck-thread", "pl-list-tree"]) {
     it(`a correct program (${name}) still passes --stress=1 --verify (its objects moved)`, async () => {
