@@ -51,7 +51,7 @@ describe("rootwalk run --stress --verify: stale pointers fail loudly", () => {
     // A large N: the program collects itself, after the pin (README: --stress=N).
     for (const verify of [[], ["--verify"]]) {
       const r = await runNative([pinnedBlock, "--stress=100000", ...verify, "--progress=0"], 60_000);
-      expect(r.status).toBe(4);
+      expect(r.status, r.stderr).toBe(4);
       expect(r.stdout).toMatch(/^result: 5\n/);
       const lines = r.stderr.trimEnd().split("\n");
       expect(lines[0]).toBe("rootwalk run: 1 heap verification failure:");

@@ -61,10 +61,20 @@ make_x:
   %h = call i64 @gc_thread_start(void (i64)* @stuck_worker, i64 0)
   br label %wait
 wait:
-  call void @gc_safepoint()
+  %n = phi i64 [ 0, %make_x ], [ %n1, %spin ], [ %n1, %safepoint ]
   %f = load atomic i64, i64* @stuck_flag seq_cst, align 8
   %stuck = icmp ne i64 %f, 0
-  br i1 %stuck, label %go, label %wait
+  br i1 %stuck, label %go, label %spin
+spin:
+  ; a safepoint every 100,000 loads only: --stress=N counts safepoints, and a stress collection
+  ; before the pin would move P and X apart
+  %n1 = add i64 %n, 1
+  %m = urem i64 %n1, 100000
+  %poll = icmp eq i64 %m, 0
+  br i1 %poll, label %safepoint, label %wait
+safepoint:
+  call void @gc_safepoint()
+  br label %wait
 go:
   call void @gc_collect()
   %old = inttoptr i64 %hidden to i64 addrspace(1)*
