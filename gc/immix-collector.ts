@@ -145,7 +145,7 @@ export class ImmixCollector implements AllocationOwner {
   private evacuatedObjects = 0;
   private evacuatedBytes = 0;
   private markedInPlaceInCandidates = 0;
-  /** Poisoning: (start, size) of every old copy this collection left, and blocks in use before the sweep. */
+  /** Poisoning: every copy this collection made (old start, size, new start), and blocks in use before the sweep. */
   private oldCopies = new CopyLog();
   private readonly wasInUse: Uint8Array;
   private poisonedBytes = 0;
@@ -429,21 +429,7 @@ export class ImmixCollector implements AllocationOwner {
     const t1 = performance.now();
     this.phase = "verify";
     const pauseMs = t1 - t0;
-    let verifyFailures = poisonWrites.count;
-    this.verifyFailures = poisonWrites.failures;
-    this.verifyMessages = this.verifyFailures.map(formatVerifyFailure);
-    if (before !== null) {
-      const after = this.verifyHeap();
-      verifyFailures += before.failures + after.failures;
-      this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
-      this.verifyFailures.push(...before.details.map((f) => ({ ...f, phase: "before" as const })), ...after.details.map((f) => ({ ...f, phase: "after" as const })));
-      if (before.checksum !== after.checksum || before.objects !== after.objects) {
-        verifyFailures++;
-        const reason = `reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`;
-        this.verifyMessages.push(reason);
-        this.verifyFailures.push({ location: { kind: "graph" }, value: 0, reason, expected: "the same graph", phase: "after" });
-      }
-    }
+    const verifyFailures = this.finishVerification(before, poisonWrites);
 
     const phaseMs = {
       scan: tScan1 - tScan0,
@@ -488,6 +474,29 @@ export class ImmixCollector implements AllocationOwner {
     };
     this.stats.record(cycle, this.verifyFailures);
     return cycle;
+  }
+
+  /**
+   * After a collection: the poison writes found at its start, then (with verify) the check of
+   * the graph it left and the comparison with the one before. Sets verifyFailures and
+   * verifyMessages (the first failures); returns the count of all.
+   */
+  private finishVerification(before: GraphInspection | null, poisonWrites: { count: number; failures: VerifyFailure[] }): number {
+    let count = poisonWrites.count;
+    this.verifyFailures = poisonWrites.failures;
+    this.verifyMessages = this.verifyFailures.map(formatVerifyFailure);
+    if (before === null) return count;
+    const after = this.verifyHeap();
+    count += before.failures + after.failures;
+    this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
+    this.verifyFailures.push(...before.details.map((f) => ({ ...f, phase: "before" as const })), ...after.details.map((f) => ({ ...f, phase: "after" as const })));
+    if (before.checksum !== after.checksum || before.objects !== after.objects) {
+      count++;
+      const reason = `reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`;
+      this.verifyMessages.push(reason);
+      this.verifyFailures.push({ location: { kind: "graph" }, value: 0, reason, expected: "the same graph", phase: "after" });
+    }
+    return count;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { hex } from "../src/errors.js";
-import { BYTES_IN_BLOCK, LINE_IN_BLOCK_MASK, LINES_IN_BLOCK, LOG_LINES_IN_BLOCK } from "./heap-constants.js";
+import { BYTES_IN_BLOCK, LOG_LINES_IN_BLOCK } from "./heap-constants.js";
 import { BLOCK_REUSABLE, type HeapSpace } from "./heap-space.js";
 import type { CopyLog } from "./copy-log.js";
 import type { VerifyFailure } from "./heap-verifier.js";
@@ -161,14 +161,14 @@ export class Quarantine {
         check(start, start + BYTES_IN_BLOCK, this.freedBy[block]!);
       }
     }
-    const marks = space.lineMarks;
-    const e = space.epoch;
     for (let b = 0; b < space.immixTopBlock; b++) {
       if (space.blockState[b] !== BLOCK_REUSABLE) continue;
-      const firstLine = b << LOG_LINES_IN_BLOCK;
-      for (let l = firstLine; l < firstLine + LINES_IN_BLOCK; l++) {
-        const free = marks[l] !== e && ((l & LINE_IN_BLOCK_MASK) === 0 || marks[l - 1] !== e);
-        if (free) check(space.lineAddress(l), space.lineAddress(l + 1), cycle - 1);
+      // The holes the last sweep found (and poisoned), as the allocators would see them.
+      const end = (b + 1) << LOG_LINES_IN_BLOCK;
+      for (let l = space.firstAvailableLine(b << LOG_LINES_IN_BLOCK, end); l < end; ) {
+        const holeEnd = space.firstUnavailableLine(l + 1, end);
+        check(space.lineAddress(l), space.lineAddress(holeEnd), cycle - 1);
+        l = space.firstAvailableLine(holeEnd, end);
       }
     }
     return writes;
