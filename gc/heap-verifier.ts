@@ -153,13 +153,15 @@ export function inspectGraph(
 }
 
 /**
- * Counts reachable objects whose storage starts inside another reachable object, and adds
+ * Counts reachable Immix objects whose storage starts inside another reachable object, and adds
  * failures: a pointer into the middle of an object taken for an object's address (a derived
  * pointer reported as a base; the collector has no interior-pointer lookup), whose "header" is
- * the other's data. Sorts the addresses (a copy), then keeps the furthest end seen: independent of
- * marks, so it runs before a collection too, before evacuation copies the two apart. A failure
- * it keeps names where the inner address was read (a root or a field: found by a search made
- * only for the failures kept), else the outer object.
+ * the other's data. Sets a bit per reachable object's address in a bitmap of its own (not the
+ * mark bits: before a collection they are the last one's), then looks at the bit of every word
+ * of each object's body after its first, so it costs about what hashing the raw bytes costs, and
+ * runs before a collection too, before evacuation copies the two apart. Large objects start on
+ * pages of their own. A failure it keeps names where the inner address was read (a root or a
+ * field: found by a search made only for the failures kept), else the outer object.
  */
 function reportOverlaps(
   space: HeapSpace,
@@ -170,29 +172,62 @@ function reportOverlaps(
   maxMessages: number,
   where: (holder: number, slot: number) => VerifyFailureLocation,
 ): number {
-  const sorted = Float64Array.from(objects).sort();
+  const immixEnd = space.base + space.los.bottomPage * BYTES_IN_LARGE_PAGE;
+  const starts = ObjectStartBits.reused(space.sizeBytes);
+  for (const obj of objects) if (obj < immixEnd) starts.set(obj - space.base);
   let failures = 0;
-  let outer = 0;
-  let outerEnd = 0;
-  for (const obj of sorted) {
+  for (const obj of objects) {
+    if (obj >= immixEnd) continue;
     const end = obj - model.headerBytes + model.sizeBytes(space, obj);
-    if (obj - model.headerBytes >= outerEnd) {
-      outer = obj;
-      outerEnd = end;
-      continue;
+    // Another object's address within (obj, end + header) puts its storage inside this one.
+    for (let inner = obj + 8; inner < end + model.headerBytes; inner += 8) {
+      if (!starts.has(inner - space.base)) continue;
+      failures++;
+      if (details.length < maxMessages) {
+        const reason =
+          `not an object start: inside object ${hex(obj)} (+0x${(inner - obj).toString(16)}, which ends at ${hex(end)}): ` +
+          "a pointer into an object was reported as an object's address (a derived pointer as a base?)";
+        const holder = findHolder(space, model, objects, roots, inner);
+        const location = holder === null ? { kind: "object" as const, object: obj } : where(holder.holder, holder.slot);
+        details.push({ location, value: inner, reason: location.kind === "object" ? `object ${hex(inner)} starts inside it: ${reason}` : reason, expected: "an object's address" });
+      }
     }
-    failures++;
-    if (details.length < maxMessages) {
-      const reason =
-        `not an object start: inside object ${hex(outer)} (+0x${(obj - outer).toString(16)}, which ends at ${hex(outerEnd)}): ` +
-        "a pointer into an object was reported as an object's address (a derived pointer as a base?)";
-      const holder = findHolder(space, model, objects, roots, obj);
-      const location = holder === null ? { kind: "object" as const, object: outer } : where(holder.holder, holder.slot);
-      details.push({ location, value: obj, reason: location.kind === "object" ? `object ${hex(obj)} starts inside it: ${reason}` : reason, expected: "an object's address" });
-    }
-    if (end > outerEnd) outerEnd = end;
   }
+  for (const obj of objects) if (obj < immixEnd) starts.clear(obj - space.base);
   return failures;
+}
+
+/**
+ * One bit per 8-byte granule of a heap: the reachable objects' addresses of one traversal. One
+ * shared bitmap, grown to the largest heap seen and left all clear after each use (its user
+ * clears the bits it set), so a verification after every collection neither allocates nor
+ * clears the whole map.
+ */
+class ObjectStartBits {
+  private bits = new Uint32Array(0);
+  private static shared: ObjectStartBits | undefined;
+
+  static reused(heapBytes: number): ObjectStartBits {
+    const map = (ObjectStartBits.shared ??= new ObjectStartBits());
+    const words = Math.ceil(heapBytes / 256);
+    if (map.bits.length < words) map.bits = new Uint32Array(words);
+    return map;
+  }
+
+  set(offset: number): void {
+    const g = offset >>> 3;
+    this.bits[g >>> 5]! |= 1 << (g & 31);
+  }
+
+  has(offset: number): boolean {
+    const g = offset >>> 3;
+    return (this.bits[g >>> 5]! & (1 << (g & 31))) !== 0;
+  }
+
+  clear(offset: number): void {
+    const g = offset >>> 3;
+    this.bits[g >>> 5]! &= ~(1 << (g & 31));
+  }
 }
 
 /** The first root (holder -1) or pointer field of `objects` that holds `value`, or null. */
