@@ -1,3 +1,13 @@
+import type { VerifyFailure } from "./heap-verifier.js";
+
+/** How many verification failures of a whole run are kept with their details (the first ones). */
+export const FIRST_VERIFY_FAILURES_KEPT = 10;
+
+/** A verification failure and the collection that found it. */
+export interface RecordedVerifyFailure extends VerifyFailure {
+  cycle: number;
+}
+
 /** What one collection did and left behind. Byte counts include object headers. */
 export interface CycleStats {
   /** 1 for the first collection. */
@@ -36,6 +46,10 @@ export interface CycleStats {
 
   /** Bytes the `poison` option overwrote after this collection (old copies, freed lines and pages). */
   poisonedBytes: number;
+  /** Freed blocks held in quarantine after this collection (stress: gc/quarantine.ts), in bytes. */
+  quarantinedBytes: number;
+  /** Writes into poisoned memory found at the start of this collection (counted in verifyFailures). */
+  poisonWrites: number;
   heapLimitBytes: number;
   usedBytes: number;
   headroomBytes: number;
@@ -74,6 +88,8 @@ export class GcStats {
   totalEvacuatedObjects = 0;
   totalVerifyFailures = 0;
   totalPoisonedBytes = 0;
+  /** The run's first FIRST_VERIFY_FAILURES_KEPT verification failures, in the order found. */
+  readonly firstVerifyFailures: RecordedVerifyFailure[] = [];
 
   constructor(readonly historyLimit = 10_000) {}
 
@@ -81,7 +97,11 @@ export class GcStats {
     return this.cycles[this.cycles.length - 1];
   }
 
-  record(cycle: CycleStats): void {
+  record(cycle: CycleStats, verifyFailures: readonly VerifyFailure[] = []): void {
+    for (const f of verifyFailures) {
+      if (this.firstVerifyFailures.length >= FIRST_VERIFY_FAILURES_KEPT) break;
+      this.firstVerifyFailures.push({ ...f, cycle: cycle.cycle });
+    }
     this.collections++;
     this.totalPauseMs += cycle.pauseMs;
     this.totalPhaseMs.scan += cycle.phaseMs.scan;

@@ -42,6 +42,15 @@ export class GlobalRoots implements RootScanner {
     }
   }
 
+  describeRoot(index: number): string | undefined {
+    let k = 0;
+    for (let i = 0; i < this.slots.length; i++) {
+      if (this.memories[i]!.readWord(this.slots[i]!) === 0) continue;
+      if (k++ === index) return `global slot 0x${this.slots[i]!.toString(16)}`;
+    }
+    return undefined;
+  }
+
   updateRoots(forward: (oldBaseAddress: number) => number): void {
     for (let i = 0; i < this.slots.length; i++) {
       const memory = this.memories[i]!;

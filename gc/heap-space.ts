@@ -18,6 +18,7 @@ import {
 } from "./heap-constants.js";
 import { LargeObjectSpace } from "./large-object-space.js";
 import type { HeapMemory } from "./object-model.js";
+import type { MemoryProtection, Quarantine } from "./quarantine.js";
 
 /** The memory the collector manages: `[base, base + sizeBytes)`, backed by `buffer`. */
 export interface HeapRegion {
@@ -29,6 +30,8 @@ export interface HeapRegion {
   sizeBytes: number;
   /** Where the region starts inside `buffer` (8-aligned, default 0). */
   byteOffset?: number;
+  /** Page protection of this memory (native heaps), used by the stress quarantine. */
+  protection?: MemoryProtection;
 }
 
 /*
@@ -100,6 +103,8 @@ export class HeapSpace implements HeapMemory {
   readonly availableHistogram = new Uint32Array(MAX_HOLES_IN_BLOCK + 1);
 
   readonly los: LargeObjectSpace;
+  /** Freed blocks held back while stressing (gc/quarantine.ts), or null. */
+  quarantine: Quarantine | null = null;
 
   /** The current (during a collection) or last (between collections) marking epoch. */
   epoch = 1;
@@ -217,6 +222,7 @@ export class HeapSpace implements HeapMemory {
   acquireCleanBlock(budgetBytes: number): number {
     if (this.usedBytes() + BYTES_IN_BLOCK > budgetBytes) return -1;
     let block: number;
+    if (this.freeBlockCount === 0 && (this.immixTopBlock + 1) * LARGE_PAGES_IN_BLOCK > this.los.bottomPage) this.quarantine?.releaseEarly();
     if (this.freeBlockCount > 0) block = this.freeBlocks[--this.freeBlockCount]!;
     else if ((this.immixTopBlock + 1) * LARGE_PAGES_IN_BLOCK <= this.los.bottomPage) block = this.immixTopBlock++;
     else return -1;
@@ -372,6 +378,7 @@ export class HeapSpace implements HeapMemory {
         this.blockUnavailableLines[b] = 0;
         this.blocksInUse--;
         out.blocksFreed++;
+        this.quarantine?.admit(b);
         continue;
       }
       let marked = 0;
@@ -403,7 +410,8 @@ export class HeapSpace implements HeapMemory {
       out.markedLines += marked;
       if (available > 0) {
         state[b] = BLOCK_REUSABLE;
-        this.recyclable[this.recyclableTail++] = b;
+        // Quarantining: the free lines stay poisoned until the next sweep (not queued).
+        if (this.quarantine === null) this.recyclable[this.recyclableTail++] = b;
         out.blocksReusable++;
         out.reusableLines += available;
       } else {
@@ -411,10 +419,16 @@ export class HeapSpace implements HeapMemory {
         out.blocksFull++;
       }
     }
-    while (this.immixTopBlock > 0 && state[this.immixTopBlock - 1] === BLOCK_UNALLOCATED) this.immixTopBlock--;
+    const held = this.quarantine;
+    while (this.immixTopBlock > 0 && state[this.immixTopBlock - 1] === BLOCK_UNALLOCATED && held?.holds(this.immixTopBlock - 1) !== true) this.immixTopBlock--;
     this.freeBlockCount = 0;
-    for (let b = this.immixTopBlock - 1; b >= 0; b--) if (state[b] === BLOCK_UNALLOCATED) this.freeBlocks[this.freeBlockCount++] = b;
+    for (let b = this.immixTopBlock - 1; b >= 0; b--) if (state[b] === BLOCK_UNALLOCATED && held?.holds(b) !== true) this.freeBlocks[this.freeBlockCount++] = b;
     return out;
+  }
+
+  /** A free block back in the free list, taken next (a quarantined block released). */
+  returnFreeBlock(block: number): void {
+    this.freeBlocks[this.freeBlockCount++] = block;
   }
 
   /** Records that a mutator was handed `[start, end)` (line-aligned) in this epoch (for the heap map). */

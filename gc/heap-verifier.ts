@@ -4,6 +4,57 @@ import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from 
 import type { ObjectModel } from "./object-model.js";
 import { describePoison } from "./poison.js";
 
+/**
+ * Where a verification failure's bad value was read:
+ *   root    the `index`-th root of the collection (roots in scanner order), described by its
+ *           scanner (RootScanner.describeRoot: thread, frame function+offset, slot or register)
+ *   field   pointer field `offsetBytes` into object `object`
+ *   object  no one place: an object of the graph itself (another object starts inside it)
+ *   poisoned-memory   a word of memory a collection freed and poisoned (gc/quarantine.ts)
+ *   graph   the whole graph (its checksum changed across the collection)
+ */
+export type VerifyFailureLocation =
+  | { kind: "root"; index: number; description: string | undefined }
+  | { kind: "field"; object: number; offsetBytes: number }
+  | { kind: "object"; object: number }
+  | { kind: "poisoned-memory"; address: number }
+  | { kind: "graph" };
+
+/** One verification failure: where, the value found there, why it is bad, what was expected. */
+export interface VerifyFailure {
+  location: VerifyFailureLocation;
+  value: number;
+  /** Why `value` is bad, as a phrase after the value ("in a free line", "outside the heap", ...). */
+  reason: string;
+  /** What the place should hold ("a live object", "an object's address"). */
+  expected: string;
+  /** Found by the check before the collection (the graph as the mutator left it) or after it. */
+  phase?: "before" | "after";
+}
+
+/** `root #3 (thread #0 ...)` or `field +0x8 of object 0x...`: the failure's place in words. */
+export function describeFailureLocation(location: VerifyFailureLocation): string {
+  switch (location.kind) {
+    case "root":
+      return `root #${location.index}${location.description === undefined ? "" : ` (${location.description})`}`;
+    case "field":
+      return `field +0x${location.offsetBytes.toString(16)} of object ${hex(location.object)}`;
+    case "object":
+      return `object ${hex(location.object)}`;
+    case "poisoned-memory":
+      return `heap word ${hex(location.address)}`;
+    case "graph":
+      return "the reachable graph";
+  }
+}
+
+/** One line: where, the value, why it is bad. */
+export function formatVerifyFailure(f: VerifyFailure): string {
+  if (f.location.kind === "graph") return f.reason;
+  if (f.location.kind === "object") return `${describeFailureLocation(f.location)}: ${f.reason}`;
+  return `${describeFailureLocation(f.location)}: found ${hex(f.value)} ${f.reason}, expected ${f.expected}`;
+}
+
 /** What a traversal of the reachable graph found. */
 export interface GraphInspection {
   /** Reachable objects (each counted once). */
@@ -15,9 +66,14 @@ export interface GraphInspection {
    */
   checksum: string;
   failures: number;
-  /** The first failures, one sentence each. */
+  /** The first failures, one sentence each (formatVerifyFailure of `details`). */
   messages: string[];
+  /** The first failures (at most maxMessages), structured. */
+  details: VerifyFailure[];
 }
+
+/** Names root `index` of the `roots` passed to inspectGraph (its scanner's description, if any). */
+export type RootDescriber = (index: number) => string | undefined;
 
 /**
  * Walks the graph reachable from `roots` (breadth first, roots in order, slots in order) and
@@ -31,22 +87,28 @@ export interface GraphInspection {
  * is the pattern itself (gc/poison.ts), fails: it is stale.
  * Without `requireLive` (before a collection) only the structural checks apply: marks are stale.
  * A pointer that fails is counted and not followed.
- * With `requireLive`, no marked object may start inside a reachable one: that is a pointer
- * into the middle of an object taken for an object's address (a derived pointer reported as a
- * base; the collector has no interior-pointer lookup), whose "header" is the other's data.
+ * No reachable object may start inside another (reportOverlaps).
  */
-export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readonly number[], requireLive: boolean, maxMessages = 20): GraphInspection {
+export function inspectGraph(
+  space: HeapSpace,
+  model: ObjectModel,
+  roots: readonly number[],
+  requireLive: boolean,
+  maxMessages = 20,
+  describeRoot: RootDescriber = () => undefined,
+): GraphInspection {
   const index = TraversalIndex.reused();
   const order: number[] = [];
-  const messages: string[] = [];
+  const details: VerifyFailure[] = [];
   let failures = 0;
   const h = new Checksum();
 
-  /** Where a pointer was read: root `slot` (holder -1) or slot `slot` of object `holder`. */
-  const where = (holder: number, slot: number): string => (holder < 0 ? `root ${slot}` : `slot ${slot} of object ${hex(holder)}`);
+  /** Where a pointer was read: root `slot` (holder -1) or pointer slot `slot` of object `holder`. */
+  const where = (holder: number, slot: number): VerifyFailureLocation =>
+    holder < 0 ? { kind: "root", index: slot, description: describeRoot(slot) } : { kind: "field", object: holder, offsetBytes: model.pointerSlotAddress(space, holder, slot) - holder };
   const fail = (holder: number, slot: number, target: number, reason: string): void => {
     failures++;
-    if (messages.length < maxMessages) messages.push(`${where(holder, slot)}: found ${hex(target)} ${reason}, expected a live object`);
+    if (details.length < maxMessages) details.push({ location: where(holder, slot), value: target, reason, expected: "a live object" });
   };
 
   /**
@@ -86,35 +148,103 @@ export function inspectGraph(space: HeapSpace, model: ObjectModel, roots: readon
     }
   }
   h.add(order.length);
-  if (requireLive) failures += reportOverlaps(space, model, order, messages, maxMessages);
-  return { objects: order.length, checksum: h.digest(), failures, messages };
+  failures += reportOverlaps(space, model, order, roots, details, maxMessages, where);
+  return { objects: order.length, checksum: h.digest(), failures, messages: details.map(formatVerifyFailure), details };
 }
 
 /**
- * After a collection (mark bits are this collection's): counts reachable Immix objects with a
- * marked object starting inside them, and adds messages. Checks the mark bit of every word of
- * each object's body after its first, so it costs about what hashing the raw bytes costs.
+ * Counts reachable Immix objects whose storage starts inside another reachable object, and adds
+ * failures: a pointer into the middle of an object taken for an object's address (a derived
+ * pointer reported as a base; the collector has no interior-pointer lookup), whose "header" is
+ * the other's data. Sets a bit per reachable object's address in a bitmap of its own (not the
+ * mark bits: before a collection they are the last one's), then looks at the bit of every word
+ * of each object's body after its first, so it costs about what hashing the raw bytes costs, and
+ * runs before a collection too, before evacuation copies the two apart. Large objects start on
+ * pages of their own. A failure it keeps names where the inner address was read (a root or a
+ * field: found by a search made only for the failures kept), else the outer object.
  */
-function reportOverlaps(space: HeapSpace, model: ObjectModel, objects: readonly number[], messages: string[], maxMessages: number): number {
+function reportOverlaps(
+  space: HeapSpace,
+  model: ObjectModel,
+  objects: readonly number[],
+  roots: readonly number[],
+  details: VerifyFailure[],
+  maxMessages: number,
+  where: (holder: number, slot: number) => VerifyFailureLocation,
+): number {
   const immixEnd = space.base + space.los.bottomPage * BYTES_IN_LARGE_PAGE;
+  const starts = ObjectStartBits.reused(space.sizeBytes);
+  for (const obj of objects) if (obj < immixEnd) starts.set(obj - space.base);
   let failures = 0;
   for (const obj of objects) {
-    if (obj >= immixEnd) continue; // large objects start on their own pages
+    if (obj >= immixEnd) continue;
     const end = obj - model.headerBytes + model.sizeBytes(space, obj);
     // Another object's address within (obj, end + header) puts its storage inside this one.
     for (let inner = obj + 8; inner < end + model.headerBytes; inner += 8) {
-      if (!space.isMarked(inner)) continue;
+      if (!starts.has(inner - space.base)) continue;
       failures++;
-      if (messages.length < maxMessages) {
-        messages.push(`object ${hex(inner)} starts inside object ${hex(obj)} (which ends at ${hex(end)}): a pointer into an object was reported as an object's address (a derived pointer as a base?)`);
+      if (details.length < maxMessages) {
+        const reason =
+          `not an object start: inside object ${hex(obj)} (+0x${(inner - obj).toString(16)}, which ends at ${hex(end)}): ` +
+          "a pointer into an object was reported as an object's address (a derived pointer as a base?)";
+        const holder = findHolder(space, model, objects, roots, inner);
+        const location = holder === null ? { kind: "object" as const, object: obj } : where(holder.holder, holder.slot);
+        details.push({ location, value: inner, reason: location.kind === "object" ? `object ${hex(inner)} starts inside it: ${reason}` : reason, expected: "an object's address" });
       }
     }
   }
+  for (const obj of objects) if (obj < immixEnd) starts.clear(obj - space.base);
   return failures;
+}
+
+/**
+ * One bit per 8-byte granule of a heap: the reachable objects' addresses of one traversal. One
+ * shared bitmap, grown to the largest heap seen and left all clear after each use (its user
+ * clears the bits it set), so a verification after every collection neither allocates nor
+ * clears the whole map.
+ */
+class ObjectStartBits {
+  private bits = new Uint32Array(0);
+  private static shared: ObjectStartBits | undefined;
+
+  static reused(heapBytes: number): ObjectStartBits {
+    const map = (ObjectStartBits.shared ??= new ObjectStartBits());
+    const words = Math.ceil(heapBytes / 256);
+    if (map.bits.length < words) map.bits = new Uint32Array(words);
+    return map;
+  }
+
+  set(offset: number): void {
+    const g = offset >>> 3;
+    this.bits[g >>> 5]! |= 1 << (g & 31);
+  }
+
+  has(offset: number): boolean {
+    const g = offset >>> 3;
+    return (this.bits[g >>> 5]! & (1 << (g & 31))) !== 0;
+  }
+
+  clear(offset: number): void {
+    const g = offset >>> 3;
+    this.bits[g >>> 5]! &= ~(1 << (g & 31));
+  }
+}
+
+/** The first root (holder -1) or pointer field of `objects` that holds `value`, or null. */
+function findHolder(space: HeapSpace, model: ObjectModel, objects: readonly number[], roots: readonly number[], value: number): { holder: number; slot: number } | null {
+  const r = roots.indexOf(value);
+  if (r >= 0) return { holder: -1, slot: r };
+  for (const obj of objects) {
+    const n = model.pointerSlotCount(space, obj);
+    for (let i = 0; i < n; i++) if (space.readWord(model.pointerSlotAddress(space, obj, i)) === value) return { holder: obj, slot: i };
+  }
+  return null;
 }
 
 /** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */
 export function checkObject(space: HeapSpace, model: ObjectModel, address: number, requireLive: boolean): string | null {
+  // First: a quarantined block may be protected memory, not to be read.
+  if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
   const poisoned = describePoison(space, address, model.headerBytes);
   if (poisoned !== null) return poisoned;
   const offset = address - space.base;

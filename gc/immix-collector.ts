@@ -6,10 +6,12 @@ import { GlobalRoots, type SlotMemory } from "./global-roots.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, DEFAULT_HEADROOM_FRACTION, LINES_IN_BLOCK, LOG_BYTES_IN_BLOCK } from "./heap-constants.js";
 import { type HeapMap, buildHeapMap } from "./heap-map-svg.js";
 import { BLOCK_UNALLOCATED, type BlockSweepSummary, type HeapRegion, HeapSpace } from "./heap-space.js";
-import { type GraphInspection, inspectGraph } from "./heap-verifier.js";
+import { type GraphInspection, type VerifyFailure, formatVerifyFailure, inspectGraph } from "./heap-verifier.js";
 import { type AllocationOwner, ImmixAllocator, type Mutator } from "./immix-allocator.js";
 import { MarkStack } from "./mark-stack.js";
 import { describePoison, isPoisonedWord, poisonLargePages, poisonRange, poisonSweptBlocks } from "./poison.js";
+import { Quarantine } from "./quarantine.js";
+import { CopyLog } from "./copy-log.js";
 import { DEFAULT_OBJECT_MODEL, type ObjectModel } from "./object-model.js";
 import type { RootScanner } from "./root-scanning.js";
 
@@ -24,6 +26,9 @@ export interface CollectorOptions {
   /**
    * Evacuate every movable object at every collection: every block in use is a candidate and the
    * copy may use the whole reservation (a semi-space in effect). Flushes out relocation bugs.
+   * Implies poison and a quarantine (quarantineCollections), so that any pointer held across a
+   * collection without a root is stale and finds poison. Not moved even so: pinned objects,
+   * large objects, and objects whose copy finds no clean block (markedInPlaceInCandidates).
    */
   stress?: boolean;
   /**
@@ -33,6 +38,13 @@ export interface CollectorOptions {
    * pointers into poisoned memory. Default: on in stress mode, off otherwise.
    */
   poison?: boolean;
+  /**
+   * With poisoning: hold the blocks a collection freed out of use for this many collections
+   * (gc/quarantine.ts), protected when the heap has a MemoryProtection, and check their poison
+   * (and the free lines of kept blocks) at the start of every collection: a write into it is a
+   * verification failure naming the object that lived there. Default: 4 in stress mode, else 0.
+   */
+  quarantineCollections?: number;
   /** Fraction of the heap kept free of mutator objects for evacuation (default 0.025). */
   headroomFraction?: number;
   /** Heap size to start with (default: the whole reservation, `heap.sizeBytes`). */
@@ -64,6 +76,9 @@ export interface ImmixCollectorConfig {
   options?: CollectorOptions;
 }
 
+/** Collections a freed block stays quarantined in stress mode (CollectorOptions.quarantineCollections). */
+export const DEFAULT_QUARANTINE_COLLECTIONS = 4;
+
 type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBytes" | "initialSizeBytes">> & {
   globalMemory: SlotMemory | undefined;
   collectEveryBytes: number;
@@ -74,6 +89,7 @@ type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBy
  * over a heap in memory (simulated or native), with precise roots from RootScanners.
  *
  * One collection, stop-the-world, single trace:
+ *   0. with a quarantine (stress): check its poison, release the blocks held long enough;
  *   1. select defragmentation candidates from the last sweep's histograms (defrag.ts);
  *   2. advance the line-mark epoch, clear the mark bitmap, retire every mutator's hole;
  *   3. scanRoots of every scanner (the registered globals first): each base is traced;
@@ -81,7 +97,8 @@ type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBy
  *      headroom lasts (a forwarding pointer left behind), anything else (pinned, out of headroom,
  *      not a candidate) is marked in place; lines are marked conservatively;
  *   5. updateRoots(forward) of every scanner; 6. sweep blocks (hole histograms, block states) and
- *      the large-object space; 7. grow the heap if it is fuller than the growth threshold.
+ *      the large-object space, poison what was freed, quarantine and protect the freed blocks
+ *      (stress); 7. grow the heap if it is fuller than the growth threshold.
  *
  * Mutators are thread-local allocators (`newMutator`); nothing here is thread-safe.
  */
@@ -95,11 +112,20 @@ export class ImmixCollector implements AllocationOwner {
   phase: keyof PhaseMs | "idle" = "idle";
   /** Messages of the last collection's verification failures (empty when it passed). */
   verifyMessages: string[] = [];
+  /** The last collection's verification failures, structured (at most maxVerifyMessages). */
+  verifyFailures: VerifyFailure[] = [];
   /** Blocks chosen as defragmentation candidates by the last collection. */
   lastDefragCandidates: number[] = [];
 
   private readonly options: Resolved;
   private readonly scanners: RootScanner[] = [this.globals];
+  /** Index (in the last rootBases()) of each scanner's first root: to ask it to describe one. */
+  private rootStarts: number[] = [];
+  private readonly describeRoot = (r: number): string | undefined => {
+    let s = this.rootStarts.length - 1;
+    while (s > 0 && this.rootStarts[s]! > r) s--;
+    return this.scanners[s]?.describeRoot?.(r - this.rootStarts[s]!);
+  };
   private readonly mutators: ImmixAllocator[] = [];
   private readonly copier: ImmixAllocator;
   private readonly markStack = new MarkStack();
@@ -119,9 +145,8 @@ export class ImmixCollector implements AllocationOwner {
   private evacuatedObjects = 0;
   private evacuatedBytes = 0;
   private markedInPlaceInCandidates = 0;
-  /** Poisoning: (start, size) of every old copy this collection left, and blocks in use before the sweep. */
-  private oldCopies = new Float64Array(0);
-  private oldCopyCount = 0;
+  /** Poisoning: every copy this collection made (old start, size, new start), and blocks in use before the sweep. */
+  private oldCopies = new CopyLog();
   private readonly wasInUse: Uint8Array;
   private poisonedBytes = 0;
   private readonly poisonLarge = (firstPage: number, pages: number): void => {
@@ -134,6 +159,7 @@ export class ImmixCollector implements AllocationOwner {
       verify: o.verify ?? false,
       stress: o.stress ?? false,
       poison: o.poison ?? o.stress ?? false,
+      quarantineCollections: o.quarantineCollections ?? (o.stress === true ? DEFAULT_QUARANTINE_COLLECTIONS : 0),
       headroomFraction: o.headroomFraction ?? DEFAULT_HEADROOM_FRACTION,
       growthThreshold: o.growthThreshold ?? 0.7,
       growthFactor: o.growthFactor ?? 2,
@@ -148,10 +174,14 @@ export class ImmixCollector implements AllocationOwner {
     if (!(growthThreshold > 0 && growthThreshold <= 1)) throw new InvalidArgumentError("options.growthThreshold", String(growthThreshold), "a fraction in (0, 1]");
     if (!(growthFactor > 1)) throw new InvalidArgumentError("options.growthFactor", String(growthFactor), "a factor above 1");
     if (!(collectEveryBytes >= 0)) throw new InvalidArgumentError("options.collectEveryBytes", String(collectEveryBytes), "a byte count >= 0");
+    const hold = this.options.quarantineCollections;
+    if (!(Number.isInteger(hold) && hold >= 0)) throw new InvalidArgumentError("options.quarantineCollections", String(hold), "a whole number of collections >= 0");
     this.model = config.model ?? DEFAULT_OBJECT_MODEL;
     this.space = new HeapSpace(config.heap, o.initialSizeBytes ?? config.heap.sizeBytes, headroomFraction);
     this.copier = new ImmixAllocator(this.space, this.model, null, true);
     this.wasInUse = new Uint8Array(this.options.poison ? this.space.totalBlocks : 0);
+    // Quarantine needs poison: what it holds is checked against the pattern.
+    if (hold > 0 && this.options.poison) this.space.quarantine = new Quarantine(this.space, this.model.headerBytes, hold, config.heap.protection);
   }
 
   /** True when collections poison what they free (options.poison, default: stress). */
@@ -267,7 +297,11 @@ export class ImmixCollector implements AllocationOwner {
   /** The root bases every scanner reports now, in order (scanRoots is called once more on each). */
   rootBases(): number[] {
     const roots: number[] = [];
-    for (const s of this.scanners) s.scanRoots((b) => roots.push(b));
+    this.rootStarts = [];
+    for (const s of this.scanners) {
+      this.rootStarts.push(roots.length);
+      s.scanRoots((b) => roots.push(b));
+    }
     return roots;
   }
 
@@ -284,7 +318,7 @@ export class ImmixCollector implements AllocationOwner {
    * right after a collection, before the mutators allocate again.
    */
   verifyHeap(): GraphInspection {
-    return inspectGraph(this.space, this.model, this.rootBases(), true, this.options.maxVerifyMessages);
+    return inspectGraph(this.space, this.model, this.rootBases(), true, this.options.maxVerifyMessages, this.describeRoot);
   }
 
   // --- allocation failure -------------------------------------------------------------------
@@ -336,7 +370,8 @@ export class ImmixCollector implements AllocationOwner {
     const { verify, stress } = this.options;
     this.phase = "verify";
     const tVerify0 = performance.now();
-    const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages) : null;
+    const poisonWrites = this.checkQuarantine();
+    const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages, this.describeRoot) : null;
     const t0 = performance.now();
 
     // 1. Candidates, from the last sweep's histograms, before marking.
@@ -351,7 +386,10 @@ export class ImmixCollector implements AllocationOwner {
     this.headroomExhausted = false;
     this.rootsVisited = this.markedObjects = this.markedBytes = 0;
     this.evacuatedObjects = this.evacuatedBytes = this.markedInPlaceInCandidates = 0;
-    this.oldCopyCount = this.poisonedBytes = 0;
+    this.poisonedBytes = 0;
+    // A quarantine keeps the last collections' logs (what lived where): this one starts afresh.
+    if (space.quarantine !== null) this.oldCopies = new CopyLog();
+    else this.oldCopies.clear();
 
     // 3-4. Trace.
     this.phase = "scan";
@@ -367,6 +405,7 @@ export class ImmixCollector implements AllocationOwner {
     // 5b. Poison the old copies: nothing reads a forwarding header after the roots moved.
     const poison = this.options.poison;
     if (poison) this.poisonOldCopies();
+    space.quarantine?.keepCopies(this.oldCopies);
 
     // 6. Sweep (and poison what it freed).
     this.phase = "sweep";
@@ -376,6 +415,7 @@ export class ImmixCollector implements AllocationOwner {
     const sweep = space.sweepBlocks(this.sweepSummary);
     const largeFreedBytes = space.los.sweep(this.largeIsLive, poison ? this.poisonLarge : undefined) * BYTES_IN_LARGE_PAGE;
     if (poison) this.poisonedBytes += poisonSweptBlocks(space, this.wasInUse, topBefore);
+    space.quarantine?.protectFresh(); // after the poison: protected memory is never written
 
     // 7. Grow.
     let grewToBytes = 0;
@@ -389,17 +429,7 @@ export class ImmixCollector implements AllocationOwner {
     const t1 = performance.now();
     this.phase = "verify";
     const pauseMs = t1 - t0;
-    let verifyFailures = 0;
-    this.verifyMessages = [];
-    if (before !== null) {
-      const after = this.verifyHeap();
-      verifyFailures = before.failures + after.failures;
-      this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
-      if (before.checksum !== after.checksum || before.objects !== after.objects) {
-        verifyFailures++;
-        this.verifyMessages.push(`reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`);
-      }
-    }
+    const verifyFailures = this.finishVerification(before, poisonWrites);
 
     const phaseMs = {
       scan: tScan1 - tScan0,
@@ -438,10 +468,50 @@ export class ImmixCollector implements AllocationOwner {
       grewToBytes,
       fragmentation: sweep.reusableLines / (space.limitBytes / BYTES_IN_LINE),
       poisonedBytes: this.poisonedBytes,
+      quarantinedBytes: (space.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
+      poisonWrites: poisonWrites.count,
       verifyFailures,
     };
-    this.stats.record(cycle);
+    this.stats.record(cycle, this.verifyFailures);
     return cycle;
+  }
+
+  /**
+   * After a collection: the poison writes found at its start, then (with verify) the check of
+   * the graph it left and the comparison with the one before. Sets verifyFailures and
+   * verifyMessages (the first failures); returns the count of all.
+   */
+  private finishVerification(before: GraphInspection | null, poisonWrites: { count: number; failures: VerifyFailure[] }): number {
+    let count = poisonWrites.count;
+    this.verifyFailures = poisonWrites.failures;
+    this.verifyMessages = this.verifyFailures.map(formatVerifyFailure);
+    if (before === null) return count;
+    const after = this.verifyHeap();
+    count += before.failures + after.failures;
+    this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
+    this.verifyFailures.push(...before.details.map((f) => ({ ...f, phase: "before" as const })), ...after.details.map((f) => ({ ...f, phase: "after" as const })));
+    if (before.checksum !== after.checksum || before.objects !== after.objects) {
+      count++;
+      const reason = `reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`;
+      this.verifyMessages.push(reason);
+      this.verifyFailures.push({ location: { kind: "graph" }, value: 0, reason, expected: "the same graph", phase: "after" });
+    }
+    return count;
+  }
+
+  /**
+   * At the start of a collection: checks the quarantine's poison (writes since the last
+   * collection are failures), then releases the blocks held long enough.
+   */
+  private checkQuarantine(): { count: number; failures: VerifyFailure[] } {
+    const quarantine = this.space.quarantine;
+    const failures: VerifyFailure[] = [];
+    if (quarantine === null) return { count: 0, failures };
+    const cycle = this.stats.collections + 1;
+    const count = quarantine.checkPoison(cycle, failures);
+    quarantine.cycle = cycle;
+    quarantine.releaseExpired(cycle);
+    return { count, failures };
   }
 
   private chooseDefragThreshold(forceDefrag: boolean): number {
@@ -477,7 +547,7 @@ export class ImmixCollector implements AllocationOwner {
             const moved = to + model.headerBytes;
             model.setForwarding(space, ref, moved);
             space.markEvacuated(start, size);
-            if (this.options.poison) this.recordOldCopy(start, size);
+            if (this.options.poison) this.oldCopies.add(start, size, to);
             this.evacuatedObjects++;
             this.evacuatedBytes += size;
             this.markAndPush(moved, to, size);
@@ -538,22 +608,11 @@ export class ImmixCollector implements AllocationOwner {
     return oldBase;
   }
 
-  private recordOldCopy(start: number, size: number): void {
-    if (2 * this.oldCopyCount + 2 > this.oldCopies.length) {
-      const grown = new Float64Array(Math.max(1024, this.oldCopies.length * 2));
-      grown.set(this.oldCopies);
-      this.oldCopies = grown;
-    }
-    this.oldCopies[2 * this.oldCopyCount] = start;
-    this.oldCopies[2 * this.oldCopyCount + 1] = size;
-    this.oldCopyCount++;
-  }
-
   private poisonOldCopies(): void {
     const copies = this.oldCopies;
-    for (let k = 0; k < this.oldCopyCount; k++) {
-      const start = copies[2 * k]!;
-      const size = copies[2 * k + 1]!;
+    for (let k = 0; k < copies.count; k++) {
+      const start = copies.oldStart(k);
+      const size = copies.sizeBytes(k);
       poisonRange(this.space, start, start + size);
       this.poisonedBytes += size;
     }
@@ -563,7 +622,7 @@ export class ImmixCollector implements AllocationOwner {
     const space = this.space;
     const offset = ref - space.base;
     let found: string;
-    const poisoned = describePoison(space, ref, this.model.headerBytes);
+    const poisoned = space.quarantine?.holdsAddress(ref) ? space.quarantine.describeHeld(ref) : describePoison(space, ref, this.model.headerBytes);
     if (poisoned !== null) found = poisoned;
     else if (!Number.isSafeInteger(ref) || !space.contains(ref)) found = "an address outside the heap";
     else if ((offset & 7) !== 0) found = "a misaligned address";

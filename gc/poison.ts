@@ -15,6 +15,9 @@ import { BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.
  * reaches a new object. The verifier and the tracer recognise a poisoned header and the pattern
  * as a value, and name them.
  *
+ * In stress mode the freed blocks are also quarantined (gc/quarantine.ts): held out of use,
+ * protected when the memory allows, and their poison checked at the next collections.
+ *
  * The pattern, in every 32-bit half: 0xdeadbeec. As a header word it is impossible (a pointer
  * slot count above 2^28, reserved bit 2 set, forwarding bit clear); as a pointer it is not a
  * canonical x86-64 address, so dereferencing it faults.

@@ -20,4 +20,10 @@
 export interface RootScanner {
   scanRoots(visit: (baseAddress: number) => void): void;
   updateRoots(forward: (oldBaseAddress: number) => number): void;
+  /**
+   * Optional, for verification messages only (never on the scan path): where the `index`-th root
+   * the last scanRoots visited (0-based, in visit order) lives, e.g. "thread #0, frame #1
+   * rw_main+0x2a, stack slot 0x7ffd..." or "global slot 0x4040a0". Undefined if unknown.
+   */
+  describeRoot?(index: number): string | undefined;
 }

@@ -5,12 +5,15 @@ import { crossCheckScan, crossCheckRequested } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
+import { describeSlot, isMemorySlot } from "./slot.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions } from "./unwinder.js";
 
 /** One thread's stack as the collector sees it: its managed chunks, innermost first. */
 export interface ThreadStack {
   memory: Memory;
   chunks: readonly ManagedChunk[];
+  /** How messages name the thread ("thread #2"); default: its index in the list. */
+  label?: string;
 }
 
 /**
@@ -84,6 +87,38 @@ export class StackRootScanner implements RootScanner {
         if (base !== 0) visit(base);
       }
     }
+  }
+
+  /**
+   * Where the `index`-th base visitRoots visited was read: thread, frame (function+offset) and
+   * slot or register. For verification messages: walks the thread again with a new unwinder.
+   */
+  describeRoot(index: number): string | undefined {
+    let k = index;
+    for (let t = 0; t < this.walked.length; t++) {
+      const pairs = this.pairsByThread[t]!;
+      for (let i = 0; i < pairs.count; i++) {
+        if (pairs.baseValues[i] === 0 || k-- > 0) continue;
+        const thread = this.walked[t]!;
+        return `${thread.label ?? `thread #${t}`}, ${this.describeFrame(thread, pairs.frames[i]!, pairs.baseSlots[i]!)}`;
+      }
+    }
+    return undefined;
+  }
+
+  /** `frame #1 rw_main+0x2a, stack slot 0x7ffd... (sp+0x10)` or `..., register rbx`. */
+  private describeFrame(thread: ThreadStack, frame: number, slot: number): string {
+    const where = isMemorySlot(slot) ? `stack slot ${describeSlot(slot)}` : `register ${describeSlot(slot).replace(/@chunk\d+$/, "")}`;
+    const u = new Unwinder(this.registry.snapshot(), thread.memory, this.strictOptions);
+    for (u.init(thread.chunks); u.valid(); u.next()) {
+      if (u.index !== frame) continue;
+      const range = u.calleeFunctionRange();
+      const name = u.functionName() ?? "?";
+      const fn = range === undefined || name.includes("+") ? name : `${name}+0x${(u.ra - range.start).toString(16)}`;
+      const sp = isMemorySlot(slot) ? ` (sp+0x${(slot - u.sp).toString(16)})` : "";
+      return `frame #${frame} ${fn} (return address 0x${u.ra.toString(16)}), ${where}${sp}`;
+    }
+    return `frame #${frame}, ${where}`;
   }
 
   /** Thread `t`'s root pairs and frame count from the last walk (for checks). */

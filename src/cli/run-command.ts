@@ -4,6 +4,7 @@ import { parseStressEvery } from "./parse-stress.js";
 import { InvalidArgumentError } from "../errors.js";
 import { describeFailure } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
+import { verifyFailureJson, verifyFailureReport } from "./verify-failures.js";
 import type { NativeRunProgress } from "../native/native-runtime.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
 
@@ -200,6 +201,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
           objectsMoved: r.objectsMoved,
           maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
           verifyFailures: r.verifyFailures,
+          verifyFailureDetails: r.verifyFailureDetails.map(verifyFailureJson),
           poisonedBytes: r.poisonedBytes,
           phasesMs: Object.fromEntries(Object.entries(r.phasesMs).map(([k, v]) => [k, Number(v.toFixed(3))])),
         })}\n`,
@@ -213,7 +215,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       );
     }
     if (r.verifyFailures > 0) {
-      io.stderr(`rootwalk run: ${r.verifyFailures} heap verification failures\n`);
+      io.stderr(verifyFailureReport("run", r.verifyFailures, r.verifyFailureDetails));
       return 4;
     }
     return 0;

@@ -5,6 +5,7 @@ import { appendFileSync, readFileSync, writeFileSync, writeSync } from "node:fs"
 import koffi from "koffi";
 import { ImmixCollector } from "../../gc/immix-collector.js";
 import type { Mutator } from "../../gc/immix-allocator.js";
+import type { RecordedVerifyFailure } from "../../gc/gc-stats.js";
 import { reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { DEFAULT_MAX_DEPTH, type ManagedChunk, Unwinder } from "../../walker/unwinder.js";
@@ -118,6 +119,8 @@ export interface NativeRunResult {
   objectsMoved: number;
   maxPauseMs: number;
   verifyFailures: number;
+  /** The first verification failures (at most FIRST_VERIFY_FAILURES_KEPT), where and why. */
+  verifyFailureDetails: RecordedVerifyFailure[];
   /** Bytes the collections poisoned (0 unless --poison or --stress). */
   poisonedBytes: number;
   totalPauseMs: number;
@@ -147,6 +150,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const runtime = koffi.load(options.runtime);
   const rwSetup = runtime.func("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs, int poison)");
   const rwHeapReserve = runtime.func("void *rw_heap_reserve(uint64_t bytes)");
+  const rwHeapProtect = runtime.func("int rw_heap_protect(uint64_t address, uint64_t bytes, int accessible)");
   const rwInitPath = runtime.func("const char *rw_init_path(void)");
   const rwInitBase = runtime.func("uint64_t rw_init_base(void)");
   const rwThreadCount = runtime.func("int rw_thread_count(void)");
@@ -167,8 +171,18 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   if (heapPointer === null || heapPointer === 0n) throw new RootwalkError("GC", `cannot reserve a heap of ${heapBytes} bytes`);
   const heapBase = Number(heapPointer);
   const heapBuffer = koffi.view(heapPointer, heapBytes);
+  // The stress quarantine protects the blocks it holds: a stale read or write faults at once.
+  const protect = (address: number, bytes: number, accessible: boolean): void => {
+    const e = rwHeapProtect(address, bytes, accessible ? 1 : 0) as number;
+    if (e !== 0) throw new RootwalkError("GC", `mprotect(${hex(address)}, ${bytes}, ${accessible ? "read+write" : "none"}) failed: errno ${e}`);
+  };
   const collector = new ImmixCollector({
-    heap: { base: heapBase, buffer: heapBuffer, sizeBytes: heapBytes },
+    heap: {
+      base: heapBase,
+      buffer: heapBuffer,
+      sizeBytes: heapBytes,
+      protection: { protect: (a, n) => protect(a, n, false), unprotect: (a, n) => protect(a, n, true) },
+    },
     options: { verify: options.verify, stress: options.stressEvery > 0, poison: options.poison === true || options.stressEvery > 0, globalMemory: new GlobalSlotMemory() },
   });
 
@@ -196,7 +210,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   // a stop allocates only the one koffi view of each stopped thread's stack (NativeMemory).
   interface Stopped {
     index: number;
-    stack: { memory: NativeMemory; chunks: ManagedChunk[] };
+    stack: { memory: NativeMemory; chunks: ManagedChunk[]; label: string };
     chunk: ManagedChunk;
     registers: RegisterContext;
   }
@@ -243,7 +257,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     if (s === undefined) {
       const registers = new RegisterContext();
       const chunk: ManagedChunk = { sp: 0, ra: 0, registers, boundaryRa: undefined, stackTop: undefined };
-      s = stoppedByIndex[t] = { index: t, registers, chunk, stack: { memory: undefined as unknown as NativeMemory, chunks: [chunk] } };
+      s = stoppedByIndex[t] = { index: t, registers, chunk, stack: { memory: undefined as unknown as NativeMemory, chunks: [chunk], label: `thread #${t}` } };
     }
     for (let k = 0; k < REG_NAMES.length; k++) s.registers.load(k, wordBig(t, R_REGS + k));
     const low = sp - BELOW_SP_BYTES;
@@ -327,6 +341,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     updateRoots(forward) {
       scanner.updateRoots(forward);
     },
+    describeRoot: (index) => scanner.describeRoot(index),
   });
   if (options.noGc) {
     collector.addRootScanner({
@@ -585,6 +600,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     objectsMoved: stats.totalEvacuatedObjects,
     maxPauseMs: stats.maxPauseMs,
     verifyFailures: stats.totalVerifyFailures,
+    verifyFailureDetails: stats.firstVerifyFailures,
     poisonedBytes: stats.totalPoisonedBytes,
     totalPauseMs: stats.totalPauseMs,
     mapsRegistered,

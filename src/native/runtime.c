@@ -125,6 +125,7 @@ static uint64_t thread_stack_bytes = 64ull << 20;
 static uint64_t main_stack_bytes = 1ull << 30;
 static uint64_t safepoint_timeout_ms = 10000;
 static int poison_on;
+static uint64_t heap_start, heap_end; /* the reservation (rw_heap_reserve), for fault messages */
 static struct sigaction previous_segv, previous_bus;
 
 static char init_path[4096];
@@ -437,11 +438,16 @@ static void fault_handler(int sig, siginfo_t *info, void *context) {
     snprintf(at, sizeof at, "0x%llx", (unsigned long long)pc);
   }
   char message[1024];
+  uint64_t fault = (uint64_t)(uintptr_t)info->si_addr;
+  /* Under --stress the blocks a collection freed are protected while quarantined (gc/quarantine.ts). */
+  const char *why = !poison_on ? ""
+                    : fault >= heap_start && fault < heap_end
+                        ? "  poisoning is on (--poison, implied by --stress): the fault address is in the heap, in memory a collection evacuated or freed,\n"
+                          "  quarantined and protected under --stress: a read or write through a stale pointer, one the program kept across a collection without a root\n"
+                        : "  poisoning is on (--poison, implied by --stress): a read through a stale pointer, one the program kept across a collection\n"
+                          "  without a root, finds the pattern 0xdeadbeecdeadbeec, which faults when used as an address\n";
   int n = snprintf(message, sizeof message, "rootwalk run: %s in thread #%d at %s (fault address 0x%llx)\n%s",
-                   sig == SIGBUS ? "bus error" : "segmentation fault", (int)(t - rw_threads), at, (unsigned long long)(uintptr_t)info->si_addr,
-                   poison_on ? "  poisoning is on (--poison, implied by --stress): a read through a stale pointer, one the program kept across a collection\n"
-                               "  without a root, finds the pattern 0xdeadbeecdeadbeec, which faults when used as an address\n"
-                             : "");
+                   sig == SIGBUS ? "bus error" : "segmentation fault", (int)(t - rw_threads), at, (unsigned long long)fault, why);
   if (n > 0) {
     ssize_t ignored = write(2, message, (size_t)n < sizeof message ? (size_t)n : sizeof message - 1);
     (void)ignored;
@@ -619,7 +625,15 @@ RW_EXPORT void *rw_heap_reserve(uint64_t bytes) {
   void *p = mmap(NULL, bytes + block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return NULL;
   uintptr_t aligned = ((uintptr_t)p + block - 1) & ~(uintptr_t)(block - 1);
+  heap_start = aligned;
+  heap_end = aligned + bytes;
   return (void *)aligned;
+}
+
+/* The stress quarantine's page protection (gc/quarantine.ts): 0, or the errno of mprotect. */
+RW_EXPORT int rw_heap_protect(uint64_t address, uint64_t bytes, int accessible) {
+  if (address < heap_start || address + bytes > heap_end) return EINVAL;
+  return mprotect((void *)(uintptr_t)address, bytes, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0 ? 0 : errno;
 }
 
 RW_EXPORT const char *rw_init_path(void) { return init_path; }

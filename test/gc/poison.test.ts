@@ -98,7 +98,7 @@ describe("poison", () => {
     scanner.skipUpdates = true;
     const cycle = c.collect();
     expect(cycle.verifyFailures).toBeGreaterThan(0);
-    expect(c.verifyMessages.join("\n")).toMatch(/root 0: found 0x[0-9a-f]+ in poisoned memory \(an object an earlier collection evacuated or freed: a stale pointer\), expected a live object/);
+    expect(c.verifyMessages.join("\n")).toMatch(/root #0: found 0x[0-9a-f]+ in poisoned memory \(an object an earlier collection evacuated or freed: a stale pointer\), expected a live object/);
     scanner.skipUpdates = false;
     expect(String(catchError(() => c.collect()))).toMatch(/in poisoned memory/);
   });
@@ -110,7 +110,7 @@ describe("poison", () => {
     scanner.roots = [holder];
     c.collect();
     c.space.writeWord(holder, POISON_WORD_VALUE); // what a read through a stale pointer yields
-    expect(c.verifyHeap().messages[0]).toMatch(/slot 0 of object 0x[0-9a-f]+: found .* the poison pattern 0xdeadbeecdeadbeec/);
+    expect(c.verifyHeap().messages[0]).toMatch(/field \+0x0 of object 0x[0-9a-f]+: found .* the poison pattern 0xdeadbeecdeadbeec/);
     expect(String(catchError(() => c.collect()))).toMatch(/the poison pattern/);
   });
 });

@@ -40,7 +40,7 @@ describe("verify catches a broken heap", () => {
     const cycle = c.collect();
     expect(cycle.evacuatedObjects).toBe(2);
     expect(cycle.verifyFailures).toBeGreaterThan(0);
-    expect(c.verifyMessages.join("\n")).toMatch(/root 0: found 0x[0-9a-f]+ in evacuated memory \(forwarded to 0x[0-9a-f]+\)/);
+    expect(c.verifyMessages.join("\n")).toMatch(/root #0: found 0x[0-9a-f]+ in evacuated memory \(forwarded to 0x[0-9a-f]+\)/);
     expect(c.stats.totalVerifyFailures).toBe(cycle.verifyFailures);
   });
 
@@ -69,11 +69,13 @@ describe("verify catches a broken heap", () => {
     c.space.writeWord(buffer + 24, 8 << 3);
     scanner.roots = [buffer, buffer + 32];
     const cycle = c.collect();
-    expect(cycle.verifyFailures).toBe(1); // after the collection: its mark bits are exact
-    expect(c.verifyMessages).toEqual([
-      `object 0x${(buffer + 32).toString(16)} starts inside object 0x${buffer.toString(16)} (which ends at 0x${(buffer + 64).toString(16)}): ` +
-        "a pointer into an object was reported as an object's address (a derived pointer as a base?)",
+    expect(cycle.verifyFailures).toBe(2); // found before the collection and after it
+    // The failure names the root that holds the inner address (the second root) and the object it is inside.
+    expect(c.verifyMessages.slice(1)).toEqual([
+      `root #1: found 0x${(buffer + 32).toString(16)} not an object start: inside object 0x${buffer.toString(16)} (+0x20, which ends at 0x${(buffer + 64).toString(16)}): ` +
+        "a pointer into an object was reported as an object's address (a derived pointer as a base?), expected an object's address",
     ]);
+    expect(c.verifyFailures[0]!).toMatchObject({ location: { kind: "root", index: 1, description: undefined }, expected: "an object's address", phase: "before" });
     scanner.roots = [buffer];
     expect(c.collect().verifyFailures).toBe(0);
   });

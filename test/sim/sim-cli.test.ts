@@ -9,10 +9,11 @@ describe("rootwalk sim", () => {
     const { code, stdout } = await run("sim", "--workload", "deep-recursion", "--stress", "--verify", "--scale", "0.005", "--json");
     expect(code).toBe(0);
     expect(stdout.trim().split("\n")).toHaveLength(1);
-    const out = JSON.parse(stdout) as Record<string, number>;
-    expect(Object.keys(out)).toEqual(["collections", "objectsMoved", "maxPauseMs", "verifyFailures", "fragmentation"]);
+    const out = JSON.parse(stdout) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(["collections", "objectsMoved", "maxPauseMs", "verifyFailures", "verifyFailureDetails", "fragmentation"]);
     expect(out.collections).toBeGreaterThan(0);
     expect(out.verifyFailures).toBe(0);
+    expect(out.verifyFailureDetails).toEqual([]);
   });
 
   it("a summary table, progress on stderr, and an SVG heap map a browser can open", async () => {

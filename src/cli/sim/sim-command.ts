@@ -7,6 +7,8 @@ import type { CliIo } from "../process-io.js";
 export { parseSize } from "../parse-size.js";
 import { SimThread, loadFrameTemplates } from "./sim-thread.js";
 import { type WorkloadName, runWorkload } from "./workloads.js";
+import type { RecordedVerifyFailure } from "../../../gc/gc-stats.js";
+import { verifyFailureJson, verifyFailureReport } from "../verify-failures.js";
 
 /*
  * `rootwalk sim`: the collector and the walker together on simulated memory. Mutators
@@ -35,6 +37,8 @@ export interface SimResult {
   maxPauseMs: number;
   totalPauseMs: number;
   verifyFailures: number;
+  /** The first verification failures (at most FIRST_VERIFY_FAILURES_KEPT), where and why. */
+  verifyFailureDetails: RecordedVerifyFailure[];
   /** Bytes the collections poisoned (0 without --poison or --stress). */
   poisonedBytes: number;
   /** Fragmentation after the last collection (free lines in partly used blocks / heap lines). */
@@ -97,6 +101,7 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
     maxPauseMs: collector.stats.maxPauseMs,
     totalPauseMs: collector.stats.totalPauseMs,
     verifyFailures: collector.stats.totalVerifyFailures,
+    verifyFailureDetails: collector.stats.firstVerifyFailures,
     poisonedBytes: collector.stats.totalPoisonedBytes,
     fragmentation: cycles.at(-1)?.fragmentation ?? 0,
     maxFragmentation: Math.max(0, ...cycles.map((c) => c.fragmentation)),
@@ -175,6 +180,7 @@ export function simJson(r: SimResult): string {
     objectsMoved: r.objectsMoved,
     maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
     verifyFailures: r.verifyFailures,
+    verifyFailureDetails: r.verifyFailureDetails.map(verifyFailureJson),
     fragmentation: Number(r.fragmentation.toFixed(5)),
   })}\n`;
 }
@@ -212,5 +218,6 @@ export async function simCommand(options: SimOptions & { json: boolean; sweep: b
     io.stdout(formatSummary(options, result));
     if (options.svg) io.stdout(`heap map written to ${options.svg}\n`);
   }
-  return result.verifyFailures === 0 ? 0 : 1;
+  if (result.verifyFailures > 0) io.stderr(verifyFailureReport("sim", result.verifyFailures, result.verifyFailureDetails));
+  return result.verifyFailures === 0 ? 0 : 4;
 }

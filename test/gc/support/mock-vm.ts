@@ -25,6 +25,8 @@ export class MockRootScanner implements RootScanner {
   updates = 0;
   /** A deliberately broken scanner: report roots but never write them back. */
   skipUpdates = false;
+  /** Names its roots for verification messages (RootScanner.describeRoot) when set. */
+  label: string | undefined;
   private offsets: number[] = [];
 
   constructor(roots: number[] = []) {
@@ -35,6 +37,12 @@ export class MockRootScanner implements RootScanner {
     this.scans++;
     this.offsets = this.derived.map((d) => d.address - this.roots[d.baseIndex]!);
     for (const r of this.roots) if (r !== 0) visit(r);
+  }
+
+  describeRoot(index: number): string | undefined {
+    if (this.label === undefined) return undefined;
+    const i = this.roots.map((r, k) => (r === 0 ? -1 : k)).filter((k) => k >= 0)[index];
+    return i === undefined ? undefined : `${this.label} roots[${i}]`;
   }
 
   updateRoots(forward: (oldBaseAddress: number) => number): void {
