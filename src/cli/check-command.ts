@@ -60,7 +60,20 @@ export async function checkCommand(programs: readonly string[], options: CheckCo
  */
 export async function checkBeforeBuild(sources: readonly string[], strict: boolean, stderr: (t: string) => void, prefix: string): Promise<boolean> {
   if (sources.length === 0) return true;
-  const result = await checkPrograms(sources, []);
+  let result: CheckResult;
+  try {
+    result = await checkPrograms(sources, []);
+  } catch (error) {
+    const { RewrittenIrError } = await import("../toolchain/check-plugin.js");
+    if (error instanceof RewrittenIrError) {
+      stderr(`${prefix}: warning: not checked: ${error.message.split("\n")[0]}\n`);
+      if (strict) stderr(`${prefix}: --strict-check and the program could not be checked: not building\n`);
+      return !strict;
+    }
+    // Input the check cannot read: the build that follows refuses it, in its own words.
+    if (error instanceof RootwalkError) return true;
+    throw error;
+  }
   for (const f of result.findings) stderr(`${prefix}: warning: ${findingLine(f)} (rootwalk check explains; --no-check skips the check)\n`);
   if (strict && result.findings.length > 0) {
     stderr(`${prefix}: ${result.findings.length} check finding${result.findings.length === 1 ? "" : "s"} and --strict-check: not building\n`);

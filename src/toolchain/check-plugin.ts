@@ -47,6 +47,9 @@ export interface PluginReport {
   facts: ModuleFacts;
 }
 
+/** The IR went through rewrite-statepoints-for-gc already: there is nothing left to check. */
+export class RewrittenIrError extends InvalidArgumentError {}
+
 export interface RunCheckPluginOptions {
   /** Functions the user says can collect, besides the runtime's (`--collects`). */
   collects?: readonly string[];
@@ -107,7 +110,7 @@ function parsePluginOutput(stdout: string, irPath: string): PluginReport {
     if (line === "") continue;
     const record = JSON.parse(line) as { finding?: IrFinding; module?: ModuleFacts; error?: string; function?: string };
     if (record.error === "rewritten") {
-      throw new InvalidArgumentError(
+      throw new RewrittenIrError(
         "program",
         `${irPath}: gc.statepoint calls (in @${record.function ?? "?"})`,
         "IR as written, before rewrite-statepoints-for-gc: check the source, not the rewritten module",
