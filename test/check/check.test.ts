@@ -14,6 +14,7 @@ import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
 import { NATIVE_PROGRAMS } from "../native-programs/programs.js";
 import { generateProgram, renderProgram } from "../fuzz-programs/generate.js";
 import { irSource } from "../support/ir-source.js";
+import { runNative } from "../support/native-run.js";
 
 /**
  * `rootwalk check` (README "Check") against a corpus: every kind of mistake in both styles (each
@@ -227,6 +228,12 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    });
+    it("run warns on stderr and runs the program", async () => {
+      const r = await runNative([corpus("sp-interior-pointer-argument.ll"), "--no-gc"], 120_000);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^result: 0\n/);
+      expect(r.stderr).toMatch(/^rootwalk run: warning: .*interior-pointer-argument in @rw_main, %entry: %mid is passed to @read_later \(rootwalk check explains; --no-check skips the check\)\n/);
     });
     it("run --strict-check stops before building", async () => {
       const out = await cli(["run", "--strict-check", corpus("pl-stale-gcroot-copy.ll"), "--plimmix"]);
