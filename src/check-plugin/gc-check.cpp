@@ -119,6 +119,12 @@ std::string lineText(const Instruction &instruction) {
 
 // ---- Which calls can collect ----------------------------------------------------------------
 
+/** The function a call calls (through pointer casts), or null for an indirect call. */
+const Function *calledFunction(const CallBase &call) {
+  return dyn_cast<Function>(call.getCalledOperand()->stripPointerCasts());
+}
+
+
 class CollectingCalls {
 public:
   CollectingCalls(Module &module, const std::vector<std::string> &userNames) {
@@ -147,7 +153,7 @@ public:
 
   bool canCollect(const CallBase &call) const {
     if (call.isInlineAsm() || isa<IntrinsicInst>(call) || call.hasFnAttr(LEAF_ATTRIBUTE)) return false;
-    const Function *callee = dyn_cast<Function>(call.getCalledOperand()->stripPointerCasts());
+    const Function *callee = calledFunction(call);
     if (callee == nullptr) return true; // indirect
     if (callee->isIntrinsic() || callee->hasFnAttribute(LEAF_ATTRIBUTE)) return false;
     return names.count(callee->getName()) != 0;
@@ -156,10 +162,6 @@ public:
 private:
   StringSet<> names;
 };
-
-const Function *calledFunction(const CallBase &call) {
-  return dyn_cast<Function>(call.getCalledOperand()->stripPointerCasts());
-}
 
 bool calls(const CallBase &call, StringRef name) {
   const Function *callee = calledFunction(call);
@@ -174,17 +176,18 @@ std::string callText(const CallBase &call, const Module &module) {
 
 // ---- GC pointers ----------------------------------------------------------------------------
 
+bool isGcrootCall(const User *user) {
+  auto *intrinsic = dyn_cast<IntrinsicInst>(user);
+  return intrinsic != nullptr && intrinsic->getIntrinsicID() == Intrinsic::gcroot;
+}
+
+/** An alloca given to llvm.gcroot (directly, or through a bitcast in typed-pointer IR). */
 bool isGcrootSlot(const AllocaInst &slot) {
   for (const User *user : slot.users()) {
-    const Value *v = user;
-    if (auto *cast = dyn_cast<BitCastInst>(user)) {
-      for (const User *castUser : cast->users())
-        if (auto *ii = dyn_cast<IntrinsicInst>(castUser))
-          if (ii->getIntrinsicID() == Intrinsic::gcroot) return true;
-      continue;
-    }
-    if (auto *ii = dyn_cast<IntrinsicInst>(v))
-      if (ii->getIntrinsicID() == Intrinsic::gcroot) return true;
+    if (isGcrootCall(user)) return true;
+    if (isa<BitCastInst>(user))
+      for (const User *castUser : user->users())
+        if (isGcrootCall(castUser)) return true;
   }
   return false;
 }

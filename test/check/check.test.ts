@@ -97,6 +97,16 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       }
       expect(covered).toContain("pl stale-gcroot-copy");
     });
+    it("reads bitcode (.bc) as well, and keeps the source line", () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const bitcode = join(dir, "hash.bc");
+        runTool(findLlvmTool("llvm-as"), [corpus("sp-integer-across-safepoint.ll"), "-o", bitcode]);
+        expect(checkIrProgram([bitcode]).map((f) => `${f.kind} ${f.value} ${f.call} ${f.line}`)).toEqual(["integer-across-safepoint %key @gc_collect hash.c:5"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
     it("--collects makes an external function a call that can collect", () => {
       const findings = checkIrProgram([corpus("sp-collects-option.ll")], { collects: ["my_poll"] });
       expect(findings.map((f) => `${f.kind} ${f.value} ${f.call}`)).toEqual(["integer-across-safepoint %a @my_poll"]);
