@@ -37,6 +37,7 @@ export const LLVM19_SUITES = [
   "test/fuzz-programs/fuzz-programs.test.ts",
   "test/native-runtime/walk-vs-gdb.test.ts",
   "test/walker/core/core-walk.test.ts",
+  "test/check/check.test.ts",
 ];
 
 const shared = {

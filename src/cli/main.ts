@@ -10,6 +10,7 @@ import { WALK_METHODS, walkSnapshotFile } from "./walk-command.js";
 import type { WalkMethod } from "../../walker/stack-snapshot.js";
 import { RUN_USAGE } from "./run-command.js";
 import { type CliIo, PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
+import { CHECK_USAGE } from "./check-command.js";
 
 /**
  * Each command's usage: every option it takes. `rootwalk help CMD` and `rootwalk CMD --help`
@@ -32,8 +33,13 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
       "(a root in a register is named by it: rbx, r12, ...); --max-depth N: walk at most N frames per thread (default 2000000; a deeper stack ends with depth-limit)",
   },
   compile: {
-    usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] FILE.ll -o OUT.o",
-    summary: "compile a program for rootwalk (llc -O2, default options)",
+    usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o",
+    summary: "compile a program for rootwalk (llc -O2, default options); rootwalk check runs first and its findings are warnings (--strict-check: errors, exit 1)",
+  },
+  check: {
+    usage: CHECK_USAGE,
+    summary:
+      "find GC-safety mistakes before the program runs: a function without a GC strategy holding a GC pointer, an integer made from one, a stale gcroot copy, an interior pointer argument, a GC pointer in a stack slot (each across a call that can collect), no gc_init; a .o/.so: calls that can collect without a safepoint record. Exit 0 clean, 1 findings",
   },
   sim: {
     usage:
@@ -112,7 +118,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return 0;
       }
       case "compile": {
-        const { positional, options, flags, lists } = parseOptions(rest, ["o", "llvm"], ["statepoint", "plimmix"], ["llc-flag", "opt-flag"]);
+        const { positional, options, flags, lists } = parseOptions(rest, ["o", "llvm"], ["statepoint", "plimmix", "no-check", "strict-check"], ["llc-flag", "opt-flag"]);
         if (flags.has("statepoint") && flags.has("plimmix")) throw new InvalidArgumentError("compile", "--statepoint and --plimmix", "at most one of them");
         const output = options.get("o");
         if (positional.length !== 1 || output === undefined) throw new InvalidArgumentError("compile", `${positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
@@ -121,6 +127,8 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         const { requestLlvm } = await import("../toolchain/llvm-selection.js");
         requestLlvm(options.get("llvm"));
         const mode = flags.has("statepoint") ? "statepoint" : flags.has("plimmix") ? "plimmix" : "plain";
+        const { checkBeforeBuild } = await import("./check-command.js");
+        if (!flags.has("no-check") && !(await checkBeforeBuild(positional, flags.has("strict-check"), io.stderr, "rootwalk compile"))) return 1;
         await compileProgramTo(positional[0]!, output, { mode, llcFlags: lists.get("llc-flag") ?? [], optFlags: lists.get("opt-flag") ?? [] });
         io.stdout(`${output}\n`);
         return 0;
@@ -164,6 +172,13 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
           },
           io,
         );
+      }
+      case "check": {
+        const { positional, options, flags, lists } = parseOptions(rest, ["llvm"], ["json"], ["collects"]);
+        const { requestLlvm } = await import("../toolchain/llvm-selection.js");
+        requestLlvm(options.get("llvm"));
+        const { checkCommand, parseCollects } = await import("./check-command.js");
+        return await checkCommand(positional, { collects: parseCollects(lists.get("collects") ?? []), json: flags.has("json") }, io);
       }
       case "run": {
         const { runCommand } = await import("./run-command.js");

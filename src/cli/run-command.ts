@@ -24,7 +24,7 @@ export interface RunIo {
 }
 
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
 
 export interface RunArguments {
   programs: string[];
@@ -52,6 +52,9 @@ export interface RunArguments {
   json: boolean;
   /** `--llvm VERSION`: the LLVM to compile with unless ROOTWALK_LLVM says otherwise. */
   llvm?: string;
+  /** `--no-check`: do not run rootwalk check on the IR first; `--strict-check`: its findings stop the run. */
+  noCheck?: boolean;
+  strictCheck?: boolean;
 }
 
 export function parseHeapSize(text: string): number {
@@ -86,6 +89,12 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       case "no-gc":
         out.noGc = flag();
+        break;
+      case "no-check":
+        out.noCheck = flag();
+        break;
+      case "strict-check":
+        out.strictCheck = flag();
         break;
       case "verify":
         out.verify = flag();
@@ -128,7 +137,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --poison, --walk chunks|unwind, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION");
+        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --poison, --walk chunks|unwind, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION, --no-check, --strict-check");
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
@@ -169,6 +178,9 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const { runNativeProgram } = await import("../native/native-runtime.js");
     const { programInputKind } = await import("../native/program-input.js");
     const kinds = parsed.programs.map((program) => programInputKind(program));
+    const { checkBeforeBuild } = await import("./check-command.js");
+    const sources = parsed.programs.filter((_, k) => kinds[k] === "source");
+    if (parsed.noCheck !== true && !(await checkBeforeBuild(sources, parsed.strictCheck === true, io.stderr, "rootwalk run"))) return 1;
     const objects: string[] = [];
     for (const [k, program] of parsed.programs.entries()) {
       if (kinds[k] === "source") objects.push(await compileProgram(program, { mode: parsed.plimmix ? "plimmix" : "statepoint", llcFlags: parsed.llcFlags, optFlags: parsed.optFlags }));

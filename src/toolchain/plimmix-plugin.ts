@@ -17,8 +17,27 @@ import { activeLlvm, versionText, type LlvmSelection } from "./llvm-selection.js
  * argument and so the plugin's own key (it is part of the plugin's file name).
  */
 
-/** Where the plugin's C++ sources live, relative to the repository root. */
-const PLUGIN_SOURCE_DIR = ["src", "plimmix-plugin"] as const;
+/**
+ * What tells one of rootwalk's LLVM plugins from another (plimmix here, the `rootwalk check` pass
+ * in check-plugin.ts): all are built and cached by buildLlvmPlugin.
+ */
+export interface LlvmPluginSpec {
+  /** File-name stem of the `.so` and the tool named in errors, e.g. "plimmix-gc". */
+  name: string;
+  /** Where the C++ sources live, relative to the repository root. */
+  sourceDir: readonly string[];
+  /** A header every LLVM development install has and the plugin needs. */
+  requiredHeader: string;
+  /** Cache subdirectory (src/toolchain/cache-dir.ts). */
+  cacheSubdir: string;
+}
+
+const PLIMMIX_PLUGIN: LlvmPluginSpec = {
+  name: "plimmix-gc",
+  sourceDir: ["src", "plimmix-plugin"],
+  requiredHeader: join("llvm", "CodeGen", "GCMetadataPrinter.h"),
+  cacheSubdir: "plimmix",
+};
 
 /**
  * Compiler flags besides `llvm-config --cxxflags`. `-fno-rtti`: libLLVM is built without RTTI,
@@ -28,11 +47,8 @@ const PLUGIN_CXX_FLAGS = ["-shared", "-fPIC", "-O2", "-fno-rtti", "-Wall", "-Wex
 
 const CXX = "g++";
 
-/** A header every LLVM development install has and the plugin needs. */
-const REQUIRED_HEADER = join("llvm", "CodeGen", "GCMetadataPrinter.h");
-
 function defaultPluginCacheDir(): string {
-  return cacheSubdir("plimmix");
+  return cacheSubdir(PLIMMIX_PLUGIN.cacheSubdir);
 }
 
 /** `llvm-config` of the selected LLVM (its `--version` prints just "19.1.7"). */
@@ -42,9 +58,9 @@ function findLlvmConfig(llvm: LlvmSelection): { command: string; version: string
 }
 
 /** `llvm-config --cxxflags`, with `-I<dir>` turned into `-isystem <dir>` (no warnings from LLVM's headers). */
-function llvmCxxFlags(llvmConfig: string, major: number): string[] {
+function llvmCxxFlags(llvmConfig: string, major: number, requiredHeader: string): string[] {
   const includeDir = runTool(llvmConfig, ["--includedir"]).trim();
-  const header = join(includeDir, REQUIRED_HEADER);
+  const header = join(includeDir, requiredHeader);
   if (!existsSync(header)) {
     throw new ToolError(
       "llvm-config",
@@ -77,22 +93,22 @@ interface PluginSources {
   units: string[];
 }
 
-function pluginSources(): PluginSources {
-  const dir = join(repoRoot(), ...PLUGIN_SOURCE_DIR);
+function pluginSources(spec: LlvmPluginSpec): PluginSources {
+  const dir = join(repoRoot(), ...spec.sourceDir);
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch (error) {
-    throw new ToolError("plimmix-plugin", `cannot read the plugin sources in ${dir}: ${(error as Error).message}`);
+    throw new ToolError(spec.name, `cannot read the plugin sources in ${dir}: ${(error as Error).message}`);
   }
   const files = names.filter((name) => /\.(cpp|h)$/.test(name)).sort();
   const units = files.filter((name) => name.endsWith(".cpp"));
-  if (units.length === 0) throw new ToolError("plimmix-plugin", `no .cpp source in ${dir}`);
+  if (units.length === 0) throw new ToolError(spec.name, `no .cpp source in ${dir}`);
   return { dir, files, units };
 }
 
 export interface BuildPlimmixPluginOptions {
-  /** Where the `.so` is cached; default `<repo root>/.cache/plimmix/`. */
+  /** Where the `.so` is cached; default `<repo root>/.cache/<spec.cacheSubdir>/`. */
   cacheDir?: string;
   /** Which LLVM to build against; default the process's selection (activeLlvm). */
   llvm?: LlvmSelection;
@@ -104,23 +120,28 @@ export interface BuildPlimmixPluginOptions {
  * missing, or if the compiler fails (with its first error lines).
  */
 export function buildPlimmixPlugin(options: BuildPlimmixPluginOptions = {}): string {
-  const sources = pluginSources();
+  return buildLlvmPlugin(PLIMMIX_PLUGIN, options);
+}
+
+/** Builds (if not cached) the plugin `spec` describes; see buildPlimmixPlugin. */
+export function buildLlvmPlugin(spec: LlvmPluginSpec, options: BuildPlimmixPluginOptions = {}): string {
+  const sources = pluginSources(spec);
   const cxxVersion = compilerVersion();
   const llvm = options.llvm ?? activeLlvm();
   const llvmConfig = findLlvmConfig(llvm);
-  const llvmFlags = llvmCxxFlags(llvmConfig.command, llvm.major);
+  const llvmFlags = llvmCxxFlags(llvmConfig.command, llvm.major, spec.requiredHeader);
   const flags = [...PLUGIN_CXX_FLAGS, ...llvmFlags];
   const key = cacheKey([
-    "buildPlimmixPlugin/v1",
+    `buildLlvmPlugin/${spec.name}/v1`,
     ...sources.files.flatMap((name) => [name, readFileSync(join(sources.dir, name))]),
     llvmConfig.version,
     cxxVersion,
     JSON.stringify(flags),
   ]);
-  const cacheDir = resolve(options.cacheDir ?? defaultPluginCacheDir());
+  const cacheDir = resolve(options.cacheDir ?? cacheSubdir(spec.cacheSubdir));
   return cachedArtifact({
-    path: join(cacheDir, `plimmix-gc-llvm${llvm.major}-${key}.so`),
-    what: `the plimmix plugin for LLVM ${llvm.major}`,
+    path: join(cacheDir, `${spec.name}-llvm${llvm.major}-${key}.so`),
+    what: `the ${spec.name} plugin for LLVM ${llvm.major}`,
     announceBuild: true,
     build: (output) => void runTool(CXX, [...flags, ...sources.units.map((name) => join(sources.dir, name)), "-o", output]),
   });

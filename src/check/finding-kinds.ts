@@ -1,0 +1,52 @@
+/**
+ * The kinds of mistake `rootwalk check` reports, what each means and how to fix it: the one home
+ * of these texts (the report prints them; README "Check" shows an example of each).
+ */
+export const FINDING_KINDS = {
+  "no-gc-strategy": {
+    meaning: "a function without a GC strategy holds a GC pointer across a call that can collect: no stack map covers it, the collector neither sees nor updates it",
+    fix: 'give the function a GC strategy (gc "statepoint-example" or gc "plimmix" with the pointer in a gcroot slot), or do not keep the pointer across the call',
+  },
+  "integer-across-safepoint": {
+    meaning: "an integer made from a GC pointer (ptrtoint, or arithmetic on it) is live across a call that can collect: the object may move and the integer still holds the old address",
+    fix: "keep the pointer itself live across the call and make the integer after it",
+  },
+  "stale-gcroot-copy": {
+    meaning: "an SSA copy of a GC pointer is used after a call that can collect: the collector updates the gcroot slot, not this copy",
+    fix: "store the pointer in a gcroot slot before the call and load it again from the slot after the call",
+  },
+  "interior-pointer-argument": {
+    meaning: "a pointer into the middle of a GC object is passed to a call that can collect: in the callee it is a base, and the collector takes every base for an object's address",
+    fix: "pass the object's pointer and the offset as two arguments, and make the interior pointer in the callee",
+  },
+  "gc-pointer-in-stack-slot": {
+    meaning: "a GC pointer is kept in an ordinary stack slot (an alloca that is not a gcroot) and read after a call that can collect: the collector does not see the slot",
+    fix: "statepoint style: keep the pointer in an SSA value (run mem2reg/sroa first); gcroot style: register the slot with llvm.gcroot",
+  },
+  "missing-gc-init": {
+    meaning: "the program allocates or collects but never calls gc_init: the runtime does not know its stack map and stops at the first allocation",
+    fix: "call gc_init with the module's stack map (@__LLVM_StackMaps, or the _GC_MAP_ label) at the start of rw_main",
+  },
+  "call-without-safepoint": {
+    meaning: "a call that can collect has no safepoint record at its return address: the collector cannot walk or update the calling frame there",
+    fix: "give the calling function a GC strategy (its calls then get records), or keep no GC pointer in it across the call",
+  },
+} as const;
+
+export type FindingKind = keyof typeof FINDING_KINDS;
+
+export const FINDING_KIND_NAMES = Object.keys(FINDING_KINDS) as FindingKind[];
+
+/** One mistake, from the IR pass or the binary check, in the form every report prints. */
+export interface CheckFinding {
+  kind: FindingKind;
+  file: string;
+  function: string;
+  /** `%block` for IR; `+0x1c` (the call's offset in the function) for a binary. */
+  where: string;
+  /** `file:line` from debug info, or null. */
+  line: string | null;
+  /** The value held across the call (IR), or null. */
+  value: string | null;
+  call: string;
+}

@@ -1,0 +1,83 @@
+import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
+import { programInputKind } from "../native/program-input.js";
+import type { CheckFinding } from "../check/finding-kinds.js";
+import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from "../check/check-report.js";
+
+/**
+ * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--json] [--llvm VERSION]`
+ * (README "Check"). IR files are one program, checked together; each binary is checked alone.
+ * Exit 0 when nothing is found, 1 with findings (and 1 with a one-line error for input it cannot
+ * check: unreadable IR, IR already rewritten by rewrite-statepoints-for-gc).
+ */
+export const CHECK_USAGE = "rootwalk check PROGRAM.ll|.bc...|PROGRAM.o|.so [--collects NAME,...]... [--json] [--llvm VERSION]";
+
+export interface CheckCommandOptions {
+  collects: readonly string[];
+  json: boolean;
+}
+
+export function parseCollects(values: readonly string[]): string[] {
+  return values.flatMap((v) => v.split(",")).map((name) => name.trim());
+}
+
+/** Checks `programs` (IR together, each binary alone). */
+export async function checkPrograms(programs: readonly string[], collects: readonly string[]): Promise<CheckResult> {
+  if (programs.length === 0) throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${CHECK_USAGE})`);
+  const kinds = programs.map((program) => {
+    try {
+      return programInputKind(program);
+    } catch (error) {
+      // A truncated ELF header is reported by the ELF reader, which does not know the file.
+      throw error instanceof RootwalkError && !error.message.includes(program) ? withContext(error, program) : error;
+    }
+  });
+  const sources = programs.filter((_, k) => kinds[k] === "source");
+  const binaries = programs.filter((_, k) => kinds[k] !== "source");
+  const findings: CheckFinding[] = [];
+  const checked: string[] = [];
+  if (sources.length > 0) {
+    const { checkIrProgram } = await import("../check/ir-check.js");
+    findings.push(...checkIrProgram(sources, { collects }));
+    checked.push(sources.join(" + "));
+  }
+  if (binaries.length > 0) {
+    const { checkBinary } = await import("../check/binary-check.js");
+    for (const binary of binaries) findings.push(...checkBinary(binary, { collects }));
+    checked.push(...binaries);
+  }
+  return { programs: checked, findings, binary: binaries.length > 0 };
+}
+
+export async function checkCommand(programs: readonly string[], options: CheckCommandOptions, io: { stdout: (t: string) => void }): Promise<number> {
+  const result = await checkPrograms(programs, options.collects);
+  io.stdout(options.json ? formatCheckJson(result) : formatCheckText(result));
+  return result.findings.length > 0 ? 1 : 0;
+}
+
+/**
+ * What `compile` and `run` do before building: check the IR sources, print each finding as a
+ * warning on stderr, and say whether the build may go on (not with findings under --strict-check).
+ */
+export async function checkBeforeBuild(sources: readonly string[], strict: boolean, stderr: (t: string) => void, prefix: string): Promise<boolean> {
+  if (sources.length === 0) return true;
+  let result: CheckResult;
+  try {
+    result = await checkPrograms(sources, []);
+  } catch (error) {
+    const { RewrittenIrError } = await import("../toolchain/check-plugin.js");
+    if (error instanceof RewrittenIrError) {
+      stderr(`${prefix}: warning: not checked: ${error.message.split("\n")[0]}\n`);
+      if (strict) stderr(`${prefix}: --strict-check and the program could not be checked: not building\n`);
+      return !strict;
+    }
+    // Input the check cannot read: the build that follows refuses it, in its own words.
+    if (error instanceof RootwalkError) return true;
+    throw error;
+  }
+  for (const f of result.findings) stderr(`${prefix}: warning: ${findingLine(f)} (rootwalk check explains; --no-check skips the check)\n`);
+  if (strict && result.findings.length > 0) {
+    stderr(`${prefix}: ${result.findings.length} check finding${result.findings.length === 1 ? "" : "s"} and --strict-check: not building\n`);
+    return false;
+  }
+  return true;
+}

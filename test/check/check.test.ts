@@ -1,0 +1,285 @@
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { checkIrProgram } from "../../src/check/ir-check.js";
+import { checkBinary } from "../../src/check/binary-check.js";
+import { COLLECTING_RUNTIME_ENTRY_POINTS } from "../../src/check/collecting-runtime.js";
+import type { CheckFinding } from "../../src/check/finding-kinds.js";
+import { runCli } from "../../src/cli/main.js";
+import { compileProgram } from "../../src/toolchain/compile-program.js";
+import { findLlvmTool, linkSharedLibrary, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
+import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
+import { NATIVE_PROGRAMS } from "../native-programs/programs.js";
+import { generateProgram, renderProgram } from "../fuzz-programs/generate.js";
+import { irSource } from "../support/ir-source.js";
+import { runNative } from "../support/native-run.js";
+
+/**
+ * `rootwalk check` (README "Check") against a corpus: every kind of mistake in both styles (each
+ * file's header says what it is and what the check must report), and every correct program of
+ * the project (demo, differential suite, runtime programs that are correct, program-fuzzer
+ * seeds 1-24), which must give no finding. Runs under LLVM 14 and 19 (vitest.config.ts).
+ * `ROOTWALK_CHECK_CAMPAIGN=N` instead checks N generated programs (all correct by construction)
+ * and prints how many findings they gave (the false positives) and the time taken.
+ */
+const HERE = dirname(fileURLToPath(import.meta.url));
+const corpus = (name: string): string => irSource(join(HERE, name));
+const CAMPAIGN = Number(process.env["ROOTWALK_CHECK_CAMPAIGN"] ?? 0);
+
+interface Mistake {
+  file: string;
+  kind: CheckFinding["kind"];
+  function: string;
+  value: string | null;
+  call: string;
+  line?: string;
+}
+
+const MISTAKES: readonly Mistake[] = [
+  { file: "sp-no-gc-strategy.ll", kind: "no-gc-strategy", function: "append", value: "%list", call: "@gc_alloc" },
+  { file: "pl-no-gc-strategy.ll", kind: "no-gc-strategy", function: "append", value: "%list", call: "@gc_alloc" },
+  { file: "sp-integer-across-safepoint.ll", kind: "integer-across-safepoint", function: "rw_main", value: "%key", call: "@gc_collect", line: "hash.c:5" },
+  { file: "pl-integer-across-safepoint.ll", kind: "integer-across-safepoint", function: "rw_main", value: "%key", call: "indirect call of %f" },
+  { file: "pl-stale-gcroot-copy.ll", kind: "stale-gcroot-copy", function: "rw_main", value: "%copy", call: "@gc_collect" },
+  { file: "sp-interior-pointer-argument.ll", kind: "interior-pointer-argument", function: "rw_main", value: "%mid", call: "@read_later" },
+  { file: "pl-interior-pointer-argument.ll", kind: "interior-pointer-argument", function: "rw_main", value: "%mid", call: "@read_later" },
+  { file: "sp-gc-pointer-in-stack-slot.ll", kind: "gc-pointer-in-stack-slot", function: "rw_main", value: "%keep", call: "@gc_collect" },
+  { file: "pl-gc-pointer-in-stack-slot.ll", kind: "gc-pointer-in-stack-slot", function: "rw_main", value: "%keep", call: "@gc_collect" },
+  { file: "sp-missing-gc-init.ll", kind: "missing-gc-init", function: "rw_main", value: null, call: "no call of @gc_init in the program" },
+  { file: "pl-missing-gc-init.ll", kind: "missing-gc-init", function: "rw_main", value: null, call: "no call of @gc_init in the program" },
+  // The runtime suite's own bad programs.
+  { file: "../native-runtime/programs/stale-pointer.ll", kind: "gc-pointer-in-stack-slot", function: "rw_main", value: "%stale", call: "@gc_collect" },
+  { file: "../native-runtime/programs/no-init.ll", kind: "missing-gc-init", function: "rw_main", value: null, call: "no call of @gc_init in the program" },
+];
+
+/** The runtime suite's programs that are correct (the others break a rule on purpose). */
+const CORRECT_RUNTIME_PROGRAMS = ["deep", "heap-exhausted", "list-tree", "many-args", "no-safepoint-loop", "plimmix-list", "stuck-globals", "threads"];
+
+function correctPrograms(): { name: string; files: string[] }[] {
+  const demo = readdirSync(join(repoRoot(), "src", "demo")).filter((f) => f.endsWith(".ll"));
+  return [
+    ...demo.map((f) => ({ name: `demo ${f}`, files: [irSource(join(repoRoot(), "src", "demo", f))] })),
+    ...NATIVE_PROGRAMS.map((p) => ({ name: `native program ${p.name}`, files: p.files.map(irSource) })),
+    ...CORRECT_RUNTIME_PROGRAMS.map((n) => ({ name: `runtime program ${n}`, files: [irSource(join(HERE, "..", "native-runtime", "programs", `${n}.ll`))] })),
+    { name: "sp-correct-edges", files: [corpus("sp-correct-edges.ll")] },
+    { name: "pl-correct-edges", files: [corpus("pl-correct-edges.ll")] },
+    { name: "sp-collects-option (without --collects)", files: [corpus("sp-collects-option.ll")] },
+  ];
+}
+
+/** A generated program written where the check can read it (one file per seed and LLVM). */
+function generatedSource(seed: number): string {
+  const dir = join(repoRoot(), ".cache", "check-fuzz", `llvm${activeLlvm().major}`);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `fuzz-${seed}.ll`);
+  writeFileSync(path, renderProgram(generateProgram(seed)));
+  return path;
+}
+
+describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
+  describe("finds every kind of mistake, exactly once", () => {
+    for (const m of MISTAKES) {
+      it(`${m.file}: ${m.kind}`, () => {
+        const findings = checkIrProgram([corpus(m.file)]);
+        expect(findings.map((f) => ({ kind: f.kind, function: f.function, value: f.value, call: f.call }))).toEqual([
+          { kind: m.kind, function: m.function, value: m.value, call: m.call },
+        ]);
+        if (m.line !== undefined) expect(findings[0]!.line).toBe(m.line);
+      });
+    }
+    it("covers every IR kind in both styles (stale gcroot copies exist in the gcroot style only)", () => {
+      const covered = new Set(MISTAKES.map((m) => `${m.file.startsWith("sp-") ? "sp" : m.file.startsWith("pl-") ? "pl" : "runtime"} ${m.kind}`));
+      for (const kind of ["no-gc-strategy", "integer-across-safepoint", "interior-pointer-argument", "gc-pointer-in-stack-slot", "missing-gc-init"]) {
+        expect(covered).toContain(`sp ${kind}`);
+        expect(covered).toContain(`pl ${kind}`);
+      }
+      expect(covered).toContain("pl stale-gcroot-copy");
+    });
+    it("reads bitcode (.bc) as well, and keeps the source line", () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const bitcode = join(dir, "hash.bc");
+        runTool(findLlvmTool("llvm-as"), [corpus("sp-integer-across-safepoint.ll"), "-o", bitcode]);
+        expect(checkIrProgram([bitcode]).map((f) => `${f.kind} ${f.value} ${f.call} ${f.line}`)).toEqual(["integer-across-safepoint %key @gc_collect hash.c:5"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it("--collects makes an external function a call that can collect", () => {
+      const findings = checkIrProgram([corpus("sp-collects-option.ll")], { collects: ["my_poll"] });
+      expect(findings.map((f) => `${f.kind} ${f.value} ${f.call}`)).toEqual(["integer-across-safepoint %a @my_poll"]);
+    });
+  });
+
+  describe("finds nothing in the project's correct programs", () => {
+    for (const p of correctPrograms()) {
+      it(p.name, () => {
+        expect(checkIrProgram(p.files)).toEqual([]);
+      });
+    }
+    it("program-fuzzer seeds 1-24 (both styles)", () => {
+      const styles = new Set<string>();
+      for (let seed = 1; seed <= 24; seed++) {
+        styles.add(generateProgram(seed).features.style);
+        expect(checkIrProgram([generatedSource(seed)]), `seed ${seed}`).toEqual([]);
+      }
+      expect([...styles].sort()).toEqual(["plimmix", "statepoint"]);
+    });
+  });
+
+  describe("binaries: calls that can collect without a safepoint record", () => {
+    it("finds the helper without a GC strategy in a statepoint and a plimmix object, and nothing in the demos (.o and .so)", async () => {
+      const sp = await compileProgram(corpus("sp-no-gc-strategy.ll"), { mode: "statepoint" });
+      const pl = await compileProgram(corpus("pl-no-gc-strategy.ll"), { mode: "plimmix" });
+      for (const object of [sp, pl]) {
+        expect(checkBinary(object).map((f) => `${f.kind} @${f.function} ${f.call}`)).toEqual(["call-without-safepoint @append @gc_alloc"]);
+      }
+      const demoSp = await compileProgram(irSource(join(repoRoot(), "src", "demo", "demo-trees-statepoint.ll")), { mode: "statepoint" });
+      const demoPl = await compileProgram(irSource(join(repoRoot(), "src", "demo", "demo-trees-plimmix.ll")), { mode: "plimmix" });
+      const cases: [string, string[]][] = [
+        [demoSp, []],
+        [demoPl, []],
+        [linkSharedLibrary([demoSp]), []],
+        [linkSharedLibrary([sp]), ["call-without-safepoint @append @gc_alloc"]],
+      ];
+      for (const [binary, expected] of cases) {
+        expect(checkBinary(binary).map((f) => `${f.kind} @${f.function} ${f.call}`), binary).toEqual(expected);
+      }
+    });
+  });
+
+  describe("refuses what it cannot check, in one line", () => {
+    it("IR already rewritten by rewrite-statepoints-for-gc", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const rewritten = join(dir, "rewritten.ll");
+        runTool(findLlvmTool("opt"), ["-passes=rewrite-statepoints-for-gc", "-S", corpus("sp-integer-across-safepoint.ll"), "-o", rewritten]);
+        const out = await cli(["check", rewritten]);
+        expect(out.code).toBe(1);
+        expect(out.stdout).toBe("");
+        const refusal = `program: found ${rewritten}: gc.statepoint calls (in @rw_main), expected IR as written, before rewrite-statepoints-for-gc: check the source, not the rewritten module`;
+        expect(out.stderr).toBe(`rootwalk: ${refusal}\n`);
+        // compile builds it (plain llc) with a warning that it was not checked; --strict-check refuses.
+        const compiled = await cli(["compile", rewritten, "-o", join(dir, "rewritten.o")]);
+        expect(compiled).toMatchObject({ code: 0, stderr: `rootwalk compile: warning: not checked: ${refusal}\n` });
+        const strict = await cli(["compile", "--strict-check", rewritten, "-o", join(dir, "strict.o")]);
+        expect(strict.code).toBe(1);
+        expect(strict.stderr).toMatch(/--strict-check and the program could not be checked: not building\n$/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it("a file opt cannot read", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const bad = join(dir, "bad.ll");
+        writeFileSync(bad, "this is not IR\n");
+        const out = await cli(["check", bad]);
+        expect(out.code).toBe(1);
+        expect(out.stdout).toBe("");
+        expect(out.stderr.split("\n")).toHaveLength(2);
+        expect(out.stderr).toMatch(/^rootwalk: program: found .*bad\.ll, which opt cannot read \(.*error: expected top-level entity\), expected LLVM IR/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it("a --collects name that cannot be a pass parameter", async () => {
+      const out = await cli(["check", corpus("sp-collects-option.ll"), "--collects", "a;b"]);
+      expect(out).toMatchObject({ code: 1, stdout: "" });
+      expect(out.stderr).toMatch(/^rootwalk: --collects: found "a;b", expected function names without/);
+    });
+  });
+
+  describe("the command", () => {
+    it("prints each finding with why and how to fix it, then a summary; exit 1 with findings, 0 clean", async () => {
+      const bad = await cli(["check", corpus("pl-stale-gcroot-copy.ll")]);
+      expect(bad.code).toBe(1);
+      const lines = bad.stdout.trimEnd().split("\n");
+      expect(lines[0]).toMatch(/: stale-gcroot-copy in @rw_main, %entry: %copy is live across the call of @gc_collect$/);
+      expect(lines[1]).toMatch(/^ {2}why: /);
+      expect(lines[2]).toMatch(/^ {2}fix: store the pointer in a gcroot slot/);
+      expect(lines[3]).toMatch(/^check: 1 finding in .* \(1 stale-gcroot-copy\)$/);
+      const clean = await cli(["check", corpus("pl-correct-edges.ll")]);
+      expect(clean).toMatchObject({ code: 0, stderr: "" });
+      expect(clean.stdout).toMatch(/^check: no findings in .*pl-correct-edges.*\n$/);
+    });
+    it("--json, and --collects NAME,NAME", async () => {
+      const out = await cli(["check", "--json", corpus("sp-collects-option.ll"), "--collects", "other,my_poll"]);
+      expect(out.code).toBe(1);
+      const json = JSON.parse(out.stdout) as { findings: { kind: string; value: string; fix: string }[]; counts: Record<string, number> };
+      expect(json.findings.map((f) => `${f.kind} ${f.value}`)).toEqual(["integer-across-safepoint %a"]);
+      expect(json.findings[0]!.fix).toMatch(/make the integer after it/);
+      expect(json.counts["integer-across-safepoint"]).toBe(1);
+    });
+    it("a binary: says that it cannot see liveness", async () => {
+      const object = await compileProgram(corpus("sp-correct-edges.ll"), { mode: "statepoint" });
+      const out = await cli(["check", object]);
+      expect(out.stdout).toMatch(/note: a binary shows calls and safepoint records, not which values are live/);
+      // @collect_now (no gc strategy) calls gc_collect holding nothing: a binary cannot tell.
+      expect(out.stdout).toMatch(/call-without-safepoint in @collect_now\+0x[0-9a-f]+: the call of @gc_collect has no safepoint record/);
+      expect(out.code).toBe(1);
+    });
+    it("compile warns (exit 0), --strict-check refuses (exit 1, no output), --no-check is silent", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const source = corpus("sp-no-gc-strategy.ll");
+        const out = join(dir, "a.o");
+        const warned = await cli(["compile", "--statepoint", source, "-o", out]);
+        expect(warned.code).toBe(0);
+        expect(warned.stderr).toMatch(/^rootwalk compile: warning: .*no-gc-strategy in @append, %entry: %list is live across the call of @gc_alloc \(rootwalk check explains; --no-check skips the check\)\n$/);
+        const strict = await cli(["compile", "--statepoint", "--strict-check", source, "-o", join(dir, "b.o")]);
+        expect(strict.code).toBe(1);
+        expect(strict.stderr).toMatch(/rootwalk compile: 1 check finding and --strict-check: not building\n$/);
+        expect(existsSync(join(dir, "b.o"))).toBe(false);
+        const quiet = await cli(["compile", "--statepoint", "--no-check", source, "-o", join(dir, "c.o")]);
+        expect(quiet).toMatchObject({ code: 0, stderr: "" });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it("run warns on stderr and runs the program", async () => {
+      const r = await runNative([corpus("sp-interior-pointer-argument.ll"), "--no-gc"], 120_000);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^result: 0\n/);
+      expect(r.stderr).toMatch(/^rootwalk run: warning: .*interior-pointer-argument in @rw_main, %entry: %mid is passed to @read_later \(rootwalk check explains; --no-check skips the check\)\n/);
+    });
+    it("run --strict-check stops before building", async () => {
+      const out = await cli(["run", "--strict-check", corpus("pl-stale-gcroot-copy.ll"), "--plimmix"]);
+      expect(out.code).toBe(1);
+      expect(out.stdout).toBe("");
+      expect(out.stderr).toMatch(/^rootwalk run: warning: .*stale-gcroot-copy in @rw_main.*\nrootwalk run: 1 check finding and --strict-check: not building\n$/);
+    });
+  });
+
+  it("the plugin's list of collecting runtime entry points is the TypeScript one", () => {
+    const cpp = readFileSync(join(repoRoot(), "src", "check-plugin", "gc-check.cpp"), "utf8");
+    const list = /const char \*const COLLECTING_RUNTIME\[\] = \{([^}]*)\}/.exec(cpp)?.[1] ?? "";
+    expect([...list.matchAll(/"([^"]+)"/g)].map((m) => m[1])).toEqual([...COLLECTING_RUNTIME_ENTRY_POINTS]);
+  });
+});
+
+describe.skipIf(CAMPAIGN === 0)("rootwalk check campaign", () => {
+  it(`${CAMPAIGN} generated programs (correct by construction) give no finding`, () => {
+    const start = Number(process.env["ROOTWALK_CHECK_CAMPAIGN_START"] ?? 1);
+    const falsePositives: string[] = [];
+    const styles: Record<string, number> = {};
+    const began = performance.now();
+    for (let seed = start; seed < start + CAMPAIGN; seed++) {
+      const style = generateProgram(seed).features.style;
+      styles[style] = (styles[style] ?? 0) + 1;
+      for (const f of checkIrProgram([generatedSource(seed)])) falsePositives.push(`seed ${seed}: ${f.kind} @${f.function} ${f.value} ${f.call}`);
+    }
+    const seconds = (performance.now() - began) / 1000;
+    console.log(`check campaign: ${CAMPAIGN} programs from seed ${start} (${JSON.stringify(styles)}), ${falsePositives.length} findings, ${seconds.toFixed(1)} s`);
+    expect(falsePositives).toEqual([]);
+  }, CAMPAIGN * 2_000);
+});
+
+async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr };
+}
