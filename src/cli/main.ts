@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { parseStressEvery } from "./parse-stress.js";
+import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
@@ -122,7 +122,12 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         const { requestLlvm } = await import("../toolchain/llvm-selection.js");
         requestLlvm(options.get("llvm"));
         const mode = flags.has("statepoint") ? "statepoint" : flags.has("plimmix") ? "plimmix" : "plain";
-        await compileProgramTo(positional[0]!, output, { mode, llcFlags: lists.get("llc-flag") ?? [], optFlags: lists.get("opt-flag") ?? [] });
+        await compileProgramTo(positional[0]!, output, {
+          mode,
+          llcFlags: lists.get("llc-flag") ?? [],
+          optFlags: lists.get("opt-flag") ?? [],
+          onWarning: (line) => io.stderr(`rootwalk: ${line}\n`),
+        });
         io.stdout(`${output}\n`);
         return 0;
       }
@@ -236,6 +241,7 @@ export function parseOptions(
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     if (optionalValued.includes(name)) {
+      if (name === "stress" && eq < 0) refuseSpacedStressCount(args[i + 1]);
       options.set(name, eq >= 0 ? arg.slice(eq + 1) : "");
       continue;
     }

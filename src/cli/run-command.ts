@@ -1,6 +1,6 @@
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
-import { parseStressEvery } from "./parse-stress.js";
+import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
 import { InvalidArgumentError } from "../errors.js";
 import { describeFailure } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
@@ -123,6 +123,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         out.progressMs = parseDurationMs(value(), "--progress");
         break;
       case "stress": {
+        if (inline === undefined) refuseSpacedStressCount(args[i + 1]);
         out.stressEvery = parseStressEvery(inline ?? "");
         break;
       }
@@ -170,7 +171,12 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const kinds = parsed.programs.map((program) => programInputKind(program));
     const objects: string[] = [];
     for (const [k, program] of parsed.programs.entries()) {
-      if (kinds[k] === "source") objects.push(await compileProgram(program, { mode: parsed.plimmix ? "plimmix" : "statepoint", llcFlags: parsed.llcFlags, optFlags: parsed.optFlags }));
+      if (kinds[k] === "source") objects.push(await compileProgram(program, {
+          mode: parsed.plimmix ? "plimmix" : "statepoint",
+          llcFlags: parsed.llcFlags,
+          optFlags: parsed.optFlags,
+          onWarning: (line) => io.stderr(`rootwalk run: ${line}\n`),
+        }));
       else objects.push(program); // built by the user: linked (.o) or loaded (.so) as it is
     }
     const runtime = buildRuntime();
