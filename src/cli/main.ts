@@ -67,6 +67,12 @@ function commandHelp(command: string): string {
   return `usage: ${c.usage}\n\n${c.summary}\n`;
 }
 
+/**
+ * sim's default heap: small enough that the default gcbench collects (3 times; at 64M it never
+ * did, and the first thing a curious user runs showed "collections 0").
+ */
+const SIM_DEFAULT_HEAP = "16M";
+
 /** Bounds of sim's options (each thread holds a 32 MiB simulated stack). */
 const MAX_SIM_THREADS = 32;
 const MAX_SIM_SCALE = 10;
@@ -156,7 +162,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return await simCommand(
           {
             workload,
-            heapBytes: parseHeapSize(options.get("heap") ?? "64M"),
+            heapBytes: parseHeapSize(options.get("heap") ?? SIM_DEFAULT_HEAP),
             stress,
             stressEvery,
             verify: flags.has("verify"),

@@ -1,3 +1,5 @@
+import { resolve } from "node:path";
+import { reportInterruptsWhile } from "./interrupt.js";
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
 import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
@@ -140,13 +142,19 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
 export const DEFAULT_PROGRESS_MS = 1000;
 export const DEFAULT_LOG_PROGRESS_MS = 5000;
 
+/** "collection pending, waiting for thread #1 at spin+0x9 for 3.0 s" (time since that safepoint). */
+function pendingText(waits: NativeRunProgress["waitingFor"]): string {
+  const threads = waits.map((w) => `thread #${w.thread} at ${w.lastSafepoint ?? "its start (no safepoint yet)"} for ${(w.runningMs / 1000).toFixed(1)} s`);
+  return `collection pending, waiting for ${threads.join(", ")}`;
+}
+
 /** Shows progress lines; `end` finishes a terminal's updated line before anything else is printed. */
 function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; end: () => void } {
   const tty = process.stderr.isTTY === true;
   let shown = false;
   return {
     report: (p) => {
-      const line = `rootwalk run: ${(p.elapsedMs / 1000).toFixed(1)} s, ${p.collections} collections, ${p.framesScanned} frames scanned, ${p.objectsMoved} objects moved`;
+      const line = `rootwalk run: ${(p.elapsedMs / 1000).toFixed(1)} s, ${p.waitingFor.length > 0 ? pendingText(p.waitingFor) : `${p.collections} collections, ${p.framesScanned} frames scanned, ${p.objectsMoved} objects moved`}`;
       io.stderr(tty ? `\r${line}\x1b[K` : `${line}\n`);
       shown = true;
     },
@@ -183,6 +191,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const library = linkProgram(objects, runtime);
     const progressMs = parsed.progressMs ?? (process.stderr.isTTY === true ? DEFAULT_PROGRESS_MS : DEFAULT_LOG_PROGRESS_MS);
     const progress = parsed.json || progressMs === 0 ? undefined : progressReporter(io);
+    const stopReportingInterrupts = reportInterruptsWhile(io.stderr);
     const r = await runNativeProgram({
       program: library,
       runtime,
@@ -195,7 +204,10 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       safepointTimeoutMs: parsed.safepointTimeoutMs,
       ...(progress !== undefined ? { progress: { everyMs: progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
-    }).finally(() => progress?.end());
+    }).finally(() => {
+      stopReportingInterrupts();
+      progress?.end();
+    });
     if (parsed.json) {
       io.stdout(
         `${JSON.stringify({
@@ -218,6 +230,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
           `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`,
       );
     }
+    if (parsed.svg !== undefined) io.stderr(`rootwalk run: heap map written to ${resolve(parsed.svg)}\n`);
     if (r.verifyFailures > 0) {
       io.stderr(`rootwalk run: ${r.verifyFailures} heap verification failures\n`);
       return 4;

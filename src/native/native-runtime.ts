@@ -44,8 +44,10 @@ const R_STACK_TOP = 9;
 const R_BOUNDARY = 10;
 const R_CURSOR = 11;
 const R_LIMIT = 12;
+const R_LEFT_NS = 14;
 const MAX_THREADS = 1024;
 
+const ST_RUNNING = 1;
 const ST_PARKED = 2;
 const ST_SAFE = 3;
 const ST_STUCK = 4;
@@ -107,6 +109,12 @@ export interface NativeRunProgress {
   collections: number;
   framesScanned: number;
   objectsMoved: number;
+  /**
+   * While a collection is requested and waits for running threads to reach a safepoint: each such
+   * thread, its last safepoint (`function+0xoff`, from its record's return address) and how long
+   * it has run since (CLOCK_MONOTONIC, as the runtime stamps it). Empty otherwise.
+   */
+  waitingFor: { thread: number; lastSafepoint: string | undefined; runningMs: number }[];
 }
 
 export interface NativeRunResult {
@@ -543,6 +551,29 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
 
   rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0, options.safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS, collector.poisons ? 1 : 0);
 
+  /**
+   * The threads a requested collection waits for. The timer runs only between callbacks (this
+   * thread is busy during one), so a PARKED thread seen here is an initiator or a thread parked
+   * for a collection that has not started: every RUNNING thread is then being waited for.
+   */
+  const collectionWaits = (): NativeRunProgress["waitingFor"] => {
+    const count = rwThreadCount() as number;
+    const running: number[] = [];
+    let parked = false;
+    for (let t = 0; t < count; t++) {
+      const state = word(t, R_STATE);
+      if (state === ST_PARKED) parked = true;
+      else if (state === ST_RUNNING) running.push(t);
+    }
+    if (!parked) return [];
+    const nowNs = process.hrtime.bigint(); // CLOCK_MONOTONIC, as runtime.c's left_ns
+    modules.refreshBeforeNextLookup(refreshModules);
+    return running.map((t) => {
+      const ra = word(t, R_RA);
+      return { thread: t, lastSafepoint: ra === 0 ? undefined : modules.moduleAt(ra)?.symbolize(ra), runningMs: Number(nowNs - wordBig(t, R_LEFT_NS)) / 1e6 };
+    });
+  };
+
   // rw_main runs on a native thread: this thread is free between callbacks, so a timer reports.
   const runStart = performance.now();
   const progressTimer =
@@ -550,7 +581,13 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
       ? undefined
       : setInterval(
           (report: (p: NativeRunProgress) => void) =>
-            report({ elapsedMs: performance.now() - runStart, collections: collector.stats.collections, framesScanned, objectsMoved: collector.stats.totalEvacuatedObjects }),
+            report({
+              elapsedMs: performance.now() - runStart,
+              collections: collector.stats.collections,
+              framesScanned,
+              objectsMoved: collector.stats.totalEvacuatedObjects,
+              waitingFor: collectionWaits(),
+            }),
           options.progress.everyMs,
           options.progress.report,
         );
