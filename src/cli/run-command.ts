@@ -4,7 +4,7 @@ import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
 import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
 import { InvalidArgumentError } from "../errors.js";
-import { describeFailure } from "./failure.js";
+import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
 import type { NativeRunProgress } from "../native/native-runtime.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
@@ -165,6 +165,11 @@ function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; 
   };
 }
 
+/** `--json` among the arguments, even when they failed to parse. */
+function jsonRequested(args: readonly string[]): boolean {
+  return args.includes("--json");
+}
+
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
 export async function runCommand(args: readonly string[], io: RunIo): Promise<number> {
   try {
@@ -200,6 +205,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       noGc: parsed.noGc,
       verify: parsed.verify,
       poison: parsed.poison,
+      stdoutToStderr: parsed.json,
       walk: parsed.walk,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
       ...(progress !== undefined ? { progress: { everyMs: progressMs, report: progress.report } } : {}),
@@ -211,6 +217,8 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     if (parsed.json) {
       io.stdout(
         `${JSON.stringify({
+          // A verification failure (exit 4) is a failure with everything known: the same object.
+          ...(r.verifyFailures > 0 ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` } : {}),
           result: r.result,
           collections: r.collections,
           framesScanned: r.framesScanned,
@@ -239,6 +247,9 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
   } catch (e) {
     const failure = describeFailure(e);
     io.stderr(`rootwalk run: ${failure.line}\n`);
+    // --json: a script parsing stdout gets one object on failure too (the failures that end the
+    // process inside the runtime write theirs there: runtime.c json_failure, same fields).
+    if (jsonRequested(args)) io.stdout(`${JSON.stringify({ error: failureKind(failure.exitCode, failure.internal), exitCode: failure.exitCode, message: failure.line })}\n`);
     return failure.exitCode;
   }
 }

@@ -99,6 +99,13 @@ export interface NativeRunOptions {
    * of the same table, timed, and must give the same frames and root pairs (scan-reference.ts).
    */
   scanReference?: string;
+  /**
+   * `rootwalk run --json`: while rw_main runs, fd 1 points at stderr, so whatever the program
+   * prints (printf, puts, write(1, ...)) goes there and stdout carries only the JSON; a failure
+   * that ends the process in the runtime writes its JSON object on the real stdout
+   * (runtime.c json_failure).
+   */
+  stdoutToStderr?: boolean;
   /** Called every `everyMs` of wall time while rw_main runs (between collections, on this thread). */
   progress?: { everyMs: number; report: (p: NativeRunProgress) => void };
 }
@@ -161,6 +168,10 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const rwThreadsAddress = runtime.func("void *rw_threads_address(void)");
   const rwResultText = runtime.func("const char *rw_result_text(void)");
   const rwRunMain = runtime.func("int rw_run_main(const char *program)");
+  const rwStdoutToStderr = runtime.func("int rw_stdout_to_stderr(void)");
+  const rwStdoutRestore = runtime.func("void rw_stdout_restore(void)");
+  const rwSetCollections = runtime.func("void rw_set_collections(uint64_t n)");
+  const rwSetFailure = runtime.func("void rw_set_failure(const char *line)");
 
   // Loaded here so that its DT_NEEDED runtime is the one above; rw_run_main finds rw_main in it.
   try {
@@ -393,6 +404,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     const before = collector.stats.collections;
     const result = body();
     if (collector.stats.collections !== before) {
+      rwSetCollections(collector.stats.collections); // for a failure's JSON (runtime.c json_failure)
       framesScanned += scanner.framesScanned;
       rootsRelocated += scanner.rootsRelocated;
     }
@@ -536,6 +548,8 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
         return handle(kind, thread, Number(a), Number(b));
       } catch (e) {
         const failure = describeFailure(e);
+        rwSetFailure(failure.line);
+        rwSetCollections(collector.stats.collections);
         try {
           writeSync(2, `rootwalk run: ${failure.line}\n`);
         } catch {
@@ -591,6 +605,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
           options.progress.everyMs,
           options.progress.report,
         );
+  if (options.stdoutToStderr === true && (rwStdoutToStderr() as number) < 0) throw new RootwalkError("GC", "cannot point the program's stdout at stderr (dup failed)");
   try {
     await new Promise<void>((resolvePromise, reject) => {
       (rwRunMain as unknown as { async: (...args: unknown[]) => void }).async(options.program, (err: unknown, status: unknown) => {
@@ -601,6 +616,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     });
   } finally {
     clearInterval(progressTimer);
+    if (options.stdoutToStderr === true) rwStdoutRestore();
   }
   koffi.unregister(callback);
 
