@@ -11,8 +11,9 @@ import { DEFAULT_MAX_DEPTH, type ManagedChunk, Unwinder } from "../../walker/unw
 import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { RootwalkError, hex } from "../errors.js";
-import { registerPlimmixBytes, registerPlimmixFile } from "../loader/plimmix-loader.js";
-import { registerObjectFile, registerStackMapBytes } from "../loader/register-maps.js";
+import { registerPlimmixBytes } from "../loader/plimmix-loader.js";
+import { registerFile, registerStackMapBytes } from "../loader/register-maps.js";
+import { blobFormat } from "../loader/stack-map-file.js";
 import { SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap } from "../unwind/module-map.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
@@ -450,9 +451,9 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     const readable = readableBytesAt(address);
     if (readable < 8) throw new RootwalkError("GC", `gc_init(${hex(address)}): the map pointer does not point into readable memory`);
     const head = new Uint8Array(koffi.view(BigInt(address), 8));
-    const isV3 = head[0] === 3;
-    const isV1 = head[0] === 1 && head[1] === 0 && head[2] === 0 && head[3] === 0;
-    if (!isV3 && !isV1) {
+    const format = blobFormat(head);
+    const isV3 = format === "llvm-v3";
+    if (format === undefined) {
       throw new RootwalkError(
         "GC",
         `gc_init(${hex(address)}): the map is neither an LLVM stack map v3 (first byte 3) nor a _GC_MAP_ v1 blob (first word 1); first bytes ${[...head].map((b) => b.toString(16).padStart(2, "0")).join(" ")}`,
@@ -475,7 +476,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
           const section = elf.section(".llvm_stackmaps");
           if (section !== undefined && offset >= section.addr && offset < section.addr + section.size) {
             if (!registeredFiles.has(key)) {
-              if (registerObjectFile(registry, bytes, { path, loadBias: base }) === undefined) throw new RootwalkError("GC", `${path}: no stack maps`);
+              registerFile(registry, bytes, { path, loadBias: base, format });
               registeredFiles.add(key);
               mapsRegistered++;
             }
@@ -485,7 +486,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
           const symbol = elf.symbols().find((s) => s.name.startsWith(PLIMMIX_SYMBOL_PREFIX) && s.value === offset);
           if (symbol !== undefined) {
             if (!registeredFiles.has(key)) {
-              if (registerPlimmixFile(registry, bytes, { path, loadBias: base }) === undefined) throw new RootwalkError("GC", `${path}: no _GC_MAP_ maps`);
+              registerFile(registry, bytes, { path, loadBias: base, format });
               registeredFiles.add(key);
               mapsRegistered++;
             }
