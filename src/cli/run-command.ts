@@ -27,6 +27,24 @@ export interface RunIo {
 export const RUN_USAGE =
   "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION]";
 
+/** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
+export const RUN_OPTIONS: Readonly<Record<string, string>> = {
+  "--plimmix": 'compile .ll sources as gc "plimmix" gcroot code (default: gc "statepoint-example" through RewriteStatepointsForGC)',
+  "--llc-flag=FLAG": "one more llc flag, after the defaults (repeatable)",
+  "--opt-flag=FLAG": "one more opt flag for statepoint code (repeatable)",
+  "--stress[=N]": "collect at every N-th gc_safepoint and allocation (N = 1 when omitted; only after '='), evacuating every movable object; implies --poison",
+  "--no-gc": "never collect (the heap must hold everything)",
+  "--verify": "check the heap and every root after each collection (exit 4 on failures)",
+  "--poison": "fill what each collection frees with 0xdeadbeec, so a stale pointer faults",
+  "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
+  "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
+  "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
+  "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
+  "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
+  "--json": "stdout carries one JSON object alone (the program's own stdout goes to stderr), on failure too: {error, exitCode, message, ...}",
+  "--llvm VERSION": "the LLVM major version to compile with, 14..19 (ROOTWALK_LLVM wins)",
+};
+
 export interface RunArguments {
   programs: string[];
   plimmix: boolean;
@@ -130,7 +148,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --poison, --walk chunks|unwind, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION");
+        throw new InvalidArgumentError("option", arg, Object.keys(RUN_OPTIONS).join(", "));
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
