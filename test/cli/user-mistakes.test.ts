@@ -41,7 +41,7 @@ describe("mistakes a person makes end in one line and a documented exit code", (
 
   it("a snapshot file holding null, an array, or null elements", async () => {
     for (const [text, expected] of [
-      ["null", /snapshot: found null, expected a JSON object with memory, functions and callsites \(the recorded-stack format: README, rootwalk walk\)$/],
+      ["null", /snapshot: found null, expected a JSON object with memory, functions and callsites \(the stack snapshot format: README "Walk snapshots", schemas\/stack-snapshot.schema.json in the package\)$/],
       ["[1]", /snapshot: found an array, expected a JSON object/],
       ['{"memory":[null],"functions":[],"callsites":[]}', /snapshot memory\[0\].*found null, expected an object/],
       ['{"memory":[],"functions":[],"callsites":[{"ra":"0x1"}]}', /callsites\[0\]\.rootSpOffsets.*found undefined, expected an array/],
