@@ -24,7 +24,8 @@ export { safepointAt, listSafepoints, type SafepointInfo, type RootLocation } fr
 export { SafepointRegistry, RegistrySnapshot, type MapToRegister, type RegisteredModule, type MapFormat } from "./safepoints/registry.js";
 export { buildLlvmDescriptors, type LlvmLoadOptions, type UnwindRow, type ResolvedFunction } from "./loader/llvm-map-loader.js";
 export { loadObjectStackMaps, type ObjectStackMaps } from "./loader/object-file.js";
-export { registerObjectFile, registerStackMapBytes } from "./loader/register-maps.js";
+export { registerFile, registerObjectFile, registerPlimmixFile, registerOcamlFile, registerStackMapBytes, type RegisterFileOptions } from "./loader/register-maps.js";
+export { loadStackMapFile, StackMapFormatError, STACK_MAP_FORMATS, type StackMapFile } from "./loader/stack-map-file.js";
 export { describeLlvmMaps, type MapDescription, type SafepointDescription } from "./loader/describe-safepoints.js";
 export { compileToObject, linkSharedLibrary, findLlvmTool } from "./toolchain/llvm-toolchain.js";
 export { compileProgram, compileProgramTo, type CompileMode, type CompileProgramOptions } from "./toolchain/compile-program.js";
@@ -32,8 +33,8 @@ export { buildPlimmixPlugin, compilePlimmix } from "./toolchain/plimmix-plugin.j
 export { activeLlvm, requestLlvm, selectLlvm, SUPPORTED_LLVM_MAJORS, LLVM_ENV_VARIABLE, type LlvmSelection } from "./toolchain/llvm-selection.js";
 export { PlimmixMap, plimmixMapLength } from "./stackmap/plimmix-map.js";
 export { OcamlFrametable } from "./stackmap/ocaml-frametable.js";
-export { loadPlimmixFromElf, registerPlimmixBytes, registerPlimmixFile, buildPlimmixDescriptors } from "./loader/plimmix-loader.js";
-export { loadOcamlFromElf, registerOcamlFile, buildOcamlDescriptors } from "./loader/ocaml-loader.js";
+export { loadPlimmixFromElf, registerPlimmixBytes, buildPlimmixDescriptors } from "./loader/plimmix-loader.js";
+export { loadOcamlFromElf, buildOcamlDescriptors } from "./loader/ocaml-loader.js";
 export { type Memory, type MemoryRange, SimulatedMemory, RangedMemory } from "./memory/memory.js";
 
 // The walker (walker/): it implements the collector's RootScanner.

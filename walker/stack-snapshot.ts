@@ -6,8 +6,9 @@ import type { SplitStackMethod, SplitStacks } from "./split-stacks.js";
 import type { WalkStart } from "./unwinder.js";
 
 /*
- * A recorded stack: the format of ../shared/fixtures/split-stack/fixture_d300.json. All numbers
- * are hex strings.
+ * A recorded stack: the format of test/fixtures/split-stack/fixture_d300.json, written down as
+ * a JSON Schema in schemas/stack-snapshot.schema.json (shipped in the package, with an example).
+ * Numbers are hex strings or JSON numbers.
  *   memory[]            {base, hex}: every stack range's bytes
  *   functions[]         {name, addr, stackSize}
  *   callsites[]         {ra, fn, rootSpOffsets[]}: the safepoints (roots are SP-relative slots)
@@ -29,6 +30,9 @@ export interface StackSnapshotJson {
   expectedRoots?: { fn: string; slot: string; value: string }[];
   expectedMorestackTransitions?: number;
 }
+
+/** Where a person finds the format: the README section and the JSON Schema shipped in the package. */
+export const SNAPSHOT_FORMAT_REFERENCE = '(the stack snapshot format: README "Walk snapshots", schemas/stack-snapshot.schema.json in the package)';
 
 export type WalkMethod = SplitStackMethod | "naive";
 
@@ -63,10 +67,10 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
   // The file is untrusted JSON: check the shape before reading any field.
   const value: unknown = json;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidArgumentError("snapshot", jsonKind(value), "a JSON object with memory, functions and callsites (the recorded-stack format: README, rootwalk walk)");
+    throw new InvalidArgumentError("snapshot", jsonKind(value), `a JSON object with memory, functions and callsites ${SNAPSHOT_FORMAT_REFERENCE}`);
   }
   if (!Array.isArray(json.memory) || !Array.isArray(json.functions) || !Array.isArray(json.callsites)) {
-    throw new InvalidArgumentError("snapshot", "missing memory, functions or callsites", "memory, functions and callsites arrays (the recorded-stack format: README, rootwalk walk)");
+    throw new InvalidArgumentError("snapshot", "missing memory, functions or callsites", `memory, functions and callsites arrays ${SNAPSHOT_FORMAT_REFERENCE}`);
   }
   checkObjects(json.memory, "memory", false);
   checkObjects(json.functions, "functions", false);

@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
 import { describeGcrootMaps, describeLlvmMaps, type MapDescription, type SafepointDescription } from "../loader/describe-safepoints.js";
-import { loadPlimmixFromElf } from "../loader/plimmix-loader.js";
-import { loadOcamlFromElf } from "../loader/ocaml-loader.js";
+import { loadStackMapFile } from "../loader/stack-map-file.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { elfSoname } from "../elf/dynamic.js";
@@ -113,9 +112,8 @@ function dumpReadobj(bytes: Uint8Array, path: string): string {
  */
 export function describeFile(bytes: Uint8Array, path: string): MapDescription[] {
   const maps: MapDescription[] = [];
-  const llvm = loadObjectStackMaps(bytes, path);
+  const { llvm, plimmix, ocaml } = loadStackMapFile(bytes, path);
   if (llvm !== undefined) maps.push(...describeObject(llvm));
-  const plimmix = loadPlimmixFromElf(bytes, path);
   if (plimmix !== undefined) {
     const labels = plimmix.functions.flat();
     maps.push(
@@ -124,7 +122,6 @@ export function describeFile(bytes: Uint8Array, path: string): MapDescription[] 
       ),
     );
   }
-  const ocaml = loadOcamlFromElf(bytes, path);
   if (ocaml !== undefined) {
     maps.push(
       ...describeGcrootMaps(path, "ocaml", ocaml.tables.map((t) => ({ sectionOffset: t.sectionOffset, safepoints: t.numDescriptors })), ocaml.descriptors, (fi) =>

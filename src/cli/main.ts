@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { parseStressEvery } from "./parse-stress.js";
+import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
@@ -8,54 +8,101 @@ import { checkOutputPath } from "./output-path.js";
 import { DUMP_FORMATS, dumpFilesReporting, type DumpFormat } from "./dump-command.js";
 import { WALK_METHODS, walkSnapshotFile } from "./walk-command.js";
 import type { WalkMethod } from "../../walker/stack-snapshot.js";
-import { RUN_USAGE } from "./run-command.js";
+import { RUN_OPTIONS, RUN_USAGE } from "./run-command.js";
 import { type CliIo, PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
 import { CHECK_USAGE } from "./check-command.js";
 
 /**
- * Each command's usage: every option it takes. `rootwalk help CMD` and `rootwalk CMD --help`
- * print it; `rootwalk help` prints them all. Values: `--opt value` and `--opt=value` both work;
- * `--stress[=N]` takes its value only after `=`.
+ * Each command's usage: every option it takes, with its meaning and units. `rootwalk help CMD`
+ * and `rootwalk CMD --help` print it; `rootwalk help` prints the usage lines. Values: `--opt
+ * value` and `--opt=value` both work; `--stress[=N]` takes its value only after `=`.
+ * test/cli/help-options.test.ts checks that every option a command parses is listed here.
  */
-export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: string }>> = {
+export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: string; options: Readonly<Record<string, string>> }>> = {
   dump: {
     usage: "rootwalk dump FILE...|- [--format readobj|text|json] [--readobj-version 14..19]",
     summary: "print the stack maps of objects, libraries, executables (- reads stdin); a bad file is reported and the others still printed (exit 1 at the end)",
+    options: {
+      "--format readobj|text|json": "readobj: what llvm-readobj --stackmap prints; text (default): addresses, frame sizes, CFA rules, roots; json: the same as one object",
+      "--readobj-version 14..19": "whose llvm-readobj text --format readobj imitates (default: the selected LLVM's)",
+    },
   },
   walk: {
     usage: "rootwalk walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]",
-    summary: "walk a recorded stack and print every frame and root",
+    summary: "walk a recorded stack (the snapshot format: README \"Walk snapshots\", schemas/stack-snapshot.schema.json) and print every frame and root",
+    options: {
+      "--json": "print {roots, transitions, frames, stoppedAt} as one JSON object",
+      "--method segments|find-ranges|geometry|naive": "how split stacks are crossed: libgcc's stacklet list (default), __splitstack_find ranges, geometry alone, or not at all",
+    },
   },
   roots: {
     usage: "rootwalk roots CORE [EXECUTABLE] [--json] [--max-depth N]",
     summary:
       "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints " +
-      "(a root in a register is named by it: rbx, r12, ...); --max-depth N: walk at most N frames per thread (default 2000000; a deeper stack ends with depth-limit)",
+      "(a root in a register is named by it: rbx, r12, ...)",
+    options: {
+      "--json": "print {threads: [{tid, frames: [...]}]} as one JSON object",
+      "--max-depth N": "walk at most N frames per thread (default 2000000, 1..1000000000; a deeper stack ends with depth-limit)",
+      EXECUTABLE: "the program's file, when it moved since the core was written (its build id must match)",
+    },
   },
   compile: {
     usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o",
-    summary: "compile a program for rootwalk (llc -O2, default options); rootwalk check runs first and its findings are warnings (--strict-check: errors, exit 1)",
+    summary: "compile a program for rootwalk (llc -O2, default options); rootwalk check runs first and its findings are warnings",
+    options: {
+      "--statepoint": 'gc "statepoint-example" code: opt -passes=rewrite-statepoints-for-gc first (without it such code gets no stack maps: a warning)',
+      "--plimmix": 'gc "plimmix" gcroot code: llc with rootwalk\'s plugin (built on first use)',
+      "--llc-flag FLAG": "one more llc flag, after the defaults (repeatable)",
+      "--opt-flag FLAG": "one more opt flag for --statepoint (repeatable)",
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+      "--no-check": "do not run rootwalk check on the IR first",
+      "--strict-check": "a finding of rootwalk check is an error (exit 1, nothing built)",
+      "-o OUT.o": "the object file to write",
+    },
   },
   check: {
     usage: CHECK_USAGE,
     summary:
       "find GC-safety mistakes before the program runs: a function without a GC strategy holding a GC pointer, an integer made from one, a stale gcroot copy, an interior pointer argument, a GC pointer in a stack slot (each across a call that can collect), no gc_init; a .o/.so: calls that can collect without a safepoint record. Exit 0 clean, 1 findings",
+    options: {
+      "--collects NAME,...": "more functions that can collect (external functions the check cannot see into; repeatable)",
+      "--json": "print {programs, findings: [...], counts} as one JSON object",
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+    },
   },
   sim: {
     usage:
       "rootwalk sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress[=N]] [--verify] [--poison]\n" +
       "             [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]",
     summary: "the collector and walker on simulated stacks (--stress=N: collect at every N-th allocation; --threads 1..32, --scale 0.0001..10, --heap 1M..4G)",
+    options: {
+      "--workload NAME": "gcbench (default), mt-gcbench, deep-recursion or binary-trees",
+      "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 16M)",
+      "--stress[=N]": "collect at every N-th allocation (N = 1 when omitted; only after '='), evacuating every movable object",
+      "--verify": "check the heap and the roots after every collection",
+      "--poison": "fill what each collection frees with a poison pattern (implied by --stress)",
+      "--svg FILE": "write a heap map (SVG) after the run",
+      "--json": "print {collections, objectsMoved, maxPauseMs, verifyFailures, fragmentation} as one JSON object",
+      "--sweep": "find the minimum heap, then run at 1x..6x of it",
+      "--scale X": "multiply the workload's work and memory, 0.0001..10 (default 1; 0.02 with --stress)",
+      "--threads N": "mutator threads for mt-gcbench, 1..32 (default 4; each has a 32 MiB simulated stack)",
+      "--seed N": "random seed, 0..2^32-1 (default 42)",
+    },
   },
   run: {
     usage: RUN_USAGE,
     summary: "compile, link with the native runtime and run rw_main with the collector (--stress=N: collect at every N-th safepoint)",
+    options: RUN_OPTIONS,
   },
   demo: {
     usage: "rootwalk demo [--llvm VERSION] [--out-dir DIR]",
     summary: "compile and run the bundled example programs with and without the collector; heap maps go to DIR (default: the current folder)",
+    options: {
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+      "--out-dir DIR": "where the heap maps (SVG) go (default: the current folder)",
+    },
   },
-  help: { usage: "rootwalk help [COMMAND]", summary: "print the usage of one command, or of all" },
+  help: { usage: "rootwalk help [COMMAND]", summary: "print the usage of one command, or of all", options: {} },
 };
 
 const USAGE = `usage: rootwalk <command> [options]      (rootwalk help COMMAND, rootwalk COMMAND --help)
@@ -74,8 +121,17 @@ Output is written whole before the exit, into a pipe too; a reader that stops ea
 
 function commandHelp(command: string): string {
   const c = COMMAND_USAGE[command]!;
-  return `usage: ${c.usage}\n\n${c.summary}\n`;
+  const options = Object.entries(c.options);
+  const width = Math.max(0, ...options.map(([o]) => o.length));
+  const table = options.length === 0 ? "" : `\noptions:\n${options.map(([o, meaning]) => `  ${o.padEnd(width)}  ${meaning}`).join("\n")}\n`;
+  return `usage: ${c.usage}\n\n${c.summary}\n${table}`;
 }
+
+/**
+ * sim's default heap: small enough that the default gcbench collects (3 times; at 64M it never
+ * did, and the first thing a curious user runs showed "collections 0").
+ */
+const SIM_DEFAULT_HEAP = "16M";
 
 /** Bounds of sim's options (each thread holds a 32 MiB simulated stack). */
 const MAX_SIM_THREADS = 32;
@@ -129,7 +185,12 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         const mode = flags.has("statepoint") ? "statepoint" : flags.has("plimmix") ? "plimmix" : "plain";
         const { checkBeforeBuild } = await import("./check-command.js");
         if (!flags.has("no-check") && !(await checkBeforeBuild(positional, flags.has("strict-check"), io.stderr, "rootwalk compile"))) return 1;
-        await compileProgramTo(positional[0]!, output, { mode, llcFlags: lists.get("llc-flag") ?? [], optFlags: lists.get("opt-flag") ?? [] });
+        await compileProgramTo(positional[0]!, output, {
+          mode,
+          llcFlags: lists.get("llc-flag") ?? [],
+          optFlags: lists.get("opt-flag") ?? [],
+          onWarning: (line) => io.stderr(`rootwalk: ${line}\n`),
+        });
         io.stdout(`${output}\n`);
         return 0;
       }
@@ -158,7 +219,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return await simCommand(
           {
             workload,
-            heapBytes: parseHeapSize(options.get("heap") ?? "64M"),
+            heapBytes: parseHeapSize(options.get("heap") ?? SIM_DEFAULT_HEAP),
             stress,
             stressEvery,
             verify: flags.has("verify"),
@@ -250,6 +311,7 @@ export function parseOptions(
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     if (optionalValued.includes(name)) {
+      if (name === "stress" && eq < 0) refuseSpacedStressCount(args[i + 1]);
       options.set(name, eq >= 0 ? arg.slice(eq + 1) : "");
       continue;
     }

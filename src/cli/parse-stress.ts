@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "../errors.js";
+import { InvalidArgumentError, RootwalkError } from "../errors.js";
 
 /** Largest N of `--stress=N` (a collection every N-th safepoint or allocation), for sim and run alike. */
 export const MAX_STRESS_EVERY = 1_000_000_000;
@@ -9,4 +9,18 @@ export function parseStressEvery(text: string): number {
   const n = Number(text);
   if (!Number.isSafeInteger(n) || n < 1 || n > MAX_STRESS_EVERY) throw new InvalidArgumentError("--stress", text, `a whole number from 1 to ${MAX_STRESS_EVERY}`);
   return n;
+}
+
+/**
+ * `--stress 100` (a space) would take 100 as a program (run) or a stray argument (sim): the count
+ * is only read after `=`, because a bare `--stress` is complete. Refused, naming the spelling.
+ */
+export function refuseSpacedStressCount(next: string | undefined): void {
+  if (next !== undefined && /^\d+$/.test(next)) throw new SpacedStressCountError(next);
+}
+
+export class SpacedStressCountError extends RootwalkError {
+  constructor(readonly count: string) {
+    super("INVALID_ARGUMENT", `--stress takes its count after '=': --stress=${count}`);
+  }
 }

@@ -1,8 +1,10 @@
+import { resolve } from "node:path";
+import { reportInterruptsWhile } from "./interrupt.js";
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
-import { parseStressEvery } from "./parse-stress.js";
+import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
 import { InvalidArgumentError } from "../errors.js";
-import { describeFailure } from "./failure.js";
+import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
 import { verifyFailureJson, verifyFailureReport } from "./verify-failures.js";
 import type { NativeRunProgress } from "../native/native-runtime.js";
@@ -25,6 +27,26 @@ export interface RunIo {
 
 export const RUN_USAGE =
   "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
+
+/** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
+export const RUN_OPTIONS: Readonly<Record<string, string>> = {
+  "--plimmix": 'compile .ll sources as gc "plimmix" gcroot code (default: gc "statepoint-example" through RewriteStatepointsForGC)',
+  "--llc-flag=FLAG": "one more llc flag, after the defaults (repeatable)",
+  "--opt-flag=FLAG": "one more opt flag for statepoint code (repeatable)",
+  "--stress[=N]": "collect at every N-th gc_safepoint and allocation (N = 1 when omitted; only after '='), evacuating every movable object; implies --poison",
+  "--no-gc": "never collect (the heap must hold everything)",
+  "--verify": "check the heap and every root after each collection (exit 4 on failures)",
+  "--poison": "fill what each collection frees with 0xdeadbeec, so a stale pointer faults",
+  "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
+  "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
+  "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
+  "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
+  "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
+  "--json": "stdout carries one JSON object alone (the program's own stdout goes to stderr), on failure too: {error, exitCode, message, ...}",
+  "--llvm VERSION": "the LLVM major version to compile with, 14..19 (ROOTWALK_LLVM wins)",
+  "--no-check": "do not run rootwalk check on the IR first",
+  "--strict-check": "a finding of rootwalk check is an error (exit 1, nothing run)",
+};
 
 export interface RunArguments {
   programs: string[];
@@ -133,11 +155,12 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
         out.progressMs = parseDurationMs(value(), "--progress");
         break;
       case "stress": {
+        if (inline === undefined) refuseSpacedStressCount(args[i + 1]);
         out.stressEvery = parseStressEvery(inline ?? "");
         break;
       }
       default:
-        throw new InvalidArgumentError("option", arg, "--plimmix, --llc-flag=FLAG, --opt-flag=FLAG, --stress[=N], --no-gc, --verify, --poison, --walk chunks|unwind, --heap SIZE, --svg FILE, --safepoint-timeout SECONDS, --progress SECONDS, --json, --llvm VERSION, --no-check, --strict-check");
+        throw new InvalidArgumentError("option", arg, Object.keys(RUN_OPTIONS).join(", "));
     }
   }
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
@@ -149,13 +172,19 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
 export const DEFAULT_PROGRESS_MS = 1000;
 export const DEFAULT_LOG_PROGRESS_MS = 5000;
 
+/** "collection pending, waiting for thread #1 at spin+0x9 for 3.0 s" (time since that safepoint). */
+function pendingText(waits: NativeRunProgress["waitingFor"]): string {
+  const threads = waits.map((w) => `thread #${w.thread} at ${w.lastSafepoint ?? "its start (no safepoint yet)"} for ${(w.runningMs / 1000).toFixed(1)} s`);
+  return `collection pending, waiting for ${threads.join(", ")}`;
+}
+
 /** Shows progress lines; `end` finishes a terminal's updated line before anything else is printed. */
 function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; end: () => void } {
   const tty = process.stderr.isTTY === true;
   let shown = false;
   return {
     report: (p) => {
-      const line = `rootwalk run: ${(p.elapsedMs / 1000).toFixed(1)} s, ${p.collections} collections, ${p.framesScanned} frames scanned, ${p.objectsMoved} objects moved`;
+      const line = `rootwalk run: ${(p.elapsedMs / 1000).toFixed(1)} s, ${p.waitingFor.length > 0 ? pendingText(p.waitingFor) : `${p.collections} collections, ${p.framesScanned} frames scanned, ${p.objectsMoved} objects moved`}`;
       io.stderr(tty ? `\r${line}\x1b[K` : `${line}\n`);
       shown = true;
     },
@@ -164,6 +193,11 @@ function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; 
       shown = false;
     },
   };
+}
+
+/** `--json` among the arguments, even when they failed to parse. */
+function jsonRequested(args: readonly string[]): boolean {
+  return args.includes("--json");
 }
 
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
@@ -183,13 +217,19 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     if (parsed.noCheck !== true && !(await checkBeforeBuild(sources, parsed.strictCheck === true, io.stderr, "rootwalk run"))) return 1;
     const objects: string[] = [];
     for (const [k, program] of parsed.programs.entries()) {
-      if (kinds[k] === "source") objects.push(await compileProgram(program, { mode: parsed.plimmix ? "plimmix" : "statepoint", llcFlags: parsed.llcFlags, optFlags: parsed.optFlags }));
+      if (kinds[k] === "source") objects.push(await compileProgram(program, {
+          mode: parsed.plimmix ? "plimmix" : "statepoint",
+          llcFlags: parsed.llcFlags,
+          optFlags: parsed.optFlags,
+          onWarning: (line) => io.stderr(`rootwalk run: ${line}\n`),
+        }));
       else objects.push(program); // built by the user: linked (.o) or loaded (.so) as it is
     }
     const runtime = buildRuntime();
     const library = linkProgram(objects, runtime, parsed.programs);
     const progressMs = parsed.progressMs ?? (process.stderr.isTTY === true ? DEFAULT_PROGRESS_MS : DEFAULT_LOG_PROGRESS_MS);
     const progress = parsed.json || progressMs === 0 ? undefined : progressReporter(io);
+    const stopReportingInterrupts = reportInterruptsWhile(io.stderr);
     const r = await runNativeProgram({
       program: library,
       runtime,
@@ -198,14 +238,20 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       noGc: parsed.noGc,
       verify: parsed.verify,
       poison: parsed.poison,
+      stdoutToStderr: parsed.json,
       walk: parsed.walk,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
       ...(progress !== undefined ? { progress: { everyMs: progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
-    }).finally(() => progress?.end());
+    }).finally(() => {
+      stopReportingInterrupts();
+      progress?.end();
+    });
     if (parsed.json) {
       io.stdout(
         `${JSON.stringify({
+          // A verification failure (exit 4) is a failure with everything known: the same object.
+          ...(r.verifyFailures > 0 ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` } : {}),
           result: r.result,
           collections: r.collections,
           framesScanned: r.framesScanned,
@@ -226,6 +272,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
           `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`,
       );
     }
+    if (parsed.svg !== undefined) io.stderr(`rootwalk run: heap map written to ${resolve(parsed.svg)}\n`);
     if (r.verifyFailures > 0) {
       io.stderr(verifyFailureReport("run", r.verifyFailures, r.verifyFailureDetails));
       return 4;
@@ -234,6 +281,9 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
   } catch (e) {
     const failure = describeFailure(e);
     io.stderr(`rootwalk run: ${failure.line}\n`);
+    // --json: a script parsing stdout gets one object on failure too (the failures that end the
+    // process inside the runtime write theirs there: runtime.c json_failure, same fields).
+    if (jsonRequested(args)) io.stdout(`${JSON.stringify({ error: failureKind(failure.exitCode, failure.internal), exitCode: failure.exitCode, message: failure.line })}\n`);
     return failure.exitCode;
   }
 }

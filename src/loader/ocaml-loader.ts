@@ -14,7 +14,6 @@ import {
   ROOT_TYPE_POINTER,
   encodeLocationWord0,
 } from "../safepoints/frame-descriptors.js";
-import type { SafepointRegistry } from "../safepoints/registry.js";
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { OCAML_SYMBOL_PREFIX, OcamlFrametable, ocamlModuleName } from "../stackmap/ocaml-frametable.js";
 import type { EhFrame } from "../unwind/eh-frame.js";
@@ -323,12 +322,5 @@ export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject |
     if (e instanceof RootwalkError) throw withContext(e, path);
     throw e;
   }
-}
-
-/** Registers the OCaml frame tables of an ELF file loaded at `loadBias`; undefined when it has none. */
-export function registerOcamlFile(registry: SafepointRegistry, bytes: Uint8Array, options: { path: string; loadBias?: number }): number | undefined {
-  const loaded = loadOcamlFromElf(bytes, options.path);
-  if (loaded === undefined) return undefined;
-  return registry.register({ name: options.path, format: "ocaml", descriptors: loaded.descriptors, loadBias: options.loadBias ?? 0, contentKey: loaded.contentKey });
 }
 

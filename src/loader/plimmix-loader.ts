@@ -271,13 +271,6 @@ export function loadPlimmixFromElf(bytes: Uint8Array, path: string): PlimmixObje
   }
 }
 
-/** Registers the `_GC_MAP_` maps of an ELF file loaded at `loadBias`; undefined when it has none. */
-export function registerPlimmixFile(registry: SafepointRegistry, bytes: Uint8Array, options: { path: string; loadBias?: number }): number | undefined {
-  const loaded = loadPlimmixFromElf(bytes, options.path);
-  if (loaded === undefined) return undefined;
-  return registry.register({ name: options.path, format: "plimmix-v1", descriptors: loaded.descriptors, loadBias: options.loadBias ?? 0, contentKey: loaded.contentKey });
-}
-
 // ---- ELF helpers shared with the OCaml loader (same rules as loader/object-file.ts) ----------------
 
 export function elfObjectKind(elf: ElfFile): ObjectKind {

@@ -1,26 +1,58 @@
 import { createHash } from "node:crypto";
-import type { SafepointRegistry } from "../safepoints/registry.js";
+import type { MapFormat, SafepointRegistry } from "../safepoints/registry.js";
 import { parseStackMapSection } from "../stackmap/llvm-stackmap.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { buildLlvmDescriptors, type LlvmLoadOptions } from "./llvm-map-loader.js";
-import { loadObjectStackMaps } from "./object-file.js";
 import { InvalidArgumentError } from "../errors.js";
+import { STACK_MAP_FORMAT_NAMES, StackMapFormatError, loadStackMapFile } from "./stack-map-file.js";
+
+export interface RegisterFileOptions {
+  path: string;
+  /** Where the file is loaded: 0 for a non-PIE executable or an object; the dladdr base for a library. */
+  loadBias?: number;
+  recognition?: StatepointRecognition;
+  /** The format to register; needed only when the file holds more than one. */
+  format?: MapFormat;
+}
 
 /**
- * Registers the LLVM stack maps of an ELF file (object, shared library, executable) loaded at
- * `loadBias` (0 for a non-PIE executable; the dladdr base for a library). Returns the handle,
- * or undefined when the file has no `.llvm_stackmaps`.
+ * Registers the stack maps of an ELF file (object, shared library, executable), whatever their
+ * format (loader/stack-map-file.ts detects it, as `rootwalk dump` does), and returns the handle.
+ * Throws StackMapFormatError when the file holds no stack maps, not the `format` asked for, or
+ * several formats and no `format` says which.
  */
-export function registerObjectFile(
-  registry: SafepointRegistry,
-  bytes: Uint8Array,
-  options: { path: string; loadBias?: number; recognition?: StatepointRecognition },
-): number | undefined {
-  const loaded = loadObjectStackMaps(bytes, options.path, options.recognition ? { recognition: options.recognition } : {});
-  if (loaded === undefined) return undefined;
-  return registry.register({
-    name: options.path, format: "llvm-v3", descriptors: loaded.descriptors, loadBias: options.loadBias ?? 0, contentKey: loaded.contentKey,
+export function registerFile(registry: SafepointRegistry, bytes: Uint8Array, options: RegisterFileOptions): number {
+  const file = loadStackMapFile(bytes, options.path, {
+    ...(options.format !== undefined ? { formats: [options.format] } : {}),
+    ...(options.recognition ? { recognition: options.recognition } : {}),
   });
+  if (file.formats.length !== 1) {
+    const found = file.formats.length === 0 && options.format !== undefined ? loadStackMapFile(bytes, options.path).formats : file.formats;
+    const expected =
+      options.format !== undefined
+        ? STACK_MAP_FORMAT_NAMES[options.format]
+        : file.formats.length > 1
+          ? `one format, or options.format naming which to register (${file.formats.join(" | ")})`
+          : "stack maps: an LLVM stack map v3, a _GC_MAP_ v1 map or an OCaml frame table";
+    throw new StackMapFormatError(options.path, found, expected);
+  }
+  const loaded = file.llvm ?? file.plimmix ?? file.ocaml!;
+  return registry.register({ name: options.path, format: file.formats[0]!, descriptors: loaded.descriptors, loadBias: options.loadBias ?? 0, contentKey: loaded.contentKey });
+}
+
+/** registerFile for LLVM stack maps (`.llvm_stackmaps`); throws StackMapFormatError without them. */
+export function registerObjectFile(registry: SafepointRegistry, bytes: Uint8Array, options: Omit<RegisterFileOptions, "format">): number {
+  return registerFile(registry, bytes, { ...options, format: "llvm-v3" });
+}
+
+/** registerFile for `_GC_MAP_` v1 maps; throws StackMapFormatError without them. */
+export function registerPlimmixFile(registry: SafepointRegistry, bytes: Uint8Array, options: { path: string; loadBias?: number }): number {
+  return registerFile(registry, bytes, { ...options, format: "plimmix-v1" });
+}
+
+/** registerFile for OCaml frame tables; throws StackMapFormatError without them. */
+export function registerOcamlFile(registry: SafepointRegistry, bytes: Uint8Array, options: { path: string; loadBias?: number }): number {
+  return registerFile(registry, bytes, { ...options, format: "ocaml" });
 }
 
 /**

@@ -12,8 +12,9 @@ import { DEFAULT_MAX_DEPTH, type ManagedChunk, Unwinder } from "../../walker/unw
 import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { RootwalkError, hex } from "../errors.js";
-import { registerPlimmixBytes, registerPlimmixFile } from "../loader/plimmix-loader.js";
-import { registerObjectFile, registerStackMapBytes } from "../loader/register-maps.js";
+import { registerPlimmixBytes } from "../loader/plimmix-loader.js";
+import { registerFile, registerStackMapBytes } from "../loader/register-maps.js";
+import { blobFormat } from "../loader/stack-map-file.js";
 import { SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap } from "../unwind/module-map.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
@@ -45,8 +46,10 @@ const R_STACK_TOP = 9;
 const R_BOUNDARY = 10;
 const R_CURSOR = 11;
 const R_LIMIT = 12;
+const R_LEFT_NS = 14;
 const MAX_THREADS = 1024;
 
+const ST_RUNNING = 1;
 const ST_PARKED = 2;
 const ST_SAFE = 3;
 const ST_STUCK = 4;
@@ -98,6 +101,13 @@ export interface NativeRunOptions {
    * of the same table, timed, and must give the same frames and root pairs (scan-reference.ts).
    */
   scanReference?: string;
+  /**
+   * `rootwalk run --json`: while rw_main runs, fd 1 points at stderr, so whatever the program
+   * prints (printf, puts, write(1, ...)) goes there and stdout carries only the JSON; a failure
+   * that ends the process in the runtime writes its JSON object on the real stdout
+   * (runtime.c json_failure).
+   */
+  stdoutToStderr?: boolean;
   /** Called every `everyMs` of wall time while rw_main runs (between collections, on this thread). */
   progress?: { everyMs: number; report: (p: NativeRunProgress) => void };
 }
@@ -108,6 +118,12 @@ export interface NativeRunProgress {
   collections: number;
   framesScanned: number;
   objectsMoved: number;
+  /**
+   * While a collection is requested and waits for running threads to reach a safepoint: each such
+   * thread, its last safepoint (`function+0xoff`, from its record's return address) and how long
+   * it has run since (CLOCK_MONOTONIC, as the runtime stamps it). Empty otherwise.
+   */
+  waitingFor: { thread: number; lastSafepoint: string | undefined; runningMs: number }[];
 }
 
 export interface NativeRunResult {
@@ -157,6 +173,10 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const rwThreadsAddress = runtime.func("void *rw_threads_address(void)");
   const rwResultText = runtime.func("const char *rw_result_text(void)");
   const rwRunMain = runtime.func("int rw_run_main(const char *program)");
+  const rwStdoutToStderr = runtime.func("int rw_stdout_to_stderr(void)");
+  const rwStdoutRestore = runtime.func("void rw_stdout_restore(void)");
+  const rwSetCollections = runtime.func("void rw_set_collections(uint64_t n)");
+  const rwSetFailure = runtime.func("void rw_set_failure(const char *line)");
 
   // Loaded here so that its DT_NEEDED runtime is the one above; rw_run_main finds rw_main in it.
   try {
@@ -400,6 +420,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     const before = collector.stats.collections;
     const result = body();
     if (collector.stats.collections !== before) {
+      rwSetCollections(collector.stats.collections); // for a failure's JSON (runtime.c json_failure)
       framesScanned += scanner.framesScanned;
       rootsRelocated += scanner.rootsRelocated;
     }
@@ -445,9 +466,9 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     const readable = readableBytesAt(address);
     if (readable < 8) throw new RootwalkError("GC", `gc_init(${hex(address)}): the map pointer does not point into readable memory`);
     const head = new Uint8Array(koffi.view(BigInt(address), 8));
-    const isV3 = head[0] === 3;
-    const isV1 = head[0] === 1 && head[1] === 0 && head[2] === 0 && head[3] === 0;
-    if (!isV3 && !isV1) {
+    const format = blobFormat(head);
+    const isV3 = format === "llvm-v3";
+    if (format === undefined) {
       throw new RootwalkError(
         "GC",
         `gc_init(${hex(address)}): the map is neither an LLVM stack map v3 (first byte 3) nor a _GC_MAP_ v1 blob (first word 1); first bytes ${[...head].map((b) => b.toString(16).padStart(2, "0")).join(" ")}`,
@@ -470,7 +491,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
           const section = elf.section(".llvm_stackmaps");
           if (section !== undefined && offset >= section.addr && offset < section.addr + section.size) {
             if (!registeredFiles.has(key)) {
-              if (registerObjectFile(registry, bytes, { path, loadBias: base }) === undefined) throw new RootwalkError("GC", `${path}: no stack maps`);
+              registerFile(registry, bytes, { path, loadBias: base, format });
               registeredFiles.add(key);
               mapsRegistered++;
             }
@@ -480,7 +501,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
           const symbol = elf.symbols().find((s) => s.name.startsWith(PLIMMIX_SYMBOL_PREFIX) && s.value === offset);
           if (symbol !== undefined) {
             if (!registeredFiles.has(key)) {
-              if (registerPlimmixFile(registry, bytes, { path, loadBias: base }) === undefined) throw new RootwalkError("GC", `${path}: no _GC_MAP_ maps`);
+              registerFile(registry, bytes, { path, loadBias: base, format });
               registeredFiles.add(key);
               mapsRegistered++;
             }
@@ -543,6 +564,8 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
         return handle(kind, thread, Number(a), Number(b));
       } catch (e) {
         const failure = describeFailure(e);
+        rwSetFailure(failure.line);
+        rwSetCollections(collector.stats.collections);
         try {
           writeSync(2, `rootwalk run: ${failure.line}\n`);
         } catch {
@@ -558,6 +581,29 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
 
   rwSetup(callback, options.stressEvery, options.noGc ? 1 : 0, options.mainStackBytes ?? 0, options.threadStackBytes ?? 0, options.safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS, collector.poisons ? 1 : 0);
 
+  /**
+   * The threads a requested collection waits for. The timer runs only between callbacks (this
+   * thread is busy during one), so a PARKED thread seen here is an initiator or a thread parked
+   * for a collection that has not started: every RUNNING thread is then being waited for.
+   */
+  const collectionWaits = (): NativeRunProgress["waitingFor"] => {
+    const count = rwThreadCount() as number;
+    const running: number[] = [];
+    let parked = false;
+    for (let t = 0; t < count; t++) {
+      const state = word(t, R_STATE);
+      if (state === ST_PARKED) parked = true;
+      else if (state === ST_RUNNING) running.push(t);
+    }
+    if (!parked) return [];
+    const nowNs = process.hrtime.bigint(); // CLOCK_MONOTONIC, as runtime.c's left_ns
+    modules.refreshBeforeNextLookup(refreshModules);
+    return running.map((t) => {
+      const ra = word(t, R_RA);
+      return { thread: t, lastSafepoint: ra === 0 ? undefined : modules.moduleAt(ra)?.symbolize(ra), runningMs: Number(nowNs - wordBig(t, R_LEFT_NS)) / 1e6 };
+    });
+  };
+
   // rw_main runs on a native thread: this thread is free between callbacks, so a timer reports.
   const runStart = performance.now();
   const progressTimer =
@@ -565,10 +611,17 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
       ? undefined
       : setInterval(
           (report: (p: NativeRunProgress) => void) =>
-            report({ elapsedMs: performance.now() - runStart, collections: collector.stats.collections, framesScanned, objectsMoved: collector.stats.totalEvacuatedObjects }),
+            report({
+              elapsedMs: performance.now() - runStart,
+              collections: collector.stats.collections,
+              framesScanned,
+              objectsMoved: collector.stats.totalEvacuatedObjects,
+              waitingFor: collectionWaits(),
+            }),
           options.progress.everyMs,
           options.progress.report,
         );
+  if (options.stdoutToStderr === true && (rwStdoutToStderr() as number) < 0) throw new RootwalkError("GC", "cannot point the program's stdout at stderr (dup failed)");
   try {
     await new Promise<void>((resolvePromise, reject) => {
       (rwRunMain as unknown as { async: (...args: unknown[]) => void }).async(options.program, (err: unknown, status: unknown) => {
@@ -579,6 +632,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     });
   } finally {
     clearInterval(progressTimer);
+    if (options.stdoutToStderr === true) rwStdoutRestore();
   }
   koffi.unregister(callback);
 

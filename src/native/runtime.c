@@ -137,15 +137,85 @@ static __thread rw_thread *self;
 extern char rw_managed_return[];
 extern uint64_t rw_call_managed(void *fn, uint64_t arg);
 
+/* ---- `rootwalk run --json`: stdout carries the JSON alone ------------------------------------
+ * While the program runs, fd 1 is a copy of fd 2 (rw_stdout_to_stderr): whatever the program
+ * prints (printf, puts, write(1, ...)) goes to stderr. A failure that ends the process here
+ * writes one JSON object on the real stdout (json_fd) first, with the same fields as the
+ * failures run-command.ts reports itself: {"error","exitCode","message","collections"}. */
+static int json_fd = -1;
+static uint64_t collections_so_far; /* told by JavaScript after each collection */
+static char failure_message[1024];  /* a JavaScript failure's line (rw_set_failure) */
+
+/* The failure object on json_fd: `message` up to its first newline, JSON-escaped. No allocation,
+ * no stdio: the fault handler calls it. */
+static void json_failure(const char *message) {
+  if (json_fd < 0) return;
+  char out[2048];
+  static const char head[] = "{\"error\":\"runtime-failure\",\"exitCode\":3,\"message\":\"";
+  size_t n = 0;
+  for (const char *c = head; *c != 0; c++) out[n++] = *c;
+  for (const char *c = message; *c != 0 && *c != '\n' && n < sizeof out - 64; c++) {
+    unsigned char b = (unsigned char)*c;
+    if (b == '"' || b == '\\') {
+      out[n++] = '\\';
+      out[n++] = (char)b;
+    } else if (b < 0x20) {
+      static const char hexdigits[] = "0123456789abcdef";
+      const char esc[6] = {'\\', 'u', '0', '0', hexdigits[b >> 4], hexdigits[b & 15]};
+      for (int k = 0; k < 6; k++) out[n++] = esc[k];
+    } else {
+      out[n++] = (char)b;
+    }
+  }
+  static const char tail[] = "\",\"collections\":";
+  for (const char *c = tail; *c != 0; c++) out[n++] = *c;
+  char digits[24];
+  int d = 0;
+  uint64_t v = collections_so_far;
+  do digits[d++] = (char)('0' + v % 10); while ((v /= 10) != 0 && d < 24);
+  while (d > 0) out[n++] = digits[--d];
+  out[n++] = '}';
+  out[n++] = '\n';
+  ssize_t ignored = write(json_fd, out, n);
+  (void)ignored;
+}
+
+/* Points fd 1 at stderr and keeps the real stdout for the JSON; returns it (-1: failed). */
+RW_EXPORT int rw_stdout_to_stderr(void) {
+  fflush(stdout);
+  int saved = dup(1);
+  if (saved < 0) return -1;
+  if (dup2(2, 1) < 0) {
+    close(saved);
+    return -1;
+  }
+  json_fd = saved;
+  return saved;
+}
+
+/* Flushes what the program printf'd (to stderr, where fd 1 points) and gives fd 1 back. */
+RW_EXPORT void rw_stdout_restore(void) {
+  fflush(stdout);
+  if (json_fd < 0) return;
+  dup2(json_fd, 1);
+  close(json_fd);
+  json_fd = -1;
+}
+
+RW_EXPORT void rw_set_collections(uint64_t n) { collections_so_far = n; }
+RW_EXPORT void rw_set_failure(const char *line) { snprintf(failure_message, sizeof failure_message, "%s", line); }
+
 static void fatal(const char *format, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void fatal(const char *format, ...) {
+  char message[1024];
   va_list ap;
   va_start(ap, format);
-  fputs("rootwalk run: ", stderr);
-  vfprintf(stderr, format, ap);
-  fputc('\n', stderr);
+  vsnprintf(message, sizeof message, format, ap);
   va_end(ap);
+  fflush(stdout);
+  fprintf(stderr, "rootwalk run: %s\n", message);
   fflush(stderr);
+  json_failure(message);
   _exit(3);
 }
 
@@ -231,6 +301,7 @@ static void safepoint_timeout(uint64_t waited_ns) {
   }
   fprintf(stderr, "\n  (a loop without calls or gc_safepoint polls never stops for a collection; poll in it, or mark the thread stuck with thread_stuck_start)\n");
   fflush(stderr);
+  json_failure("safepoint timeout: a collection waited for a thread that reaches no safepoint (the threads are named on stderr)");
   _exit(3);
 }
 
@@ -272,7 +343,9 @@ static void stw_end(uint64_t new_state) {
 static int64_t js_call(int32_t kind, uint64_t a, uint64_t b) {
   int64_t r = js_callback(kind, (int32_t)(self - rw_threads), a, b);
   if (r == -2) {
+    fflush(stdout);
     fflush(stderr);
+    json_failure(failure_message);
     _exit(3); /* the callback's message says everything */
   }
   if (r < 0) fatal("the collector failed (see the message above); stopping rather than running on with stale roots");
@@ -452,6 +525,7 @@ static void fault_handler(int sig, siginfo_t *info, void *context) {
     ssize_t ignored = write(2, message, (size_t)n < sizeof message ? (size_t)n : sizeof message - 1);
     (void)ignored;
   }
+  json_failure(message + strlen("rootwalk run: "));
   _exit(3);
 }
 

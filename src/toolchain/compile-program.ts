@@ -2,6 +2,7 @@ import { copyFileSync } from "node:fs";
 import { InvalidArgumentError } from "../errors.js";
 import { compileToObject } from "./llvm-toolchain.js";
 import type { LlvmSelection } from "./llvm-selection.js";
+import { checkGcStrategies, explainUnsupportedGc } from "./gc-strategy-check.js";
 
 /**
  * How rootwalk compiles a program (the one documented way; `rootwalk compile` and the native
@@ -29,6 +30,12 @@ export interface CompileProgramOptions {
   optFlags?: readonly string[];
   /** Which LLVM; default the process's selection (ROOTWALK_LLVM, --llvm, newest installed). */
   llvm?: LlvmSelection;
+  /**
+   * Told each warning about the program's GC strategies (gc-strategy-check.ts: an object that
+   * will have no stack maps); the CLI prints them on stderr. Mistakes opt or llc would abort on
+   * throw instead.
+   */
+  onWarning?: (line: string) => void;
 }
 
 /**
@@ -46,9 +53,18 @@ export async function compileProgram(source: string, options: CompileProgramOpti
   const relocationModel = userFlags.some((flag) => /^--?relocation-model(=|$)/.test(flag)) ? [] : ["-relocation-model=pic"];
   const llcFlags = ["-O2", ...relocationModel, ...userFlags];
   const llvm = options.llvm === undefined ? {} : { llvm: options.llvm };
-  switch (options.mode) {
+  for (const warning of checkGcStrategies(source, options.mode)) options.onWarning?.(warning);
+  try {
+    return await compileInMode(source, options.mode, llcFlags, options.optFlags ?? [], llvm);
+  } catch (error) {
+    throw explainUnsupportedGc(error, source);
+  }
+}
+
+async function compileInMode(source: string, mode: CompileMode, llcFlags: string[], optFlags: readonly string[], llvm: { llvm?: LlvmSelection }): Promise<string> {
+  switch (mode) {
     case "statepoint":
-      return compileToObject(source, { optPasses: [...STATEPOINT_OPT_PASSES, ...(options.optFlags ?? [])], llcFlags, ...llvm });
+      return compileToObject(source, { optPasses: [...STATEPOINT_OPT_PASSES, ...optFlags], llcFlags, ...llvm });
     case "plain":
       return compileToObject(source, { llcFlags, ...llvm });
     case "plimmix": {
@@ -56,7 +72,7 @@ export async function compileProgram(source: string, options: CompileProgramOpti
       return compilePlimmix(source, { llcFlags, ...llvm });
     }
     default:
-      throw new InvalidArgumentError("compile mode", String(options.mode), "statepoint | plimmix | plain");
+      throw new InvalidArgumentError("compile mode", String(mode), "statepoint | plimmix | plain");
   }
 }
 

@@ -41,7 +41,7 @@ describe("mistakes a person makes end in one line and a documented exit code", (
 
   it("a snapshot file holding null, an array, or null elements", async () => {
     for (const [text, expected] of [
-      ["null", /snapshot: found null, expected a JSON object with memory, functions and callsites \(the recorded-stack format: README, rootwalk walk\)$/],
+      ["null", /snapshot: found null, expected a JSON object with memory, functions and callsites \(the stack snapshot format: README "Walk snapshots", schemas\/stack-snapshot.schema.json in the package\)$/],
       ["[1]", /snapshot: found an array, expected a JSON object/],
       ['{"memory":[null],"functions":[],"callsites":[]}', /snapshot memory\[0\].*found null, expected an object/],
       ['{"memory":[],"functions":[],"callsites":[{"ra":"0x1"}]}', /callsites\[0\]\.rootSpOffsets.*found undefined, expected an array/],
@@ -73,8 +73,13 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     expectOneLine(r, 3, /^rootwalk: heap exhausted: \d+ live bytes of 1048576; try --heap \d+[MG]$/);
     expect(spellHeapSize(1 << 20)).toBe("1M");
     expect(spellHeapSize((1 << 20) + 1)).toBe("2M");
-    expect(spellHeapSize(3 * 2 ** 30)).toBe("4G");
-    expect(describeFailure(new HeapExhaustedError(900_000, 1 << 20, 64, 0)).line).toBe("heap exhausted: 900000 live bytes of 1048576; try --heap 2M");
+    expect(spellHeapSize(5 << 20)).toBe("6M"); // 1 or 1.5 times a power of two MiB
+    expect(spellHeapSize(3 * 2 ** 30)).toBe("3G");
+    expect(spellHeapSize(5 * 2 ** 30)).toBe("4G"); // at most the maximum
+    // The live data filled the heap (a growing live set): four times the live bytes, not twice the heap.
+    expect(describeFailure(new HeapExhaustedError(900_000, 1 << 20, 64, 0)).line).toBe("heap exhausted: 900000 live bytes of 1048576; try --heap 4M");
+    // A large request into a mostly empty heap: twice live + request, whatever the heap was.
+    expect(describeFailure(new HeapExhaustedError(1 << 20, 64 << 20, 40 << 20, 0)).line).toBe(`heap exhausted: ${1 << 20} live bytes of ${64 << 20}; try --heap 96M`);
   });
 
   it("a bug in rootwalk says it is one, how to report it, and exits 3 without a stack", () => {

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ByteView } from "../../src/bytes/byte-view.js";
 import { MalformedInputError, UnsupportedInputError } from "../../src/errors.js";
 import type { UnwindRow } from "../../src/loader/llvm-map-loader.js";
-import { buildOcamlDescriptors, loadOcamlFromElf, registerOcamlFile } from "../../src/loader/ocaml-loader.js";
+import { buildOcamlDescriptors, loadOcamlFromElf } from "../../src/loader/ocaml-loader.js";
+import { registerOcamlFile } from "../../src/loader/register-maps.js";
 import { DWARF_CFA } from "../../src/loader/plimmix-loader.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import {

@@ -4,7 +4,8 @@ import { ByteView } from "../../src/bytes/byte-view.js";
 import { ElfFile } from "../../src/elf/elf-file.js";
 import { InvalidArgumentError, MalformedInputError, UnsupportedInputError } from "../../src/errors.js";
 import type { UnwindRow } from "../../src/loader/llvm-map-loader.js";
-import { DWARF_CFA, buildPlimmixDescriptors, loadPlimmixFromElf, registerPlimmixBytes, registerPlimmixFile } from "../../src/loader/plimmix-loader.js";
+import { DWARF_CFA, buildPlimmixDescriptors, loadPlimmixFromElf, registerPlimmixBytes } from "../../src/loader/plimmix-loader.js";
+import { registerPlimmixFile } from "../../src/loader/register-maps.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import {
   DWARF_CFA as DWARF_CFA_OF_DESCRIPTORS,

@@ -15,10 +15,10 @@ beforeAll(() => {
 }, 300_000);
 
 describe("heap exhausted", () => {
-  it("rootwalk run --heap 4M of a program keeping 100 MB live: one line, exit 3", async () => {
+  it("rootwalk run --heap 4M of a program keeping 100 MB live: one line, exit 3, a heap from the live bytes", async () => {
     const r = await runNative([PROGRAM, "--heap", "4M", "--progress=0"], 120_000);
     expect(r.status).toBe(3);
-    expect(r.stderr.trim()).toMatch(/^rootwalk run: heap exhausted: \d+ live bytes of 4194304; try --heap 8M$/);
+    expect(r.stderr.trim()).toMatch(/^rootwalk run: heap exhausted: \d+ live bytes of 4194304; try --heap 16M$/); // 4x the live data that filled the heap
     expect(r.stderr).not.toMatch(/stale roots|^\s+at /m);
   });
 });

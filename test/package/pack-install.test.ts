@@ -35,6 +35,13 @@ describe("the packed and installed package", () => {
     expect(readdirSync(join(installed, "src", "plimmix-plugin")).some((f) => f.endsWith(".cpp"))).toBe(true);
   });
 
+  it("ships the walk snapshot's JSON Schema and an example the installed bin walks (test/ is not in the tarball)", () => {
+    for (const file of ["schemas/stack-snapshot.schema.json", "schemas/stack-snapshot.example.json"]) expect(existsSync(join(installed, file)), file).toBe(true);
+    const bin = join(app, "node_modules", ".bin", "rootwalk");
+    const walked = sh(bin, ["walk", join(installed, "schemas", "stack-snapshot.example.json"), "--json"], app, { ...process.env, ROOTWALK_CACHE_DIR: userCache });
+    expect(JSON.parse(walked)).toMatchObject({ frames: 2, roots: [{ slot: "0x7010", value: "0x50000000" }, { slot: "0x7028", value: "0x50000040" }] });
+  });
+
   it("imports the public API from plain ESM", () => {
     writeFileSync(
       join(app, "use.mjs"),

@@ -16,6 +16,12 @@ describe("rootwalk sim", () => {
     expect(out.verifyFailureDetails).toEqual([]);
   });
 
+  it("with no options it collects: the first thing a curious user runs shows the collector at work", async () => {
+    const { code, stdout } = await run("sim", "--json");
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as { collections: number }).collections).toBeGreaterThan(0);
+  });
+
   it("a summary table, progress on stderr, and an SVG heap map a browser can open", async () => {
     const svg = join(tmpdir(), `rootwalk-sim-${process.pid}.svg`);
     rmSync(svg, { force: true });
