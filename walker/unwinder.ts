@@ -1,16 +1,18 @@
 import type { FastLoop } from "./fast-scan.js";
 import { RootwalkError, hex } from "../src/errors.js";
+import { readU64 } from "../src/bytes/word-codec.js";
 import { type Memory, WordMemory } from "../src/memory/memory.js";
 import {
   CALLEE_SAVED_COUNT,
   DWARF_RBP,
   FLAG_FRAME_POINTER_CFA,
+  FRAME_POINTER_INDEX,
   type FrameDescriptors,
 } from "../src/safepoints/frame-descriptors.js";
 import type { RegisteredModule, RegistrySnapshot } from "../src/safepoints/registry.js";
 import type { MappedModule, ModuleMap } from "../src/unwind/module-map.js";
 import type { RegisterContext } from "./register-context.js";
-import { GREG_RIP_BYTES, GREG_RSP_BYTES, type NativeStep, UCONTEXT_GREGS_BYTES, isSigreturnTrampoline, nativeStep, signalFrameSlots } from "./native-frame.js";
+import { GREG_PC_BYTES, GREG_SP_BYTES, type NativeStep, UCONTEXT_GREGS_BYTES, SIGRETURN_CODE_BYTES, isSigreturnTrampoline, nativeStep, signalFrameSlots } from "./native-frame.js";
 import { UNKNOWN_SLOT, contextSlot, readSlot } from "./slot.js";
 import { type SplitStackTransition, type SplitStacks, splitStackTransition } from "./split-stacks.js";
 
@@ -131,8 +133,6 @@ export type StopReason =
 export type FrameKind = "managed" | "native" | "signal" | "managed-unsafe";
 
 export const DEFAULT_MAX_DEPTH = 4_000_000;
-/** rbp's index in CALLEE_SAVED_DWARF order. */
-export const RBP_INDEX = 1;
 const MAX_FUNCTION_BYTES = 1 << 20;
 
 const MANAGED_STARTS = new WeakMap<RegistrySnapshot, Set<number>>();
@@ -248,8 +248,7 @@ export class Unwinder {
 
   /** The word at `address`, inside [wordsBase, wordsEnd) and 8-aligned (checked by the caller). */
   private wordAt(address: number): number {
-    const i = (address - this.wordsBase) >>> 2;
-    return this.words![i + 1]! * 0x1_0000_0000 + this.words![i]!;
+    return readU64(this.words!, (address - this.wordsBase) >>> 2);
   }
 
   /**
@@ -419,7 +418,7 @@ export class Unwinder {
     if (frameSize >= 0) {
       this.cfa = this.sp + frameSize + 8;
     } else if ((d.flags[i]! & FLAG_FRAME_POINTER_CFA) !== 0) {
-      const k = RBP_INDEX;
+      const k = FRAME_POINTER_INDEX;
       const rbp = readSlot(this.regSlots[k]!, this.memory, this.contexts);
       if (Number.isNaN(rbp)) {
         this.fail("unreadable", this.ra, `frame needs its frame pointer (rbp) and no frame saved it and no register context holds it`, "the safepoint trampoline did not capture rbp");
@@ -460,7 +459,7 @@ export class Unwinder {
     }
     let code: Uint8Array | undefined;
     try {
-      code = this.pcExact ? undefined : module.codeBytes(this.ra, 9);
+      code = this.pcExact ? undefined : module.codeBytes(this.ra, SIGRETURN_CODE_BYTES);
     } catch (e) {
       this.failModule(module, e);
       return;
@@ -469,13 +468,13 @@ export class Unwinder {
       // The handler returned here; its `ret` popped the pretcode, so SP is the ucontext.
       this.kind = "signal";
       const gregs = this.sp + UCONTEXT_GREGS_BYTES;
-      if (!this.memory.contains(this.sp, UCONTEXT_GREGS_BYTES + GREG_RIP_BYTES + 8)) {
+      if (!this.memory.contains(this.sp, UCONTEXT_GREGS_BYTES + GREG_PC_BYTES + 8)) {
         this.fail("sp-out-of-range", this.sp, `the signal frame's ucontext at ${hex(this.sp)} is outside the stack's memory`, "a corrupt stack");
         return;
       }
       signalFrameSlots(gregs, this.nextSlots);
-      this.cfa = gregs + GREG_RSP_BYTES; // the interrupted RSP's slot (read by next())
-      this.raSlot = gregs + GREG_RIP_BYTES; // the interrupted RIP
+      this.cfa = gregs + GREG_SP_BYTES; // the interrupted RSP's slot (read by next())
+      this.raSlot = gregs + GREG_PC_BYTES; // the interrupted RIP
       return;
     }
     let ok: boolean;

@@ -72,7 +72,7 @@ export function walkCore(corePath: string, executable?: string): CoreWalk {
   const snapshot = registry.snapshot();
   const threads = core.threads.map((t): CoreThreadWalk => {
     const r = t.registers;
-    const registers = RegisterContext.from({ rbx: r.rbx, rbp: r.rbp, r12: r.r12, r13: r.r13, r14: r.r14, r15: r.r15 });
+    const registers = RegisterContext.from(r);
     const u = new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 });
     return { tid: t.tid, ...reportWalk(u, memory, { sp: Number(r.rsp), ra: Number(r.rip), registers, pcIsExact: true }) };
   });

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cacheKey, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
 import { compilePlimmix } from "../../../src/toolchain/plimmix-plugin.js";
+import { CALLEE_SAVED_NAMES, type CalleeSavedName, trampolineBuild } from "../native/native-stop.js";
 
 /**
  * A REAL stop of plimmix (gcroot, `_GC_MAP_` v1) code at a safepoint, for the walker's tests.
@@ -58,8 +59,7 @@ export const GLOBAL_ROOT_OBJECT = 7;
 /** The caller whose call passes arguments on the stack (pa_deep's 8). */
 export const STACK_ARGS_CALLER = "pb_mid";
 
-export const CALLEE_SAVED_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
-export type CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
+export { CALLEE_SAVED_NAMES, type CalleeSavedName };
 
 export interface GdbFrame {
   name: string;
@@ -141,13 +141,13 @@ export function buildPlimmixStop(): { executable: string; compiled: { a: string;
   const a = compilePlimmix(irSource(join(here, "plimmix-a.ll")), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
   const b = compilePlimmix(irSource(join(here, "plimmix-b.ll")), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
   const harness = join(here, "harness.c");
-  const trampoline = join(here, "..", "native", "trampoline.S");
+  const trampoline = trampolineBuild();
   const key = cacheKey([
-    "native-plimmix/link/v1",
+    "native-plimmix/link/v2",
     readFileSync(a),
     readFileSync(b),
     readFileSync(harness),
-    readFileSync(trampoline),
+    ...trampoline.keyParts,
     JSON.stringify(GCC_FLAGS),
     gccVersion,
   ]);
@@ -156,7 +156,7 @@ export function buildPlimmixStop(): { executable: string; compiled: { a: string;
     mkdirSync(dirname(executable), { recursive: true });
     const temporary = temporaryName(executable);
     try {
-      runTool("gcc", [...GCC_FLAGS, harness, trampoline, a, b, "-o", temporary]);
+      runTool("gcc", [...GCC_FLAGS, harness, ...trampoline.gccArgs, a, b, "-o", temporary]);
       renameSync(temporary, executable);
     } finally {
       rmSync(temporary, { force: true });
