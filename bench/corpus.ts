@@ -1,3 +1,4 @@
+import { TWO_32 } from "../src/bytes/word-codec.js";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -101,7 +102,6 @@ function makeSketchWalk(c: StackCorpus): () => number {
   const table = c.snapshot.table;
   const d = c.snapshot.moduleBySlot[0]!.descriptors;
   const slots = new Float64Array(c.roots + 16);
-  const TWO_32 = 0x1_0000_0000;
   const INDIRECT_RSP = 3 | (7 << 8);
   return () => {
     let sp = c.start.sp;
@@ -155,7 +155,7 @@ function makeSplitKeySketchWalk(c: StackCorpus): () => number {
   const slotOf = (lo: number, hi: number): number => Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> (32 - log);
   for (const [ra, , index] of c.snapshot.table.entriesInOrder()) {
     const lo = ra >>> 0;
-    const hi = (ra / 0x1_0000_0000) >>> 0;
+    const hi = (ra / TWO_32) >>> 0;
     let t = slotOf(lo, hi);
     while (value[t] !== -1) t = (t + 1) & mask;
     keyLo[t] = lo;
@@ -163,7 +163,6 @@ function makeSplitKeySketchWalk(c: StackCorpus): () => number {
     value[t] = index;
   }
   const slots = new Float64Array(c.roots + 16);
-  const TWO_32 = 0x1_0000_0000;
   const INDIRECT_RSP = 3 | (7 << 8);
   return () => {
     let sp = c.start.sp;

@@ -1,3 +1,6 @@
+// The loop joins u32 halves inline (`hi * TWO_32 + lo`) on its own locals: src/bytes/word-codec.ts
+// is the codec everywhere else.
+import { TWO_32 } from "../src/bytes/word-codec.js";
 import { slotOfHalves } from "../src/safepoints/safepoint-table.js";
 import { type RootPairs, collectFrameRoots } from "./frame-roots.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
@@ -45,8 +48,6 @@ export class FrameLog {
     this.count++;
   }
 }
-
-const TWO_32 = 0x1_0000_0000;
 
 /**
  * Walks `start` with `u` (its mode decides errors) and appends every root pair to `out`; returns
