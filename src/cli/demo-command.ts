@@ -5,7 +5,7 @@ import { ToolError } from "../errors.js";
 import { repoRoot } from "../toolchain/llvm-toolchain.js";
 import { checkOutputPath } from "./output-path.js";
 import { activeLlvm, requestLlvm } from "../toolchain/llvm-selection.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./cli-io.js";
 import type { NativeRunResult } from "../native/native-runtime.js";
 
 /**

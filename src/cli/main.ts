@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import type { CliIo } from "./cli-io.js";
 import { parseStressEvery } from "./parse-stress.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -70,11 +71,6 @@ function commandHelp(command: string): string {
 /** Bounds of sim's options (each thread holds a 32 MiB simulated stack). */
 const MAX_SIM_THREADS = 32;
 const MAX_SIM_SCALE = 10;
-
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
 
 const PROCESS_IO: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
 

@@ -3,7 +3,7 @@ import { CollectorError } from "../../../gc/collector-error.js";
 import { renderHeapMapSvg } from "../../../gc/heap-map-svg.js";
 import { ImmixCollector } from "../../../gc/immix-collector.js";
 import { StackRootScanner, type ThreadStack } from "../../../walker/stack-root-scanner.js";
-import type { CliIo } from "../main.js";
+import type { CliIo } from "../cli-io.js";
 export { parseSize } from "../parse-size.js";
 import { SimThread, loadFrameTemplates } from "./sim-thread.js";
 import { type WorkloadName, runWorkload } from "./workloads.js";
