@@ -6,7 +6,7 @@ import { parseStackMapSection } from "../src/stackmap/llvm-stackmap.js";
 import { buildLlvmDescriptors } from "../src/loader/llvm-map-loader.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
-import { scanStackRoots } from "../walker/fast-scan.js";
+import { FastLoop, scanStackRoots } from "../walker/fast-scan.js";
 import { RootPairs } from "../walker/frame-roots.js";
 import { Unwinder } from "../walker/unwinder.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
@@ -78,9 +78,10 @@ function stack(frames: number, many: boolean): StackCorpus {
 function makeWalk(c: StackCorpus): () => number {
   const u = new Unwinder(c.snapshot, c.memory, { mode: "strict" });
   const pairs = new RootPairs();
+  const loop = new FastLoop();
   return () => {
     pairs.clear();
-    const frames = scanStackRoots(u, c.start, pairs);
+    const frames = scanStackRoots(u, c.start, pairs, loop);
     let sum = 0;
     const values = pairs.baseValues;
     for (let i = 0; i < pairs.count; i++) sum += values[i]!;

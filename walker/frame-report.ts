@@ -40,7 +40,7 @@ export function reportWalk(u: Unwinder, memory: Memory, start: WalkStart | reado
     collectFrameRoots(u, pairs);
     const registers = {} as FrameReport["registers"];
     CALLEE_SAVED_NAMES.forEach((name, k) => {
-      const v = readSlot(u.regSlots[k]!, memory, u.contexts);
+      const v = readSlot(u.regSlot(k), memory, u.contexts);
       registers[name] = Number.isNaN(v) ? null : v;
     });
     const roots: FrameReport["roots"] = [];

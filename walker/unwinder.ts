@@ -1,7 +1,6 @@
-import type { FastLoop } from "./fast-scan.js";
 import { RootwalkError, hex } from "../src/errors.js";
 import { readU64 } from "../src/bytes/word-codec.js";
-import { type Memory, WordMemory } from "../src/memory/memory.js";
+import { type Memory, flatWords } from "../src/memory/memory.js";
 import {
   CALLEE_SAVED_COUNT,
   DWARF_RBP,
@@ -162,9 +161,7 @@ export class Unwinder {
   private readonly nextSlots = new Float64Array(CALLEE_SAVED_COUNT);
   private managedStarts: ReadonlySet<number> | undefined;
   /** Where each callee-saved register's value lives for this frame (see walker/slot.ts). */
-  readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
-  /** The fast scan loop's bound state (walker/fast-scan.ts), made on first use and reused. */
-  fastLoop: FastLoop | undefined;
+  private readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
   /** The register context of each chunk (slots name them by chunk index). */
   contexts: (RegisterContext | undefined)[] = [];
   /** Index of the chunk this frame belongs to, and split-stack transitions crossed so far. */
@@ -203,9 +200,9 @@ export class Unwinder {
    * frames inside it are range-checked with two comparisons and return addresses read straight
    * from its words: the per-frame cost that dominated the walk benchmark.
    */
-  words: Uint32Array | undefined;
-  wordsBase = 0;
-  wordsEnd = 0;
+  private words: Uint32Array | undefined;
+  private wordsBase = 0;
+  private wordsEnd = 0;
   snapshot: RegistrySnapshot;
   memory: Memory;
 
@@ -234,11 +231,11 @@ export class Unwinder {
   }
 
   private bindWords(): void {
-    const memory = this.memory;
-    if (memory instanceof WordMemory && memory.sizeBytes < 2 ** 32) {
-      this.words = memory.words;
-      this.wordsBase = memory.base;
-      this.wordsEnd = memory.base + memory.sizeBytes;
+    const flat = flatWords(this.memory);
+    if (flat !== undefined) {
+      this.words = flat.words;
+      this.wordsBase = flat.base;
+      this.wordsEnd = flat.base + flat.sizeBytes;
     } else {
       this.words = undefined;
       this.wordsBase = 0;
@@ -258,6 +255,16 @@ export class Unwinder {
   slotValue(slot: number): number {
     if (this.words !== undefined && slot >= this.wordsBase && slot + 8 <= this.wordsEnd && (slot & 7) === 0) return this.wordAt(slot);
     return readSlot(slot, this.memory, this.contexts);
+  }
+
+  /** Where callee-saved register k's value lives for the current frame (a walker/slot.ts slot). */
+  regSlot(k: number): number {
+    return this.regSlots[k]!;
+  }
+
+  /** Copies every callee-saved register's slot for the current frame into `out`. */
+  copyRegSlots(out: Float64Array): void {
+    out.set(this.regSlots);
   }
 
   /** Starts (or restarts) a walk: one chunk, or several innermost first. */
@@ -289,11 +296,13 @@ export class Unwinder {
   }
 
   /**
-   * Continues the walk at frame `index` with (sp, ra), in the current chunk, after a caller (the
-   * fast scan loop) stepped over frames itself and kept `regSlots` up to date: resolves that frame
-   * exactly as `next` would have.
+   * Continues the walk at frame `index` with (sp, ra) and the callee-saved register slots
+   * `regSlots`, in the current chunk, after a caller (the fast scan loop) stepped over frames
+   * itself, moving the register slots as `next` does: resolves that frame exactly as `next`
+   * would have.
    */
-  resumeAt(sp: number, ra: number, index: number): void {
+  resumeAt(sp: number, ra: number, index: number, regSlots: Float64Array): void {
+    this.regSlots.set(regSlots);
     this.sp = sp;
     this.ra = ra;
     this.pcExact = false; // the frame below it was a managed frame at a call

@@ -91,6 +91,15 @@ export class WordMemory implements Memory {
   }
 }
 
+/**
+ * The one flat word array behind `memory`, when it is a single WordMemory under 4 GiB (a
+ * simulated stack, a native stack's view): loops that index its words directly (the unwinder's
+ * frame checks, the fast scan loop) use it; undefined otherwise.
+ */
+export function flatWords(memory: Memory): WordMemory | undefined {
+  return memory instanceof WordMemory && memory.sizeBytes < 2 ** 32 ? memory : undefined;
+}
+
 /** A WordMemory over a fresh buffer, poison-filled: reads of never-written words are conspicuous. */
 export class SimulatedMemory extends WordMemory {
   constructor(base: number, sizeBytes: number, options: { poison?: boolean; contents?: Uint8Array } = {}) {
