@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import type { CliIo } from "./cli-io.js";
+import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
 import { parseStressEvery } from "./parse-stress.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -255,6 +256,7 @@ export function parseOptions(
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
+  crossCheckFromEnvironment();
   runCli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e: unknown) => {

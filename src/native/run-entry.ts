@@ -3,6 +3,9 @@
  * program that aborts never takes the test worker down): `node run-entry.js ARGS...`.
  */
 import { runCommand } from "../cli/run-command.js";
+import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
+
+crossCheckFromEnvironment();
 
 runCommand(process.argv.slice(2), { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) }).then(
   (code) => {
