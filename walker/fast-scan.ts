@@ -302,6 +302,7 @@ function runFastFrames(loop: FastLoop): number {
     if (!found || (lo | hi) === 0) break;
     const r = recipeOf[firstSafepointBySlot[values[2 * slot]!]! + values[2 * slot + 1]!]!;
     if (r < 0) break;
+    // + 2 words: the return-address slot between the frame and the CFA (RA_CFA_OFFSET_BYTES = -8).
     const cfaWord = w + (frameBytes[r]! >> 2) + 2;
     if (cfaWord > wordCount) break;
     if (boundaries !== undefined && boundaries.has(hi * TWO_32 + lo)) break;

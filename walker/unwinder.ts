@@ -6,6 +6,7 @@ import {
   DWARF_RBP,
   FLAG_FRAME_POINTER_CFA,
   FRAME_POINTER_INDEX,
+  RA_CFA_OFFSET_BYTES,
   type FrameDescriptors,
 } from "../src/safepoints/frame-descriptors.js";
 import type { RegisteredModule, RegistrySnapshot } from "../src/safepoints/registry.js";
@@ -425,7 +426,7 @@ export class Unwinder {
     const i = this.descriptor;
     const frameSize = d.frameSizeBytes[i]!;
     if (frameSize >= 0) {
-      this.cfa = this.sp + frameSize + 8;
+      this.cfa = this.sp + frameSize - RA_CFA_OFFSET_BYTES;
     } else if ((d.flags[i]! & FLAG_FRAME_POINTER_CFA) !== 0) {
       const k = FRAME_POINTER_INDEX;
       const rbp = readSlot(this.regSlots[k]!, this.memory, this.contexts);
@@ -437,7 +438,7 @@ export class Unwinder {
       // The fixed part of the frame (StackSize, when static) lies between SP and the return-address
       // slot; pushed arguments can only add to it.
       const fixedBytes = Math.max(0, d.stackSizeBytes[i]!);
-      if (d.cfaRegister[i] !== DWARF_RBP || this.cfa - 8 - this.sp < fixedBytes) {
+      if (d.cfaRegister[i] !== DWARF_RBP || this.cfa + RA_CFA_OFFSET_BYTES - this.sp < fixedBytes) {
         this.fail("no-progress", this.ra, `frame pointer ${hex(rbp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`, "a corrupt saved rbp or starting SP");
         return;
       }
@@ -445,7 +446,7 @@ export class Unwinder {
       this.fail("unreadable", this.ra, "the frame has no static size and no frame pointer rule", "a stack map without unwind information for a dynamic frame");
       return;
     }
-    this.raSlot = this.cfa - 8;
+    this.raSlot = this.cfa + RA_CFA_OFFSET_BYTES;
     this.checkFrameInMemory();
   }
 
@@ -553,7 +554,7 @@ export class Unwinder {
       if (!this.memory.contains(this.sp, 8)) {
         this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size, frame pointer or return address");
       } else {
-        this.fail("sp-out-of-range", this.cfa - 8, `return-address slot ${hex(this.cfa - 8)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
+        this.fail("sp-out-of-range", this.cfa + RA_CFA_OFFSET_BYTES, `return-address slot ${hex(this.cfa + RA_CFA_OFFSET_BYTES)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
       }
     }
   }

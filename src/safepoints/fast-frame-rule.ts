@@ -1,6 +1,5 @@
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
-import { X86_64 } from "../arch/x86-64.js";
-import { DWARF_RSP, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "./frame-descriptors.js";
+import { DWARF_RSP, RA_CFA_OFFSET_BYTES, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "./frame-descriptors.js";
 
 /*
  * Which frames and roots the fast scan loop takes (walker/fast-scan.ts), stated once: the scan
@@ -24,7 +23,7 @@ export const LOCATION_SHAPE_MASK = 0xffff;
 
 /** The span [sp, cfa) of a frame whose static size (SP to the return-address slot) is `frameSizeBytes`. */
 export function frameSpanBytes(frameSizeBytes: number): number {
-  return frameSizeBytes - X86_64.returnAddressCfaOffsetBytes;
+  return frameSizeBytes - RA_CFA_OFFSET_BYTES;
 }
 
 /** True when a safepoint's frame itself qualifies (its roots are checked one by one). */

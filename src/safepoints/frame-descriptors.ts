@@ -42,6 +42,8 @@ export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
 export const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames;
 /** The frame pointer's index in CALLEE_SAVED_DWARF order. */
 export const FRAME_POINTER_INDEX = X86_64.framePointerIndex;
+/** Where a frame's return address lies relative to its CFA (x86-64: CFA - 8, pushed by `call`). */
+export const RA_CFA_OFFSET_BYTES = X86_64.returnAddressCfaOffsetBytes;
 export const DWARF_RSP = X86_64.dwarf.sp;
 export const DWARF_RBP = X86_64.dwarf.fp;
 export const NO_CFA_RULE = 255;

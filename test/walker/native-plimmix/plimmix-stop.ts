@@ -216,9 +216,9 @@ function gdbFrame(value: unknown, what: string): GdbFrame {
 /** Parses the handler's JSON (plus gdb's fields when present); see harness.c for the shape. */
 export function parsePlimmixSnapshot(text: string, build: { executable: string; compiled: { a: string; b: string } }): PlimmixStop {
   const json = record(JSON.parse(text), "snapshot");
-  const registersJson = record(json.registers, "registers");
+  const registersJson = list(json.registers, "registers");
   const registers = {} as Record<CalleeSavedName, bigint>;
-  for (const name of CALLEE_SAVED_NAMES) registers[name] = hexBig(registersJson[name], `registers.${name}`);
+  CALLEE_SAVED_NAMES.forEach((name, k) => (registers[name] = hexBig(registersJson[k], `registers[${k}] (${name})`)));
   const globalRoot = record(json.globalRoot, "globalRoot");
   let gdb: PlimmixStop["gdb"];
   if (json.gdbFrames !== undefined) {

@@ -217,12 +217,14 @@ export function nativeStopDirectory(): string {
 
 /**
  * The harnesses' safepoint trampoline: trampoline.S, which includes the native runtime's own stub
- * (src/native/runtime-entry.S). `gccArgs` assemble it; `keyParts` go into a link's cache key.
+ * (src/native/runtime-entry.S). `gccArgs` assemble it and tell the harness how many callee-saved
+ * registers the stub's frame holds (RW_CALLEE_SAVED); `keyParts` go into a link's cache key.
  */
 export function trampolineBuild(): { gccArgs: string[]; keyParts: Buffer[] } {
   const trampoline = join(nativeStopDirectory(), "trampoline.S");
   const runtimeDir = join(repoRoot(), "src", "native");
-  return { gccArgs: [`-I${runtimeDir}`, trampoline], keyParts: [readFileSync(trampoline), readFileSync(join(runtimeDir, "runtime-entry.S"))] };
+  const count = `-DRW_CALLEE_SAVED=${CALLEE_SAVED_NAMES.length}`;
+  return { gccArgs: [`-I${runtimeDir}`, count, trampoline], keyParts: [readFileSync(trampoline), readFileSync(join(runtimeDir, "runtime-entry.S")), Buffer.from(count)] };
 }
 
 function cacheRoot(): string {
@@ -356,13 +358,13 @@ export function captureNativeStop(variant: NativeStopVariant): NativeStop {
   if (json.gdbFrames === undefined) throw new Error(`native stop ${variant}: gdb did not add gdbFrames to the snapshot`);
   if (json.exitCode !== 0) throw new Error(`native stop ${variant}: ${executable} exited with ${String(json.exitCode)} under gdb`);
 
-  const registersJson = record(json.registers, "registers");
+  const registersJson = list(json.registers, "registers");
   const exactRegisters = {} as Record<CalleeSavedName, bigint>;
   const registers = {} as CalleeSavedRegisters;
-  for (const name of CALLEE_SAVED_NAMES) {
-    exactRegisters[name] = hexBig(registersJson[name], `registers.${name}`);
+  CALLEE_SAVED_NAMES.forEach((name, k) => {
+    exactRegisters[name] = hexBig(registersJson[k], `registers[${k}] (${name})`);
     registers[name] = Number(exactRegisters[name]);
-  }
+  });
   const memory = list(json.memory, "memory").map((chunk, index) => {
     const fields = record(chunk, `memory[${index}]`);
     return { base: address(fields.base, `memory[${index}].base`), bytes: hexBytes(fields.hex, `memory[${index}].hex`) };
