@@ -18,8 +18,9 @@ import { defineConfig } from "vitest/config";
 const CACHE_ENV = {
   ROOTWALK_CACHE_DIR: resolve(dirname(fileURLToPath(import.meta.url)), ".cache"),
   // Every stack a test walks (walkStack, StackRootScanner) is also walked by the other path
-  // (fast scan loop / general unwinder) and must give identical frames, roots and pairs:
-  // walker/scan-cross-check.ts.
+  // (fast scan loop / general unwinder) and must give identical frames, roots and pairs
+  // (walker/scan-cross-check.ts): in the test process by the setup file below, in the processes
+  // tests start (the CLI, `rootwalk run`) by this variable, read once by their entry.
   ROOTWALK_SCAN_CROSSCHECK: "1",
 };
 
@@ -46,6 +47,7 @@ const shared = {
   testTimeout: 120_000,
   hookTimeout: 300_000,
   pool: "forks" as const,
+  setupFiles: ["test/support/cross-check-setup.ts"],
 };
 
 export default defineConfig({

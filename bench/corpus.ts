@@ -1,3 +1,4 @@
+import { TWO_32 } from "../src/bytes/word-codec.js";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -5,7 +6,7 @@ import { parseStackMapSection } from "../src/stackmap/llvm-stackmap.js";
 import { buildLlvmDescriptors } from "../src/loader/llvm-map-loader.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
-import { scanStackRoots } from "../walker/fast-scan.js";
+import { FastLoop, scanStackRoots } from "../walker/fast-scan.js";
 import { RootPairs } from "../walker/frame-roots.js";
 import { Unwinder } from "../walker/unwinder.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
@@ -77,9 +78,10 @@ function stack(frames: number, many: boolean): StackCorpus {
 function makeWalk(c: StackCorpus): () => number {
   const u = new Unwinder(c.snapshot, c.memory, { mode: "strict" });
   const pairs = new RootPairs();
+  const loop = new FastLoop();
   return () => {
     pairs.clear();
-    const frames = scanStackRoots(u, c.start, pairs);
+    const frames = scanStackRoots(u, c.start, pairs, loop);
     let sum = 0;
     const values = pairs.baseValues;
     for (let i = 0; i < pairs.count; i++) sum += values[i]!;
@@ -101,7 +103,6 @@ function makeSketchWalk(c: StackCorpus): () => number {
   const table = c.snapshot.table;
   const d = c.snapshot.moduleBySlot[0]!.descriptors;
   const slots = new Float64Array(c.roots + 16);
-  const TWO_32 = 0x1_0000_0000;
   const INDIRECT_RSP = 3 | (7 << 8);
   return () => {
     let sp = c.start.sp;
@@ -155,7 +156,7 @@ function makeSplitKeySketchWalk(c: StackCorpus): () => number {
   const slotOf = (lo: number, hi: number): number => Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> (32 - log);
   for (const [ra, , index] of c.snapshot.table.entriesInOrder()) {
     const lo = ra >>> 0;
-    const hi = (ra / 0x1_0000_0000) >>> 0;
+    const hi = (ra / TWO_32) >>> 0;
     let t = slotOf(lo, hi);
     while (value[t] !== -1) t = (t + 1) & mask;
     keyLo[t] = lo;
@@ -163,7 +164,6 @@ function makeSplitKeySketchWalk(c: StackCorpus): () => number {
     value[t] = index;
   }
   const slots = new Float64Array(c.roots + 16);
-  const TWO_32 = 0x1_0000_0000;
   const INDIRECT_RSP = 3 | (7 << 8);
   return () => {
     let sp = c.start.sp;

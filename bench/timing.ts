@@ -25,7 +25,7 @@ export function sink(): number {
 export function timeBatches(fn: () => number, opsPerCall: number, o: TimingOptions): Timed {
   let calls = 0;
   const warmStart = performance.now();
-  let elapsed = 0;
+  let elapsed: number;
   do {
     sinkValue = (sinkValue + fn()) % 2 ** 48;
     calls++;

@@ -1,3 +1,4 @@
+import { readU64, writeU64 } from "../src/bytes/word-codec.js";
 import { InvalidArgumentError, hex } from "../src/errors.js";
 import {
   BYTES_IN_BLOCK,
@@ -163,15 +164,11 @@ export class HeapSpace implements HeapMemory {
   // --- memory -------------------------------------------------------------------------------
 
   readWord(address: number): number {
-    const i = (address - this.base) >>> 2;
-    return this.words[i]! + this.words[i + 1]! * 0x1_0000_0000;
+    return readU64(this.words, (address - this.base) >>> 2);
   }
 
   writeWord(address: number, value: number): void {
-    const i = (address - this.base) >>> 2;
-    const lo = value >>> 0;
-    this.words[i] = lo;
-    this.words[i + 1] = (value - lo) / 0x1_0000_0000;
+    writeU64(this.words, (address - this.base) >>> 2, value);
   }
 
   /** True when `address` lies inside the reservation. */

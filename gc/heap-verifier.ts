@@ -1,3 +1,4 @@
+import { highU32, lowU32 } from "../src/bytes/word-codec.js";
 import { hex } from "../src/errors.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
@@ -352,8 +353,8 @@ class Checksum {
   }
 
   add(value: number): void {
-    const lo = value >>> 0;
-    const hi = value < 0x1_0000_0000 ? 0 : Math.floor(value / 0x1_0000_0000) >>> 0;
+    const lo = lowU32(value);
+    const hi = highU32(value);
     this.a = Math.imul(this.a ^ lo, 0x01000193);
     this.a = Math.imul(this.a ^ hi, 0x01000193);
     this.b = Math.imul(this.b ^ lo, 0x5bd1e995) ^ (this.b >>> 13);

@@ -1,3 +1,4 @@
+import { highU32, joinHalves, lowU32 } from "../src/bytes/word-codec.js";
 import { BYTES_IN_WORD } from "./heap-constants.js";
 
 /**
@@ -79,7 +80,6 @@ export const HEADER_FLAG_BITS = 3;
 export const MAX_RAW_BYTES = 2 ** 29 - 1;
 export const MAX_POINTER_SLOTS = 2 ** 28 - 1;
 const MIN_BODY_BYTES = BYTES_IN_WORD;
-const TWO_32 = 0x1_0000_0000;
 
 /** The low half of the header word of the object at `address`. */
 function headerLoIndex(heap: HeapMemory, address: number): number {
@@ -127,14 +127,13 @@ export class DefaultObjectModel implements ObjectModel {
 
   forwardee(heap: HeapMemory, address: number): number {
     const i = headerLoIndex(heap, address);
-    return ((heap.words[i]! & ~HEADER_FLAG_BITS) >>> 0) + heap.words[i + 1]! * TWO_32;
+    return joinHalves((heap.words[i]! & ~HEADER_FLAG_BITS) >>> 0, heap.words[i + 1]!);
   }
 
   setForwarding(heap: HeapMemory, address: number, newAddress: number): void {
     const i = headerLoIndex(heap, address);
-    const lo = newAddress >>> 0;
-    heap.words[i] = lo | HEADER_FORWARDED_BIT;
-    heap.words[i + 1] = (newAddress - lo) / TWO_32;
+    heap.words[i] = lowU32(newAddress) | HEADER_FORWARDED_BIT;
+    heap.words[i + 1] = highU32(newAddress);
   }
 
   isPinned(heap: HeapMemory, address: number): boolean {

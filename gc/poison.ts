@@ -1,3 +1,4 @@
+import { joinHalves } from "../src/bytes/word-codec.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, LINE_IN_BLOCK_MASK, LINES_IN_BLOCK, LOG_BYTES_IN_LINE, LOG_LINES_IN_BLOCK } from "./heap-constants.js";
 import { BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
 
@@ -24,7 +25,7 @@ import { BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.
  */
 export const POISON_HALF_WORD = 0xdeadbeec;
 /** The pattern as a heap word reads (HeapSpace.readWord: low + high * 2^32, one rounding). */
-export const POISON_WORD_VALUE = POISON_HALF_WORD + POISON_HALF_WORD * 0x1_0000_0000;
+export const POISON_WORD_VALUE = joinHalves(POISON_HALF_WORD, POISON_HALF_WORD);
 
 /** Fills `[start, end)` (addresses, 8-aligned) with the pattern. */
 export function poisonRange(space: HeapSpace, start: number, end: number): void {

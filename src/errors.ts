@@ -104,6 +104,7 @@ export class ToolError extends RootwalkError {
 export function printableDiagnostic(text: string, maxLines: number, maxColumns = 400): string {
   return text
     .split("\n")
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are replaced
     .map((line) => line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "?").trimEnd())
     .filter((line) => line.trim() !== "")
     .slice(0, maxLines)

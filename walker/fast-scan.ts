@@ -1,3 +1,8 @@
+// The loop joins u32 halves inline (`hi * TWO_32 + lo`) on its own locals: src/bytes/word-codec.ts
+// is the codec everywhere else.
+import { TWO_32 } from "../src/bytes/word-codec.js";
+import { type WordMemory, flatWords } from "../src/memory/memory.js";
+import { CALLEE_SAVED_COUNT } from "../src/safepoints/frame-descriptors.js";
 import { slotOfHalves } from "../src/safepoints/safepoint-table.js";
 import { type RootPairs, collectFrameRoots } from "./frame-roots.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
@@ -6,7 +11,7 @@ import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
  * The fast scan loop: the roots of a whole stack, for a collection.
  *
  * When the stack is one flat word memory (a simulated stack, a native stack's view), the common
- * frame (static size, roots in `[rsp + off]` slots, see src/safepoints/scan-recipes.ts) is taken by
+ * frame (src/safepoints/fast-frame-rule.ts, compiled into src/safepoints/scan-recipes.ts) is taken by
  * one monomorphic loop: a table probe on the return address's two u32 halves, the frame's recipe,
  * one range check, root slots appended to the RootPairs typed arrays, the caller's return address
  * read straight from the Uint32Array. No allocation and no polymorphic call per frame.
@@ -16,11 +21,15 @@ import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
  * an unknown return address, the depth limit, memory that is not one flat range) is handed to the
  * general Unwinder with `resumeAt`, which stays the single source of truth for them: the frames,
  * pairs, stop reason and errors are exactly those of `for (u.init(); u.valid(); u.next())
- * collectFrameRoots(u, out)` (test/walker/fast-scan.test.ts and every StackRootScanner use under
- * ROOTWALK_SCAN_CROSSCHECK check it).
+ * collectFrameRoots(u, out)` (test/walker/fast-scan.test.ts, and every stack the tests scan or walk
+ * with the `crossCheck` option, check it: walker/scan-cross-check.ts).
  *
- * Invariant kept while the loop runs: `u.regSlots` holds where each callee-saved register lives
- * for the frame at (sp, lo/hi): fast frames that saved registers move them like Unwinder.next.
+ * Invariant kept while the loop runs: `loop.regSlots` holds where each callee-saved register lives
+ * for the frame at (sp, lo/hi): copied from the unwinder when a chunk starts, moved by fast frames
+ * that saved registers as Unwinder.next moves them, and handed back with `resumeAt`.
+ *
+ * The loop's state (FastLoop) belongs to the caller, who keeps one per thread and reuses it
+ * (StackRootScanner): the Unwinder knows nothing of the fast loop.
  */
 
 /** Optional per-frame record (SP and return address of every frame, walk order): for checks. */
@@ -46,11 +55,10 @@ export class FrameLog {
   }
 }
 
-const TWO_32 = 0x1_0000_0000;
-
 /**
  * Walks `start` with `u` (its mode decides errors) and appends every root pair to `out`; returns
- * the number of frames. `log`, when given, gets every frame's (sp, ra).
+ * the number of frames. `loop` is the fast loop's reusable state (no allocation once made).
+ * `log`, when given, gets every frame's (sp, ra).
  *
  * Inside the loop a frame's SP is `w`, its index in the flat Uint32Array of stack words (an int32:
  * the stack is under 4 GiB), so the range checks, the root slots and the caller's return address
@@ -58,12 +66,11 @@ const TWO_32 = 0x1_0000_0000;
  * appended. `w` stays even (SP 8-aligned) because the words start 8-aligned and every fast frame
  * size is a multiple of 8 (scan-recipes.ts); a chunk whose SP is not is handed over at once.
  */
-export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedChunk[], out: RootPairs, log?: FrameLog): number {
+export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedChunk[], out: RootPairs, loop: FastLoop, log?: FrameLog): number {
   let frames = 0;
   u.init(start);
-  const words = u.words;
-  const wordsBase = u.wordsBase;
-  if (words === undefined || wordsBase % 8 !== 0) {
+  const flat = flatWords(u.memory);
+  if (flat === undefined || flat.base % 8 !== 0) {
     for (; u.valid(); u.next()) {
       log?.push(u.sp, u.ra);
       collectFrameRoots(u, out);
@@ -71,8 +78,7 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
     }
     return frames;
   }
-  const loop = (u.fastLoop ??= new FastLoop());
-  loop.bind(u, out, log);
+  loop.bind(u, flat, out, log);
   try {
     return frames + scanChunks(u, out, log, loop);
   } finally {
@@ -84,15 +90,17 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
 /** The chunks of a bound walk: fast frames by runFastFrames, the others by the general unwinder. */
 function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, loop: FastLoop): number {
   let frames = 0;
-  const wordsBase = u.wordsBase;
+  const wordsBase = loop.wordsBase;
+  const wordsEnd = wordsBase + loop.wordCount * 4;
   const cursor = loop.cursor;
   while (u.valid()) {
     const chunk = u.chunk;
     const firstIndex = u.index;
     const sp0 = u.sp;
     let taken = 0;
-    if ((sp0 & 7) === 0 && sp0 >= wordsBase && sp0 < u.wordsEnd) {
+    if ((sp0 & 7) === 0 && sp0 >= wordsBase && sp0 < wordsEnd) {
       loop.enterChunk(chunk, ((sp0 - wordsBase) / 4) | 0, u.ra, firstIndex);
+      u.copyRegSlots(loop.regSlots);
       for (;;) {
         const run = runFastFrames(loop);
         if (run !== 0) loop.advanced(firstIndex + taken + run);
@@ -104,7 +112,7 @@ function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, loop
     }
     if (taken !== 0) {
       frames += taken;
-      u.resumeAt(wordsBase + cursor[CURSOR_W]! * 4, cursor[CURSOR_HI]! * TWO_32 + cursor[CURSOR_LO]!, firstIndex + taken);
+      u.resumeAt(wordsBase + cursor[CURSOR_W]! * 4, cursor[CURSOR_HI]! * TWO_32 + cursor[CURSOR_LO]!, firstIndex + taken, loop.regSlots);
     }
     if (!u.valid()) break;
     // The frame the loop could not take: the general unwinder's.
@@ -125,8 +133,8 @@ const CURSOR_HI = 2;
 const CURSOR_INDEX = 3;
 
 /**
- * Everything the frame loop reads, bound once per scan (no allocation: one per Unwinder), and the
- * cursor it leaves behind. The loop itself is `runFastFrames`, a function of its own whose code
+ * Everything the frame loop reads, bound once per scan (no allocation: the caller keeps one per
+ * thread), the register slots it moves, and the cursor it leaves behind. The loop itself is `runFastFrames`, a function of its own whose code
  * after the loop is a bare `return`: V8 compiles a long first loop on the stack (OSR) before any
  * code after it has run, and code without type feedback deoptimises when it is first reached.
  */
@@ -151,7 +159,8 @@ export class FastLoop {
   saveCount: Uint8Array = new Uint8Array(0);
   saves: Int32Array = new Int32Array(0);
   maxDepth = 0;
-  regSlots: Float64Array = new Float64Array(0);
+  /** Where each callee-saved register lives for the frame at the cursor (see the header). */
+  readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
   out: RootPairs | undefined;
   log: FrameLog | undefined;
   /** Extra boundaries (UnwinderOptions.boundaries) that are also safepoints: checked per frame. */
@@ -166,13 +175,13 @@ export class FastLoop {
   boundaryLo = 0;
   boundaryHi = 0;
 
-  bind(u: Unwinder, out: RootPairs, log: FrameLog | undefined): void {
+  bind(u: Unwinder, flat: WordMemory, out: RootPairs, log: FrameLog | undefined): void {
     const snapshot = u.snapshot;
     const table = snapshot.table;
     const scan = snapshot.scanRecipes;
-    this.words = u.words!;
-    this.wordsBase = u.wordsBase;
-    this.wordCount = u.words!.length;
+    this.words = flat.words;
+    this.wordsBase = flat.base;
+    this.wordCount = flat.words.length;
     this.keys = table.keys;
     this.values = table.values;
     this.mask = table.capacity - 1;
@@ -187,7 +196,6 @@ export class FastLoop {
     this.saveCount = scan.saveCount;
     this.saves = scan.saves;
     this.maxDepth = u.maxDepth;
-    this.regSlots = u.regSlots;
     this.out = out;
     this.log = log;
     // Extra boundaries only matter for return addresses that are also safepoints (the general
@@ -279,7 +287,10 @@ function runFastFrames(loop: FastLoop): number {
     // runs the same operations, so the JIT has type feedback for all of them after the first
     // frame and a first collision deep into a stack does not deoptimise the loop.
     let slot = (slotOfHalves(lo, hi, shift) - 1) & mask;
+    // Initialised although the do-while assigns them first: the JIT then sees only booleans here.
+    // eslint-disable-next-line no-useless-assignment -- see above
     let found = false;
+    // eslint-disable-next-line no-useless-assignment -- see above
     let empty = false;
     do {
       slot = (slot + 1) & mask;
@@ -291,6 +302,7 @@ function runFastFrames(loop: FastLoop): number {
     if (!found || (lo | hi) === 0) break;
     const r = recipeOf[firstSafepointBySlot[values[2 * slot]!]! + values[2 * slot + 1]!]!;
     if (r < 0) break;
+    // + 2 words: the return-address slot between the frame and the CFA (RA_CFA_OFFSET_BYTES = -8).
     const cfaWord = w + (frameBytes[r]! >> 2) + 2;
     if (cfaWord > wordCount) break;
     if (boundaries !== undefined && boundaries.has(hi * TWO_32 + lo)) break;

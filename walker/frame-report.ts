@@ -94,7 +94,7 @@ function frameFunction(u: Unwinder): string | undefined {
 function frameRegisters(u: Unwinder, memory: Memory): FrameReport["registers"] {
   const registers = {} as FrameReport["registers"];
   CALLEE_SAVED_NAMES.forEach((name, k) => {
-    const v = readSlot(u.regSlots[k]!, memory, u.contexts);
+    const v = readSlot(u.regSlot(k), memory, u.contexts);
     registers[name] = Number.isNaN(v) ? null : v;
   });
   return registers;

@@ -1,11 +1,10 @@
 import { hex } from "../src/errors.js";
+import { LOCATION_SHAPE_MASK, isFastRootLocation } from "../src/safepoints/fast-frame-rule.js";
 import {
   DWARF_CFA,
   DWARF_RSP,
   ROOT_TYPE_ATOMIC,
   ROOT_TYPE_COMPLEX,
-  ROOT_TYPE_NONE,
-  ROOT_TYPE_POINTER,
   ROOT_TYPE_TRAIT,
   calleeSavedIndex,
   locationDwarfReg,
@@ -88,9 +87,6 @@ export class RootPairs {
 }
 
 const NOT_A_SLOT = Number.NaN;
-/** Word 0 (size bits masked off) of an Indirect location relative to rsp: untyped, or POINTER. */
-const SP_INDIRECT_UNTYPED = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
-const SP_INDIRECT_POINTER = LocationKind.Indirect | (ROOT_TYPE_POINTER << 4) | (DWARF_RSP << 8);
 
 /** Appends every root pair of the unwinder's current frame to `out` (none for a native frame). */
 export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
@@ -101,25 +97,20 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
   const pairs = d.pairs;
   const locations = d.locations;
   const sp = u.sp;
-  const cfa = u.cfa;
+  const span = u.cfa - sp;
   for (let p = 0; p < d.pairCount[i]!; p++) {
     const baseLoc = pairs[(pairStart + p) * 2]!;
     const derivedLoc = pairs[(pairStart + p) * 2 + 1]!;
     const w0 = locations[derivedLoc * 2]!;
-    // The common case, base and derived in stack slots [sp + off] inside the frame (checked by
-    // the unwinder as a whole): no decoding beyond the first words, no further range check.
-    const derivedShape = w0 & 0xffff;
-    const baseShape = locations[baseLoc * 2]! & 0xffff;
-    if (
-      (derivedShape === SP_INDIRECT_UNTYPED || derivedShape === SP_INDIRECT_POINTER) &&
-      (baseShape === SP_INDIRECT_UNTYPED || baseShape === SP_INDIRECT_POINTER)
-    ) {
-      const derivedSlot = sp + locations[derivedLoc * 2 + 1]!;
-      const baseSlot = sp + locations[baseLoc * 2 + 1]!;
-      if (derivedSlot >= sp && derivedSlot + 8 <= cfa && (derivedSlot & 7) === 0 && baseSlot >= sp && baseSlot + 8 <= cfa && (baseSlot & 7) === 0) {
-        out.push(baseSlot, derivedSlot, u.index, u.slotValue(baseSlot));
-        continue;
-      }
+    // The common case, the fast loop's (src/safepoints/fast-frame-rule.ts): base and derived in
+    // stack slots [sp + off] inside the frame, which the unwinder checked as a whole (and SP is
+    // 8-aligned): no decoding beyond the first words, no further range check.
+    const derivedOffset = locations[derivedLoc * 2 + 1]!;
+    const baseOffset = locations[baseLoc * 2 + 1]!;
+    if (isFastRootLocation(w0 & LOCATION_SHAPE_MASK, derivedOffset, span) && isFastRootLocation(locations[baseLoc * 2]! & LOCATION_SHAPE_MASK, baseOffset, span)) {
+      const baseSlot = sp + baseOffset;
+      out.push(baseSlot, sp + derivedOffset, u.index, u.slotValue(baseSlot));
+      continue;
     }
     const type = locationRootType(w0);
     if (type === ROOT_TYPE_ATOMIC) continue;
@@ -165,7 +156,7 @@ export function locationSlot(u: Unwinder, loc: number): number {
     case LocationKind.Register: {
       const reg = locationDwarfReg(w0);
       const k = calleeSavedIndex(reg);
-      const slot = k < 0 ? UNKNOWN_SLOT : u.regSlots[k]!;
+      const slot = k < 0 ? UNKNOWN_SLOT : u.regSlot(k);
       if (slot === UNKNOWN_SLOT) unresolvable(u, `a root in register ${reg}`, k < 0 ? "it is not callee-saved, so it cannot hold a value across a call" : "no callee saved it and the register context does not hold it");
       return slot;
     }
@@ -178,7 +169,7 @@ function registerValuePlusOffset(u: Unwinder, reg: number, offset: number, loc: 
   if (reg === DWARF_RSP) return u.sp + offset;
   if (reg === DWARF_CFA) return u.cfa + offset;
   const k = calleeSavedIndex(reg);
-  const value = k < 0 ? Number.NaN : readSlot(u.regSlots[k]!, u.memory, u.contexts);
+  const value = k < 0 ? Number.NaN : readSlot(u.regSlot(k), u.memory, u.contexts);
   if (Number.isNaN(value)) {
     unresolvable(u, `location #${loc} relative to register ${reg}`, "the register's value in this frame is unknown");
   }

@@ -1,12 +1,12 @@
 import type { Memory } from "../src/memory/memory.js";
 import { CALLEE_SAVED_COUNT, CALLEE_SAVED_DWARF, calleeSavedIndex } from "../src/safepoints/frame-descriptors.js";
-import { X86_64_DWARF } from "../src/unwind/dwarf-registers.js";
+import { X86_64 } from "../src/arch/x86-64.js";
 import type { MappedModule } from "../src/unwind/module-map.js";
 import type { RegisterContext } from "./register-context.js";
 import { UNKNOWN_SLOT, readSlot } from "./slot.js";
 
 /*
- * One native frame climbed by its CFI row (x86-64), for walker/unwinder.ts.
+ * One native frame climbed by its CFI row, for walker/unwinder.ts.
  *
  *   CFA          = register + offset: rsp is the frame's SP; any callee-saved register is read
  *                  from its slot (rbp in frame-pointer code); other registers are not tracked
@@ -18,10 +18,9 @@ import { UNKNOWN_SLOT, readSlot } from "./slot.js";
  *       register(r)     where register r was for this frame (when r is callee-saved)
  *       undefined, val_offset, r not callee-saved   unknown
  *
- * The signal trampoline (__restore_rt: `mov $15, %rax; syscall`, rt_sigreturn) is recognised by
- * its bytes, as gdb does: its SP is the kernel's ucontext (Linux x86-64 `struct ucontext`:
- * uc_flags, uc_link, uc_stack (24 bytes), then uc_mcontext.gregs[23]: r8..r15, rdi, rsi, rbp,
- * rbx, rdx, rax, rcx, rsp, rip, ...), so every register of the interrupted frame is in memory.
+ * The signal trampoline (__restore_rt, rt_sigreturn) is recognised by its bytes, as gdb does: its
+ * SP is the kernel's ucontext, so every register of the interrupted frame is in memory (the layout
+ * is the architecture's: src/arch/x86-64.ts signalContext).
  */
 
 export interface NativeStep {
@@ -32,25 +31,26 @@ export interface NativeStep {
   problem: string;
 }
 
-/** Offset of uc_mcontext.gregs in the ucontext. */
-export const UCONTEXT_GREGS_BYTES = 40;
-const GREG_INDEX = { r12: 4, r13: 5, r14: 6, r15: 7, rbp: 10, rbx: 11, rsp: 15, rip: 16 } as const;
-/** CALLEE_SAVED_DWARF order (rbx rbp r12 r13 r14 r15) -> gregs index. */
-const GREG_OF_CALLEE_SAVED = [GREG_INDEX.rbx, GREG_INDEX.rbp, GREG_INDEX.r12, GREG_INDEX.r13, GREG_INDEX.r14, GREG_INDEX.r15];
-export const GREG_RSP_BYTES = GREG_INDEX.rsp * 8;
-export const GREG_RIP_BYTES = GREG_INDEX.rip * 8;
-
-const SIGRETURN_X86_64 = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
+const SIGNAL = X86_64.signalContext;
+const WORD_BYTES = X86_64.wordBytes;
+/** Offset of the saved general registers (uc_mcontext.gregs) in the ucontext. */
+export const UCONTEXT_GREGS_BYTES = SIGNAL.registersOffsetBytes;
+/** Offsets of the interrupted SP and PC in those registers. */
+export const GREG_SP_BYTES = SIGNAL.spIndex * WORD_BYTES;
+export const GREG_PC_BYTES = SIGNAL.pcIndex * WORD_BYTES;
+/** Bytes of the sigreturn trampoline's code that identify it. */
+export const SIGRETURN_CODE_BYTES = SIGNAL.sigreturnCode.length;
 
 export function isSigreturnTrampoline(code: Uint8Array): boolean {
-  if (code.length < SIGRETURN_X86_64.length) return false;
-  for (let i = 0; i < SIGRETURN_X86_64.length; i++) if (code[i] !== SIGRETURN_X86_64[i]) return false;
+  const expected = SIGNAL.sigreturnCode;
+  if (code.length < expected.length) return false;
+  for (let i = 0; i < expected.length; i++) if (code[i] !== expected[i]) return false;
   return true;
 }
 
 /** The interrupted frame's callee-saved register slots, in the ucontext's gregs at `gregs`. */
 export function signalFrameSlots(gregs: number, out: Float64Array): void {
-  for (let k = 0; k < CALLEE_SAVED_COUNT; k++) out[k] = gregs + GREG_OF_CALLEE_SAVED[k]! * 8;
+  for (let k = 0; k < CALLEE_SAVED_COUNT; k++) out[k] = gregs + SIGNAL.calleeSavedIndex[k]! * WORD_BYTES;
 }
 
 /**
@@ -74,7 +74,7 @@ export function nativeStep(
     return false;
   }
   let base: number;
-  if (row.cfaRegister === X86_64_DWARF.RSP) base = sp;
+  if (row.cfaRegister === X86_64.dwarf.sp) base = sp;
   else {
     const k = calleeSavedIndex(row.cfaRegister);
     base = k < 0 ? Number.NaN : readSlot(regSlots[k]!, memory, contexts);
@@ -84,10 +84,10 @@ export function nativeStep(
     }
   }
   out.cfa = base + row.cfaOffset;
-  const raOffset = row.savedRegisters.get(X86_64_DWARF.RA);
+  const raOffset = row.savedRegisters.get(X86_64.dwarf.returnAddress);
   out.outermost = false;
   if (raOffset !== undefined) out.raSlot = out.cfa + raOffset;
-  else if (row.otherRules.get(X86_64_DWARF.RA)?.kind === "undefined") out.outermost = true;
+  else if (row.otherRules.get(X86_64.dwarf.returnAddress)?.kind === "undefined") out.outermost = true;
   else {
     out.problem = "its CFI row has no rule for the return address";
     return false;

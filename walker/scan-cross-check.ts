@@ -1,20 +1,38 @@
 import { RootwalkError } from "../src/errors.js";
 import type { Memory } from "../src/memory/memory.js";
+import { CALLEE_SAVED_COUNT } from "../src/safepoints/frame-descriptors.js";
 import type { RegistrySnapshot } from "../src/safepoints/registry.js";
-import { FrameLog, scanStackRoots } from "./fast-scan.js";
+import { FastLoop, FrameLog, scanStackRoots } from "./fast-scan.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
 
 /*
  * The differential check of the fast scan loop against the general unwinder: both walk the same
  * stack and must give identical frames (SP, return address), root pairs (base slot, derived
- * slot, frame), transitions, stop reason and stop address, or throw the same error. Run by the
- * tests on every stack a StackRootScanner scans (ROOTWALK_SCAN_CROSSCHECK=1, set by
- * vitest.config.ts) and on explicit stacks (test/walker/fast-scan.test.ts). It only reads memory.
+ * slot, frame), transitions, stop reason and stop address, or throw the same error. It only
+ * reads memory, and doubles (at least) the cost of a scan.
+ *
+ * Switched on per scanner or walk by the `crossCheck` option (StackRootScanner, walkStack), whose
+ * default is this module's: off, unless a process entry (src/cli/main.ts, src/native/run-entry.ts)
+ * found ROOTWALK_SCAN_CROSSCHECK=1 when it started, or the tests turned it on
+ * (test/support/cross-check-setup.ts: every stack a test scans or walks is cross-checked). Explicit
+ * stacks are checked by test/walker/fast-scan.test.ts.
  */
 
-export function crossCheckRequested(): boolean {
-  return process.env.ROOTWALK_SCAN_CROSSCHECK === "1";
+let crossCheckDefault = false;
+
+/** The `crossCheck` default of scanners and walks made from now on. */
+export function setCrossCheckDefault(on: boolean): void {
+  crossCheckDefault = on;
+}
+
+export function crossCheckByDefault(): boolean {
+  return crossCheckDefault;
+}
+
+/** For a process entry, once at startup: ROOTWALK_SCAN_CROSSCHECK=1 turns the default on. */
+export function crossCheckFromEnvironment(env: NodeJS.ProcessEnv = process.env): void {
+  if (env["ROOTWALK_SCAN_CROSSCHECK"] === "1") setCrossCheckDefault(true);
 }
 
 export interface ScanOutcome {
@@ -50,7 +68,7 @@ function scanWith(path: "general" | "fast", snapshot: RegistrySnapshot, memory: 
   let error: string | undefined;
   try {
     if (path === "fast") {
-      frames = scanStackRoots(u, start, out, log);
+      frames = scanStackRoots(u, start, out, new FastLoop(), log);
     } else {
       for (u.init(start); u.valid(); u.next()) {
         log.push(u.sp, u.ra);
@@ -77,7 +95,7 @@ function outcome(u: Unwinder, out: RootPairs, log: FrameLog, frames: number, err
     transitions: u.transitions,
     stopReason: u.stopReason,
     stoppedAt: u.stoppedAt,
-    regSlots: Array.from(u.regSlots),
+    regSlots: Array.from({ length: CALLEE_SAVED_COUNT }, (_, k) => u.regSlot(k)),
     error,
   };
 }

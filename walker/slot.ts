@@ -1,13 +1,14 @@
 import type { Memory } from "../src/memory/memory.js";
-import { CALLEE_SAVED_COUNT } from "../src/safepoints/frame-descriptors.js";
+import { CALLEE_SAVED_COUNT, CALLEE_SAVED_NAMES } from "../src/safepoints/frame-descriptors.js";
 import type { RegisterContext } from "./register-context.js";
 
 /*
  * A slot is where a value lives, as one number so the hot loops allocate nothing:
- *   slot >= 0                      a stack address (read and written through Memory)
- *   -1 - (chunk * 6 + k)           callee-saved register k (CALLEE_SAVED_DWARF order) of the
- *                                  RegisterContext captured for managed chunk `chunk`
- *   UNKNOWN_SLOT                   not known (no frame saved the register, no context holds it)
+ *   slot >= 0                       a stack address (read and written through Memory)
+ *   -1 - (chunk * CALLEE_SAVED_COUNT + k)
+ *                                   callee-saved register k (CALLEE_SAVED_DWARF order) of the
+ *                                   RegisterContext captured for managed chunk `chunk`
+ *   UNKNOWN_SLOT                    not known (no frame saved the register, no context holds it)
  */
 export const UNKNOWN_SLOT = Number.NEGATIVE_INFINITY;
 
@@ -47,6 +48,5 @@ export function describeSlot(slot: number): string {
   if (slot >= 0) return `0x${slot.toString(16)}`;
   if (slot === UNKNOWN_SLOT) return "unknown";
   const n = -1 - slot;
-  const names = ["rbx", "rbp", "r12", "r13", "r14", "r15"];
-  return `${names[n % CALLEE_SAVED_COUNT]}@chunk${Math.floor(n / CALLEE_SAVED_COUNT)}`;
+  return `${CALLEE_SAVED_NAMES[n % CALLEE_SAVED_COUNT]}@chunk${Math.floor(n / CALLEE_SAVED_COUNT)}`;
 }

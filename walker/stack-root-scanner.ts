@@ -1,8 +1,8 @@
 import type { RootScanner } from "../gc/root-scanning.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { SafepointRegistry } from "../src/safepoints/registry.js";
-import { crossCheckScan, crossCheckRequested } from "./scan-cross-check.js";
-import { scanStackRoots } from "./fast-scan.js";
+import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
+import { FastLoop, scanStackRoots } from "./fast-scan.js";
 import { RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
 import { describeSlot, isMemorySlot } from "./slot.js";
@@ -16,6 +16,15 @@ export interface ThreadStack {
   label?: string;
 }
 
+export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
+  /**
+   * Walk every stack a second time with the general unwinder and fail unless it agrees with the
+   * fast scan loop (walker/scan-cross-check.ts): for tests and debugging. Default: the process's
+   * (off unless turned on, see there).
+   */
+  crossCheck?: boolean;
+}
+
 /**
  * The collector's RootScanner over thread stacks: scanRoots walks every thread strictly (an
  * unaccountable frame is an error, never a skipped root) with the fast scan loop
@@ -27,15 +36,17 @@ export interface ThreadStack {
  * visitRoots (each non-null base handed to the collector, which traces it).
  *
  * Per thread index it keeps one RootPairs, one Unwinder (rebound to each scan's memory and
- * snapshot) and the relocation scratch, so a scan allocates nothing once they have grown to the
- * stack's size.
+ * snapshot), one fast loop state and the relocation scratch, so a scan allocates nothing once
+ * they have grown to the stack's size.
  */
 export class StackRootScanner implements RootScanner {
   private readonly pairsByThread: RootPairs[] = [];
   private readonly unwinders: Unwinder[] = [];
+  private readonly fastLoops: FastLoop[] = [];
   private readonly framesByThread: number[] = [];
   private readonly relocationScratch = { bases: new Float64Array(256), deriveds: new Float64Array(256) };
   private readonly strictOptions: UnwinderOptions;
+  private readonly crossCheck: boolean;
   /** The stacks of the last walk (updateRoots relocates what it found). */
   private walked: readonly ThreadStack[] = [];
   framesScanned = 0;
@@ -44,9 +55,11 @@ export class StackRootScanner implements RootScanner {
   constructor(
     private readonly registry: SafepointRegistry,
     private readonly threads: () => readonly ThreadStack[],
-    options: Omit<UnwinderOptions, "mode"> = {},
+    options: StackRootScannerOptions = {},
   ) {
-    this.strictOptions = { ...options, mode: "strict" };
+    const { crossCheck, ...unwinderOptions } = options;
+    this.strictOptions = { ...unwinderOptions, mode: "strict" };
+    this.crossCheck = crossCheck ?? crossCheckByDefault();
   }
 
   scanRoots(visit: (baseAddress: number) => void): void {
@@ -66,13 +79,14 @@ export class StackRootScanner implements RootScanner {
       let u = this.unwinders[t];
       if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
       else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);
-      const frames = scanStackRoots(u, thread.chunks, pairs);
+      const frames = scanStackRoots(u, thread.chunks, pairs, (this.fastLoops[t] ??= new FastLoop()));
       this.framesByThread[t] = frames;
       this.framesScanned += frames;
-      if (crossCheckRequested()) crossCheckScan(snapshot, thread.memory, thread.chunks, this.strictOptions);
+      if (this.crossCheck) crossCheckScan(snapshot, thread.memory, thread.chunks, this.strictOptions);
     }
     this.pairsByThread.length = threads.length;
     this.unwinders.length = threads.length;
+    this.fastLoops.length = threads.length;
     this.framesByThread.length = threads.length;
     this.walked = threads;
   }

@@ -1,16 +1,18 @@
-import type { FastLoop } from "./fast-scan.js";
 import { RootwalkError, hex } from "../src/errors.js";
-import { type Memory, WordMemory } from "../src/memory/memory.js";
+import { readU64 } from "../src/bytes/word-codec.js";
+import { type Memory, flatWords } from "../src/memory/memory.js";
 import {
   CALLEE_SAVED_COUNT,
   DWARF_RBP,
   FLAG_FRAME_POINTER_CFA,
+  FRAME_POINTER_INDEX,
+  RA_CFA_OFFSET_BYTES,
   type FrameDescriptors,
 } from "../src/safepoints/frame-descriptors.js";
 import type { RegisteredModule, RegistrySnapshot } from "../src/safepoints/registry.js";
 import type { MappedModule, ModuleMap } from "../src/unwind/module-map.js";
 import type { RegisterContext } from "./register-context.js";
-import { GREG_RIP_BYTES, GREG_RSP_BYTES, type NativeStep, UCONTEXT_GREGS_BYTES, isSigreturnTrampoline, nativeStep, signalFrameSlots } from "./native-frame.js";
+import { GREG_PC_BYTES, GREG_SP_BYTES, type NativeStep, UCONTEXT_GREGS_BYTES, SIGRETURN_CODE_BYTES, isSigreturnTrampoline, nativeStep, signalFrameSlots } from "./native-frame.js";
 import { UNKNOWN_SLOT, contextSlot, readSlot } from "./slot.js";
 import { type SplitStackTransition, type SplitStacks, splitStackTransition } from "./split-stacks.js";
 
@@ -131,8 +133,6 @@ export type StopReason =
 export type FrameKind = "managed" | "native" | "signal" | "managed-unsafe";
 
 export const DEFAULT_MAX_DEPTH = 4_000_000;
-/** rbp's index in CALLEE_SAVED_DWARF order. */
-export const RBP_INDEX = 1;
 const MAX_FUNCTION_BYTES = 1 << 20;
 
 const MANAGED_STARTS = new WeakMap<RegistrySnapshot, Set<number>>();
@@ -162,9 +162,7 @@ export class Unwinder {
   private readonly nextSlots = new Float64Array(CALLEE_SAVED_COUNT);
   private managedStarts: ReadonlySet<number> | undefined;
   /** Where each callee-saved register's value lives for this frame (see walker/slot.ts). */
-  readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
-  /** The fast scan loop's bound state (walker/fast-scan.ts), made on first use and reused. */
-  fastLoop: FastLoop | undefined;
+  private readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
   /** The register context of each chunk (slots name them by chunk index). */
   contexts: (RegisterContext | undefined)[] = [];
   /** Index of the chunk this frame belongs to, and split-stack transitions crossed so far. */
@@ -203,9 +201,9 @@ export class Unwinder {
    * frames inside it are range-checked with two comparisons and return addresses read straight
    * from its words: the per-frame cost that dominated the walk benchmark.
    */
-  words: Uint32Array | undefined;
-  wordsBase = 0;
-  wordsEnd = 0;
+  private words: Uint32Array | undefined;
+  private wordsBase = 0;
+  private wordsEnd = 0;
   snapshot: RegistrySnapshot;
   memory: Memory;
 
@@ -234,11 +232,11 @@ export class Unwinder {
   }
 
   private bindWords(): void {
-    const memory = this.memory;
-    if (memory instanceof WordMemory && memory.sizeBytes < 2 ** 32) {
-      this.words = memory.words;
-      this.wordsBase = memory.base;
-      this.wordsEnd = memory.base + memory.sizeBytes;
+    const flat = flatWords(this.memory);
+    if (flat !== undefined) {
+      this.words = flat.words;
+      this.wordsBase = flat.base;
+      this.wordsEnd = flat.base + flat.sizeBytes;
     } else {
       this.words = undefined;
       this.wordsBase = 0;
@@ -248,8 +246,7 @@ export class Unwinder {
 
   /** The word at `address`, inside [wordsBase, wordsEnd) and 8-aligned (checked by the caller). */
   private wordAt(address: number): number {
-    const i = (address - this.wordsBase) >>> 2;
-    return this.words![i + 1]! * 0x1_0000_0000 + this.words![i]!;
+    return readU64(this.words!, (address - this.wordsBase) >>> 2);
   }
 
   /**
@@ -259,6 +256,16 @@ export class Unwinder {
   slotValue(slot: number): number {
     if (this.words !== undefined && slot >= this.wordsBase && slot + 8 <= this.wordsEnd && (slot & 7) === 0) return this.wordAt(slot);
     return readSlot(slot, this.memory, this.contexts);
+  }
+
+  /** Where callee-saved register k's value lives for the current frame (a walker/slot.ts slot). */
+  regSlot(k: number): number {
+    return this.regSlots[k]!;
+  }
+
+  /** Copies every callee-saved register's slot for the current frame into `out`. */
+  copyRegSlots(out: Float64Array): void {
+    out.set(this.regSlots);
   }
 
   /** Starts (or restarts) a walk: one chunk, or several innermost first. */
@@ -290,11 +297,13 @@ export class Unwinder {
   }
 
   /**
-   * Continues the walk at frame `index` with (sp, ra), in the current chunk, after a caller (the
-   * fast scan loop) stepped over frames itself and kept `regSlots` up to date: resolves that frame
-   * exactly as `next` would have.
+   * Continues the walk at frame `index` with (sp, ra) and the callee-saved register slots
+   * `regSlots`, in the current chunk, after a caller (the fast scan loop) stepped over frames
+   * itself, moving the register slots as `next` does: resolves that frame exactly as `next`
+   * would have.
    */
-  resumeAt(sp: number, ra: number, index: number): void {
+  resumeAt(sp: number, ra: number, index: number, regSlots: Float64Array): void {
+    this.regSlots.set(regSlots);
     this.sp = sp;
     this.ra = ra;
     this.pcExact = false; // the frame below it was a managed frame at a call
@@ -417,9 +426,9 @@ export class Unwinder {
     const i = this.descriptor;
     const frameSize = d.frameSizeBytes[i]!;
     if (frameSize >= 0) {
-      this.cfa = this.sp + frameSize + 8;
+      this.cfa = this.sp + frameSize - RA_CFA_OFFSET_BYTES;
     } else if ((d.flags[i]! & FLAG_FRAME_POINTER_CFA) !== 0) {
-      const k = RBP_INDEX;
+      const k = FRAME_POINTER_INDEX;
       const rbp = readSlot(this.regSlots[k]!, this.memory, this.contexts);
       if (Number.isNaN(rbp)) {
         this.fail("unreadable", this.ra, `frame needs its frame pointer (rbp) and no frame saved it and no register context holds it`, "the safepoint trampoline did not capture rbp");
@@ -429,7 +438,7 @@ export class Unwinder {
       // The fixed part of the frame (StackSize, when static) lies between SP and the return-address
       // slot; pushed arguments can only add to it.
       const fixedBytes = Math.max(0, d.stackSizeBytes[i]!);
-      if (d.cfaRegister[i] !== DWARF_RBP || this.cfa - 8 - this.sp < fixedBytes) {
+      if (d.cfaRegister[i] !== DWARF_RBP || this.cfa + RA_CFA_OFFSET_BYTES - this.sp < fixedBytes) {
         this.fail("no-progress", this.ra, `frame pointer ${hex(rbp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`, "a corrupt saved rbp or starting SP");
         return;
       }
@@ -437,7 +446,7 @@ export class Unwinder {
       this.fail("unreadable", this.ra, "the frame has no static size and no frame pointer rule", "a stack map without unwind information for a dynamic frame");
       return;
     }
-    this.raSlot = this.cfa - 8;
+    this.raSlot = this.cfa + RA_CFA_OFFSET_BYTES;
     this.checkFrameInMemory();
   }
 
@@ -462,7 +471,7 @@ export class Unwinder {
     }
     let code: Uint8Array | undefined;
     try {
-      code = this.pcExact ? undefined : module.codeBytes(this.ra, 9);
+      code = this.pcExact ? undefined : module.codeBytes(this.ra, SIGRETURN_CODE_BYTES);
     } catch (e) {
       this.failModule(module, e);
       return;
@@ -471,13 +480,13 @@ export class Unwinder {
       // The handler returned here; its `ret` popped the pretcode, so SP is the ucontext.
       this.kind = "signal";
       const gregs = this.sp + UCONTEXT_GREGS_BYTES;
-      if (!this.memory.contains(this.sp, UCONTEXT_GREGS_BYTES + GREG_RIP_BYTES + 8)) {
+      if (!this.memory.contains(this.sp, UCONTEXT_GREGS_BYTES + GREG_PC_BYTES + 8)) {
         this.fail("sp-out-of-range", this.sp, `the signal frame's ucontext at ${hex(this.sp)} is outside the stack's memory`, "a corrupt stack");
         return;
       }
       signalFrameSlots(gregs, this.nextSlots);
-      this.cfa = gregs + GREG_RSP_BYTES; // the interrupted RSP's slot (read by next())
-      this.raSlot = gregs + GREG_RIP_BYTES; // the interrupted RIP
+      this.cfa = gregs + GREG_SP_BYTES; // the interrupted RSP's slot (read by next())
+      this.raSlot = gregs + GREG_PC_BYTES; // the interrupted RIP
       return;
     }
     let ok: boolean;
@@ -556,7 +565,7 @@ export class Unwinder {
       if (!this.memory.contains(this.sp, 8)) {
         this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size, frame pointer or return address");
       } else {
-        this.fail("sp-out-of-range", this.cfa - 8, `return-address slot ${hex(this.cfa - 8)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
+        this.fail("sp-out-of-range", this.cfa + RA_CFA_OFFSET_BYTES, `return-address slot ${hex(this.cfa + RA_CFA_OFFSET_BYTES)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
       }
     }
   }

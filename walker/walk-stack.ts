@@ -1,5 +1,5 @@
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
-import { crossCheckRequested, crossCheckScan } from "./scan-cross-check.js";
+import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { readSlot } from "./slot.js";
 import { type ManagedChunk, type StopReason, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
 import type { Memory } from "../src/memory/memory.js";
@@ -27,9 +27,14 @@ export interface WalkResult {
   contexts: Unwinder["contexts"];
 }
 
+export interface WalkStackOptions extends UnwinderOptions {
+  /** Also walk it with the fast scan loop and fail unless both agree (walker/scan-cross-check.ts). */
+  crossCheck?: boolean;
+}
+
 /** Walks a whole stack once and collects every frame and root (for dumps and tests). */
-export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): WalkResult {
-  if (crossCheckRequested()) crossCheckScan(snapshot, memory, start, options);
+export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: WalkStackOptions): WalkResult {
+  if (options.crossCheck ?? crossCheckByDefault()) crossCheckScan(snapshot, memory, start, options);
   const u = new Unwinder(snapshot, memory, options);
   const pairs = new RootPairs();
   const frames: WalkedFrame[] = [];

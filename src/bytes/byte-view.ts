@@ -1,5 +1,6 @@
 import Long from "long";
 import { MalformedInputError, TruncatedInputError } from "../errors.js";
+import { joinHalves } from "./word-codec.js";
 
 /**
  * A bounds-checked little-endian reader over a window of bytes, without copying them.
@@ -86,12 +87,12 @@ export class ByteView {
     if (hi > 0x1fffff) {
       throw new MalformedInputError(what, this.baseOffset + offset, `0x${this.u64BigInt(offset).toString(16)}`, "a value below 2^53");
     }
-    return hi * 0x1_0000_0000 + this.view.getUint32(offset, true);
+    return joinHalves(this.view.getUint32(offset, true), hi);
   }
   /** A u64 that may exceed 2^53: exact when it fits, otherwise NaN (callers use u64Long for those). */
   u64NumberOrNaN(offset: number): number {
     const hi = this.view.getUint32(offset + 4, true);
-    return hi > 0x1fffff ? Number.NaN : hi * 0x1_0000_0000 + this.view.getUint32(offset, true);
+    return hi > 0x1fffff ? Number.NaN : joinHalves(this.view.getUint32(offset, true), hi);
   }
   /** A NUL-terminated string starting at `offset`, bounded by the window. */
   cString(offset: number, what: string): string {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
 import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -335,6 +336,7 @@ export function parseOptions(
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
+  crossCheckFromEnvironment();
   endQuietlyWhenReaderCloses();
   runCli(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
     const failure = describeFailure(e);

@@ -1,4 +1,5 @@
 import { type ByteSource, FileSource, bytesSource } from "../bytes/byte-source.js";
+import { X86_64 } from "../arch/x86-64.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
 import { type CoreSegment, CoreMemory } from "./core-memory.js";
@@ -11,8 +12,7 @@ import { ElfFile } from "./elf-file.js";
  *   PT_NOTE   notes, each: u32 namesz, u32 descsz, u32 type, name (padded to 4), desc (padded to 4)
  *     "CORE" NT_PRSTATUS (1), one per thread, struct elf_prstatus:
  *         +32  u32 pr_pid (the thread id)
- *         +112 pr_reg = struct user_regs_struct, 27 u64: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8
- *              rax rcx rdx rsi rdi orig_rax rip cs eflags rsp ss fs_base gs_base ds es fs gs
+ *         +112 pr_reg = struct user_regs_struct, 27 u64 (src/arch/x86-64.ts coreRegisters)
  *     "CORE" NT_FILE (0x46494c45): u64 count, u64 page_size, count x (u64 start, u64 end,
  *         u64 file offset in pages), then count NUL-terminated paths
  *     "CORE" NT_AUXV (6): the auxiliary vector, (u64 type, u64 value) pairs up to AT_NULL (0);
@@ -42,8 +42,8 @@ const MAX_NOTES_BYTES = 64 * 1024 * 1024;
 const MAX_VDSO_BYTES = 1024 * 1024;
 const PT_NOTE = 4;
 const PR_PID_OFFSET = 32;
-const PR_REG_OFFSET = 112;
-const USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"] as const;
+const PR_REG_OFFSET = X86_64.coreRegisters.offsetBytes;
+const USER_REGS = X86_64.coreRegisters.names;
 
 export type UserRegister = (typeof USER_REGS)[number];
 
@@ -253,7 +253,7 @@ function readPrstatus(desc: Uint8Array, offset: number): CoreThread {
   const registers = {} as Record<UserRegister, bigint>;
   USER_REGS.forEach((name, i) => {
     const at = PR_REG_OFFSET + i * 8;
-    registers[name] = (BigInt(view.u32(at + 4)) << 32n) | BigInt(view.u32(at));
+    registers[name] = view.u64BigInt(at);
   });
   return { tid: view.u32(PR_PID_OFFSET), registers };
 }

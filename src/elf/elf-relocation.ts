@@ -1,3 +1,4 @@
+import { joinHalves } from "../bytes/word-codec.js";
 import type { ByteView } from "../bytes/byte-view.js";
 import { hex, InvalidArgumentError, MalformedInputError, UnsupportedInputError } from "../errors.js";
 import { SHT_REL, SHT_RELA, SHT_RELR } from "./elf-constants.js";
@@ -65,7 +66,7 @@ export function readRelaSection(section: ElfSection): ElfRelocation[] {
 /** A signed 64-bit field as an exact number; magnitudes of 2^53 and above are malformed. */
 export function i64Number(view: ByteView, offset: number, what: string): number {
   const hi = view.i32(offset + 4);
-  const value = hi * 0x1_0000_0000 + view.u32(offset);
+  const value = joinHalves(view.u32(offset), hi);
   if (!Number.isSafeInteger(value)) {
     throw new MalformedInputError(what, view.baseOffset + offset, hex(view.u64BigInt(offset)), "a value between -(2^53 - 1) and 2^53 - 1");
   }

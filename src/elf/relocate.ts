@@ -27,6 +27,7 @@
  *
  * Values written are plain numbers below 2^53; a negative or larger S + A is malformed.
  */
+import { joinHalves, setViewU64 } from "../bytes/word-codec.js";
 import { hex, MalformedInputError, UnsupportedInputError } from "../errors.js";
 import {
   EM_AARCH64,
@@ -226,7 +227,7 @@ function applyRelr(elf: ElfFile, relr: ElfSection, result: RelocatedSection): vo
     if (hi > 0x1fffff) {
       throw new MalformedInputError(`${section.name} field relocated by ${relr.describe()}`, section.offset + fieldOffset, hex(view.getBigUint64(fieldOffset, true)), "a link-time address below 2^53");
     }
-    const value = hi * 0x1_0000_0000 + view.getUint32(fieldOffset, true);
+    const value = joinHalves(view.getUint32(fieldOffset, true), hi);
     result.targets.set(fieldOffset, addressTarget(elf, value, "relative"));
   }
 }
@@ -288,7 +289,5 @@ function unsupportedType(elf: ElfFile, r: ElfRelocation, section: ElfSection, fi
 }
 
 function writeU64(bytes: Uint8Array, offset: number, value: number): void {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  view.setUint32(offset, value % 0x1_0000_0000, true);
-  view.setUint32(offset + 4, Math.floor(value / 0x1_0000_0000), true);
+  setViewU64(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset, value);
 }

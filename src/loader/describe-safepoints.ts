@@ -13,7 +13,7 @@ import {
 } from "../safepoints/frame-descriptors.js";
 import type { MapFormat } from "../safepoints/registry.js";
 import { spellLocation } from "../stackmap/location-spelling.js";
-import { dwarfRegisterName } from "../unwind/dwarf-registers.js";
+import { X86_64 } from "../arch/x86-64.js";
 import { LocationKind, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import { decodeStatepoint } from "../stackmap/statepoint.js";
 
@@ -83,7 +83,7 @@ export function describeLlvmMaps(
     const desc = describeDescriptor(descriptors, i, (loc) => spellDescriptorLocation(descriptors, loc, constantOf));
     const statepoint = (descriptors.flags[i]! & FLAG_STATEPOINT) !== 0 ? decodeStatepoint(blob, r) : undefined;
     const liveOuts: string[] = [];
-    for (let k = 0; k < blob.numLiveOuts(r); k++) liveOuts.push(`${dwarfRegisterName(blob.liveOutDwarfReg(r, k))} (${blob.liveOutSizeBytes(r, k)} bytes)`);
+    for (let k = 0; k < blob.numLiveOuts(r); k++) liveOuts.push(`${X86_64.registerName(blob.liveOutDwarfReg(r, k))} (${blob.liveOutSizeBytes(r, k)} bytes)`);
     maps[b]!.safepoints.push({
       returnAddress: `0x${descriptors.returnAddress[i]!.toString(16)}`,
       function: fn.name ?? null,
@@ -149,7 +149,7 @@ export function describeDescriptor(
     const off = d.savedRegOffsets[i * CALLEE_SAVED_COUNT + k]!;
     if (off !== 0) savedRegisters[CALLEE_SAVED_NAMES[k]!] = off;
   }
-  const cfa = d.cfaRegister[i] === NO_CFA_RULE ? null : `${dwarfRegisterName(d.cfaRegister[i]!)}${signed(d.cfaOffsetBytes[i]!)}`;
+  const cfa = d.cfaRegister[i] === NO_CFA_RULE ? null : `${X86_64.registerName(d.cfaRegister[i]!)}${signed(d.cfaOffsetBytes[i]!)}`;
   const frameRule = frameSize >= 0 ? `sp+${frameSize}` : (flags & FLAG_FRAME_POINTER_CFA) !== 0 ? `rbp${signed(d.cfaOffsetBytes[i]! - 8)}` : "unknown";
   const locStart = d.locStart[i]!;
   const deopt: string[] = [];

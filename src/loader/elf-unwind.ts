@@ -2,8 +2,8 @@ import type { ElfFile } from "../elf/elf-file.js";
 import { R_X86_64_PC32 } from "../elf/elf-constants.js";
 import { cfiRowAt } from "../unwind/cfi.js";
 import { parseEhFrame, type EhFrame } from "../unwind/eh-frame.js";
-import type { UnwindRow } from "./llvm-map-loader.js";
-import type { ObjectKind } from "./object-file.js";
+import type { UnwindRow } from "./unwind-row.js";
+import type { ObjectKind } from "./object-kind.js";
 
 /**
  * In a `.o`, addresses are offsets within their section. Text sections are told apart by giving

@@ -20,17 +20,9 @@ import {
   matchStatepoint,
 } from "../stackmap/statepoint.js";
 import { type SafepointFrame, frameAtSafepoint } from "./safepoint-frame.js";
+import type { UnwindRow } from "./unwind-row.js";
 
-/** The CFI facts the loader needs at one address (see src/unwind/cfi.ts). */
-export interface UnwindRow {
-  /** DWARF register of the CFA rule: 7 rsp, 6 rbp. */
-  cfaRegister: number;
-  cfaOffset: number;
-  /** DWARF register -> offset from the CFA of its save slot. */
-  savedRegisters: ReadonlyMap<number, number>;
-  /** DW_CFA_GNU_args_size in force, 0 if none. */
-  argsSizeBytes: number;
-}
+export type { UnwindRow } from "./unwind-row.js";
 
 export interface ResolvedFunction {
   /** Relocated address: link-time virtual address, or the offset in its section for a .o. */

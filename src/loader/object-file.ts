@@ -1,20 +1,19 @@
 import { createHash } from "node:crypto";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
-import { ET_DYN, ET_EXEC, ET_REL } from "../elf/elf-constants.js";
 import { relocatedSection } from "../elf/relocate.js";
 import type { ElfSection } from "../elf/elf-section.js";
-import { MalformedInputError, RootwalkError, UnsupportedInputError, withContext } from "../errors.js";
+import { MalformedInputError, RootwalkError, withContext } from "../errors.js";
 import type { FrameDescriptors } from "../safepoints/frame-descriptors.js";
 import { parseStackMapSection, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import type { EhFrame } from "../unwind/eh-frame.js";
 import { loadElfUnwind } from "./elf-unwind.js";
+import { type ObjectKind, elfObjectKind } from "./object-kind.js";
 import { buildLlvmDescriptors, type ResolvedFunction } from "./llvm-map-loader.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { elfSoname } from "../elf/dynamic.js";
 
 export const STACKMAP_SECTION = ".llvm_stackmaps";
 
-export type ObjectKind = "relocatable" | "shared" | "executable";
 
 /** The LLVM stack maps of one ELF file, decoded, relocated and joined with its unwind info. */
 export interface ObjectStackMaps {
@@ -50,7 +49,7 @@ export function loadObjectStackMaps(
   try {
     const elf = ElfFile.parse(bytes);
     requireX86_64(elf);
-    const kind: ObjectKind = elf.type === ET_REL ? "relocatable" : elf.type === ET_DYN ? "shared" : elf.type === ET_EXEC ? "executable" : unsupportedType(elf);
+    const kind = elfObjectKind(elf);
     const relocated = relocatedSection(elf, STACKMAP_SECTION);
     if (relocated === undefined) return undefined;
     const section = relocated.section;
@@ -93,10 +92,6 @@ export function loadObjectStackMaps(
     if (e instanceof RootwalkError) throw withContext(e, path);
     throw e;
   }
-}
-
-function unsupportedType(elf: ElfFile): never {
-  throw new UnsupportedInputError("ELF file type (e_type)", 16, elf.type, "1 relocatable, 2 executable, 3 shared object");
 }
 
 /** In a linked file, names come from the symbol tables (functions starting at the address). */

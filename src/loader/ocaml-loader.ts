@@ -17,9 +17,9 @@ import {
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { OCAML_SYMBOL_PREFIX, OcamlFrametable, ocamlModuleName } from "../stackmap/ocaml-frametable.js";
 import type { EhFrame } from "../unwind/eh-frame.js";
-import type { UnwindRow } from "./llvm-map-loader.js";
-import type { ObjectKind } from "./object-file.js";
-import { RelocatedSections, elfObjectKind, findDataSymbols, frameAtSafepoint, loadElfUnwind } from "./plimmix-loader.js";
+import type { UnwindRow } from "./unwind-row.js";
+import { type ObjectKind, elfObjectKind } from "./object-kind.js";
+import { RelocatedSections, findDataSymbols, frameAtSafepoint, loadElfUnwind } from "./plimmix-loader.js";
 
 /*
  * Loading LLVM's OCaml frame tables (stackmap/ocaml-frametable.ts) into frame descriptors.

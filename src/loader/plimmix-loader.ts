@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
-import { ET_DYN, ET_EXEC, ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
+import { ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import type { ElfSection } from "../elf/elf-section.js";
 import type { ElfSymbol } from "../elf/elf-symbol.js";
@@ -19,8 +19,9 @@ import type { SafepointRegistry } from "../safepoints/registry.js";
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { PLIMMIX_SYMBOL_PREFIX, PlimmixMap, parsePlimmixBlob } from "../stackmap/plimmix-map.js";
 import { type EhFrame } from "../unwind/eh-frame.js";
-import type { ResolvedFunction, UnwindRow } from "./llvm-map-loader.js";
-import type { ObjectKind } from "./object-file.js";
+import type { ResolvedFunction } from "./llvm-map-loader.js";
+import type { UnwindRow } from "./unwind-row.js";
+import { type ObjectKind, elfObjectKind } from "./object-kind.js";
 import { frameAtSafepoint } from "./safepoint-frame.js";
 import { loadElfUnwind } from "./elf-unwind.js";
 export { frameAtSafepoint, loadElfUnwind };
@@ -272,13 +273,6 @@ export function loadPlimmixFromElf(bytes: Uint8Array, path: string): PlimmixObje
 }
 
 // ---- ELF helpers shared with the OCaml loader (same rules as loader/object-file.ts) ----------------
-
-export function elfObjectKind(elf: ElfFile): ObjectKind {
-  if (elf.type === ET_REL) return "relocatable";
-  if (elf.type === ET_DYN) return "shared";
-  if (elf.type === ET_EXEC) return "executable";
-  throw new UnsupportedInputError("ELF file type (e_type)", 16, elf.type, "1 relocatable, 2 executable, 3 shared object");
-}
 
 /**
  * Defined STB_GLOBAL / STB_WEAK symbols matching `accept`, from `.symtab` (or `.dynsym` when the

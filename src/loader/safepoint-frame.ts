@@ -8,7 +8,7 @@ import {
   NO_CFA_RULE,
   calleeSavedIndex,
 } from "../safepoints/frame-descriptors.js";
-import type { UnwindRow } from "./llvm-map-loader.js";
+import type { UnwindRow } from "./unwind-row.js";
 
 /*
  * The frame at a safepoint, for every map format: the effective frame size and CFA rule from the

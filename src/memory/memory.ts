@@ -1,3 +1,4 @@
+import { readU64, readU64BigInt, writeU64, writeU64BigInt } from "../bytes/word-codec.js";
 import { MemoryAccessError, hex } from "../errors.js";
 
 /*
@@ -30,15 +31,14 @@ export interface MemoryRange {
 }
 
 export const WORD_BYTES = 8;
-const TWO_32 = 0x1_0000_0000;
 /** Fill pattern of fresh simulated memory: reads of never-written words are conspicuous. */
 export const POISON_WORD_LO = 0xdeadbeef;
 export const POISON_WORD_HI = 0xdeadbeef;
 
 /**
  * One contiguous range of words at `base` (8-aligned) over any ArrayBuffer: a simulated stack, or
- * a koffi view of live native memory (src/native/native-memory.ts). Words are read as
- * `lo + hi * 2^32` from a Uint32Array; every access is checked against the range.
+ * a koffi view of live native memory (src/native/native-memory.ts). Words are two u32 halves of
+ * a Uint32Array (src/bytes/word-codec.ts); every access is checked against the range.
  */
 export class WordMemory implements Memory {
   readonly ranges: readonly MemoryRange[];
@@ -74,26 +74,30 @@ export class WordMemory implements Memory {
   }
 
   readWord(address: number): number {
-    const i = this.index(address, "read");
-    return this.words[i + 1]! * TWO_32 + this.words[i]!;
+    return readU64(this.words, this.index(address, "read"));
   }
   readWordBigInt(address: number): bigint {
-    const i = this.index(address, "read");
-    return (BigInt(this.words[i + 1]!) << 32n) | BigInt(this.words[i]!);
+    return readU64BigInt(this.words, this.index(address, "read"));
   }
   writeWord(address: number, value: number): void {
     const i = this.index(address, "write");
     if (!Number.isSafeInteger(value) || value < 0) {
       throw new MemoryAccessError(address, WORD_BYTES, "write", `value ${value} is not an integer in [0, 2^53)`);
     }
-    this.words[i] = value % TWO_32;
-    this.words[i + 1] = Math.floor(value / TWO_32);
+    writeU64(this.words, i, value);
   }
   writeWordBigInt(address: number, value: bigint): void {
-    const i = this.index(address, "write");
-    this.words[i] = Number(BigInt.asUintN(32, value));
-    this.words[i + 1] = Number(BigInt.asUintN(32, value >> 32n));
+    writeU64BigInt(this.words, this.index(address, "write"), value);
   }
+}
+
+/**
+ * The one flat word array behind `memory`, when it is a single WordMemory under 4 GiB (a
+ * simulated stack, a native stack's view): loops that index its words directly (the unwinder's
+ * frame checks, the fast scan loop) use it; undefined otherwise.
+ */
+export function flatWords(memory: Memory): WordMemory | undefined {
+  return memory instanceof WordMemory && memory.sizeBytes < 2 ** 32 ? memory : undefined;
 }
 
 /** A WordMemory over a fresh buffer, poison-filled: reads of never-written words are conspicuous. */

@@ -19,9 +19,16 @@ import { SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap } from "../unwind/module-map.js";
 import { PLIMMIX_SYMBOL_PREFIX, plimmixMapLength } from "../stackmap/plimmix-map.js";
 import { NativeMemory } from "./native-memory.js";
+import { readU64, readU64BigInt, writeU64, writeU64BigInt } from "../bytes/word-codec.js";
+import { CALLEE_SAVED_NAMES } from "../safepoints/frame-descriptors.js";
 import { NativeScanReference, type ScanReferenceTotals } from "./scan-reference.js";
 import { vdsoImageOfThisProcess } from "./vdso-image.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
+import {
+  // The thread record runtime.c shares (layout and enums checked against the C by a test).
+  JS_ADD_GLOBAL, JS_ALLOC, JS_COLLECT, JS_INIT, JS_STUCK_END, JS_STUCK_START, MAX_THREADS, RECORD_WORDS,
+  R_BOUNDARY, R_CURSOR, R_LEFT_NS, R_LIMIT, R_RA, R_REGS, R_SP, R_STACK_TOP, R_STATE, ST_DEAD, ST_NOGC, ST_PARKED, ST_RUNNING, ST_SAFE, ST_STUCK,
+} from "./thread-record.js";
 
 /*
  * The TypeScript half of the native runtime (runtime.c): loads the runtime and the program,
@@ -36,36 +43,8 @@ import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
  * the process (code 3).
  */
 
-/** Thread record layout (runtime.c rw_thread): word indexes. */
-const RECORD_WORDS = 32;
-const R_STATE = 0;
-const R_SP = 1;
-const R_RA = 2;
-const R_REGS = 3;
-const R_STACK_TOP = 9;
-const R_BOUNDARY = 10;
-const R_CURSOR = 11;
-const R_LIMIT = 12;
-const R_LEFT_NS = 14;
-const MAX_THREADS = 1024;
-
-const ST_RUNNING = 1;
-const ST_PARKED = 2;
-const ST_SAFE = 3;
-const ST_STUCK = 4;
-const ST_NOGC = 5;
-const ST_DEAD = 6;
-
-const JS_INIT = 1;
-const JS_COLLECT = 2;
-const JS_ALLOC = 3;
-const JS_STUCK_START = 4;
-const JS_STUCK_END = 5;
-const JS_ADD_GLOBAL = 6;
-
-const REG_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
+const REG_NAMES = CALLEE_SAVED_NAMES;
 const BELOW_SP_BYTES = 256;
-const TWO_32 = 0x1_0000_0000;
 
 export interface NativeRunOptions {
   /** The linked program (prog-*.so) and the runtime it depends on (librwruntime-*.so). */
@@ -209,16 +188,10 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   // ---- thread records ----
   const recordsPointer = rwThreadsAddress() as bigint;
   const recordWords = new Uint32Array(koffi.view(recordsPointer, MAX_THREADS * RECORD_WORDS * 8));
-  const word = (t: number, k: number): number => recordWords[(t * RECORD_WORDS + k) * 2 + 1]! * TWO_32 + recordWords[(t * RECORD_WORDS + k) * 2]!;
-  const wordBig = (t: number, k: number): bigint => (BigInt(recordWords[(t * RECORD_WORDS + k) * 2 + 1]!) << 32n) | BigInt(recordWords[(t * RECORD_WORDS + k) * 2]!);
-  const setWord = (t: number, k: number, value: number): void => {
-    recordWords[(t * RECORD_WORDS + k) * 2] = value % TWO_32;
-    recordWords[(t * RECORD_WORDS + k) * 2 + 1] = Math.floor(value / TWO_32);
-  };
-  const setWordBig = (t: number, k: number, value: bigint): void => {
-    recordWords[(t * RECORD_WORDS + k) * 2] = Number(BigInt.asUintN(32, value));
-    recordWords[(t * RECORD_WORDS + k) * 2 + 1] = Number(BigInt.asUintN(32, value >> 32n));
-  };
+  const word = (t: number, k: number): number => readU64(recordWords, (t * RECORD_WORDS + k) * 2);
+  const wordBig = (t: number, k: number): bigint => readU64BigInt(recordWords, (t * RECORD_WORDS + k) * 2);
+  const setWord = (t: number, k: number, value: number): void => writeU64(recordWords, (t * RECORD_WORDS + k) * 2, value);
+  const setWordBig = (t: number, k: number, value: bigint): void => writeU64BigInt(recordWords, (t * RECORD_WORDS + k) * 2, value);
 
   const mutators = new Map<number, Mutator>();
   const registry = new SafepointRegistry();
@@ -753,12 +726,9 @@ class GlobalSlotMemory {
     return v;
   }
   readWord(address: number): number {
-    const v = this.view(address);
-    return v[1]! * TWO_32 + v[0]!;
+    return readU64(this.view(address), 0);
   }
   writeWord(address: number, value: number): void {
-    const v = this.view(address);
-    v[0] = value % TWO_32;
-    v[1] = Math.floor(value / TWO_32);
+    writeU64(this.view(address), 0, value);
   }
 }

@@ -4,6 +4,9 @@
  */
 import { PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "../cli/process-io.js";
 import { runCommand } from "../cli/run-command.js";
+import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
+
+crossCheckFromEnvironment();
 
 endQuietlyWhenReaderCloses();
 runCommand(process.argv.slice(2), PROCESS_IO).then(

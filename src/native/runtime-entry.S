@@ -6,9 +6,12 @@
  * gc_add_global) enters through a stub that pushes the callee-saved registers and calls the C
  * implementation rw_impl_<name>(arg0, arg1, frame) with
  *
- *     frame[0..5] = rbx, rbp, r12, r13, r14, r15   (as the managed caller left them)
- *     frame[6]    = the return address into the managed caller
- *     frame + 56  = the managed caller's SP after the call returns
+ *     frame[0..5] = rbx, rbp, r12, r13, r14, r15   (as the managed caller left them: the
+ *                   architecture's callee-saved order, src/arch/x86-64.ts; the pushes below are
+ *                   in the reverse order. test/native-runtime/runtime-layout.test.ts reads this
+ *                   file's CFI and fails when the order differs from the TypeScript description)
+ *     frame[6]    = the return address into the managed caller      (RW_FRAME_RA_BYTES)
+ *     frame + 56  = the managed caller's SP after the call returns  (RW_FRAME_SP_BYTES)
  *
  * The C side copies them into the calling thread's record and, before returning, writes the
  * record's (possibly relocated) register values back into frame[0..5]; the stub pops them, so
@@ -17,7 +20,13 @@
  *
  * rw_call_managed(fn, arg) calls fn(arg) through a register; rw_managed_return is the return
  * address of that call: the boundary where managed code was entered (the walk ends there).
+ *
+ * The test harnesses use the same safepoint stub: with RW_ENTRY_MACRO_ONLY defined, including
+ * this file defines only the RW_ENTRY macro and the frame offsets (test/walker/native/trampoline.S).
  */
+#define RW_FRAME_RA_BYTES 48
+#define RW_FRAME_SP_BYTES 56
+
         .text
 
 .macro RW_ENTRY name
@@ -67,6 +76,7 @@
         .size   \name, .-\name
 .endm
 
+#ifndef RW_ENTRY_MACRO_ONLY
         RW_ENTRY gc_init
         RW_ENTRY gc_alloc
         RW_ENTRY gc_safepoint
@@ -97,3 +107,4 @@ rw_managed_return:
         .size   rw_call_managed, .-rw_call_managed
 
         .section .note.GNU-stack,"",@progbits
+#endif

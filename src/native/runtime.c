@@ -89,12 +89,24 @@ enum {
   JS_ADD_GLOBAL = 6,
 };
 
-/* Word indexes of a record, as JavaScript reads them (native-runtime.ts RECORD_*). */
+/*
+ * The callee-saved registers the safepoint stubs push (runtime-entry.S frame[0..5]) and a record
+ * keeps, in the architecture description's order (src/arch/x86-64.ts): rbx, rbp, r12, r13, r14, r15.
+ * The stub's frame holds them, then the return address, then the caller's SP.
+ */
+#define RW_CALLEE_SAVED 6
+#define RW_FRAME_RA_WORD RW_CALLEE_SAVED
+#define RW_FRAME_SP_BYTES ((RW_CALLEE_SAVED + 1) * 8)
+
+/*
+ * Word indexes of a record, as JavaScript reads them (src/native/thread-record.ts, which
+ * test/native-runtime/runtime-layout.test.ts checks against this struct and the enums above).
+ */
 typedef struct rw_thread {
   uint64_t state;       /* 0 */
   uint64_t sp;          /* 1: managed caller's SP after the call returns */
   uint64_t ra;          /* 2: return address into the managed caller */
-  uint64_t regs[6];     /* 3..8: rbx, rbp, r12, r13, r14, r15 */
+  uint64_t regs[RW_CALLEE_SAVED]; /* 3..8: the callee-saved registers, in the order above */
   uint64_t stack_top;   /* 9: exclusive upper end of the thread's scanned stack */
   uint64_t boundary_ra; /* 10: rw_managed_return */
   uint64_t cursor;      /* 11: allocation hole */
@@ -222,9 +234,9 @@ static void fatal(const char *format, ...) {
 /* ---- records and the world ------------------------------------------------------------------ */
 
 static void capture(const uint64_t *frame) {
-  self->sp = (uint64_t)(uintptr_t)frame + 56;
-  self->ra = frame[6];
-  for (int k = 0; k < 6; k++) self->regs[k] = frame[k];
+  self->sp = (uint64_t)(uintptr_t)frame + RW_FRAME_SP_BYTES;
+  self->ra = frame[RW_FRAME_RA_WORD];
+  for (int k = 0; k < RW_CALLEE_SAVED; k++) self->regs[k] = frame[k];
 }
 
 static uint64_t now_ns(clockid_t clock) {
@@ -234,7 +246,7 @@ static uint64_t now_ns(clockid_t clock) {
 }
 
 static void restore(uint64_t *frame) {
-  for (int k = 0; k < 6; k++) frame[k] = self->regs[k];
+  for (int k = 0; k < RW_CALLEE_SAVED; k++) frame[k] = self->regs[k];
   self->left_ns = now_ns(CLOCK_MONOTONIC);
 }
 

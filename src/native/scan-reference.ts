@@ -1,3 +1,4 @@
+import { readU64 } from "../bytes/word-codec.js";
 import koffi from "koffi";
 import { RootwalkError, hex } from "../errors.js";
 import type { RegistrySnapshot } from "../safepoints/registry.js";
@@ -72,9 +73,9 @@ export class NativeScanReference {
     const baseValues = this.words(this.baseValues(), pairCount * 2);
     const pairFrames = new Int32Array(koffi.view(BigInt(this.pairFrames() as number | bigint), pairCount * 4));
     for (let i = 0; i < pairCount; i++) {
-      const base = bases[2 * i + 1]! * 0x1_0000_0000 + bases[2 * i]!;
-      const derived = deriveds[2 * i + 1]! * 0x1_0000_0000 + deriveds[2 * i]!;
-      const value = baseValues[2 * i + 1]! * 0x1_0000_0000 + baseValues[2 * i]!;
+      const base = readU64(bases, 2 * i);
+      const derived = readU64(deriveds, 2 * i);
+      const value = readU64(baseValues, 2 * i);
       if (base !== pairs.baseSlots[i] || derived !== pairs.derivedSlots[i] || pairFrames[i] !== pairs.frames[i] || value !== pairs.baseValues[i]) {
         throw this.mismatch(
           thread,

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, UnsupportedInputError } from "../errors.js";
-import { X86_64_DWARF } from "../unwind/dwarf-registers.js";
+import { X86_64 } from "../arch/x86-64.js";
 
 /*
  * The frame descriptors of one registered map: what the walker needs at each safepoint, in
@@ -36,11 +36,16 @@ import { X86_64_DWARF } from "../unwind/dwarf-registers.js";
  *           the blob's constant pool (ConstantIndex)
  */
 
-export const CALLEE_SAVED_DWARF = [3, 6, 12, 13, 14, 15] as const; // rbx rbp r12 r13 r14 r15
+// The architecture's facts these descriptors are laid out by (src/arch/x86-64.ts).
+export const CALLEE_SAVED_DWARF = X86_64.calleeSavedDwarf;
 export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
-export const CALLEE_SAVED_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
-export const DWARF_RSP = X86_64_DWARF.RSP;
-export const DWARF_RBP = X86_64_DWARF.RBP;
+export const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames;
+/** The frame pointer's index in CALLEE_SAVED_DWARF order. */
+export const FRAME_POINTER_INDEX = X86_64.framePointerIndex;
+/** Where a frame's return address lies relative to its CFA (x86-64: CFA - 8, pushed by `call`). */
+export const RA_CFA_OFFSET_BYTES = X86_64.returnAddressCfaOffsetBytes;
+export const DWARF_RSP = X86_64.dwarf.sp;
+export const DWARF_RBP = X86_64.dwarf.fp;
 export const NO_CFA_RULE = 255;
 /**
  * A pseudo DWARF register for Indirect locations relative to the frame's CFA (the caller's SP

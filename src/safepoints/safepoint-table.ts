@@ -1,3 +1,4 @@
+import { TWO_32, joinHalves } from "../bytes/word-codec.js";
 import { InvalidArgumentError, hex } from "../errors.js";
 
 /*
@@ -26,7 +27,6 @@ import { InvalidArgumentError, hex } from "../errors.js";
 
 const MIN_LOG_CAPACITY = 4;
 const MAX_ADDRESS = 2 ** 53;
-const TWO_32 = 0x1_0000_0000;
 /** 2^-32: `x * TWO_NEG_32` is exact (a power of two), unlike a division, and cheaper. */
 const TWO_NEG_32 = 1 / TWO_32;
 const GOLDEN_32 = 0x9e3779b1;
@@ -92,7 +92,7 @@ export class SafepointTable {
   find(address: number): number {
     const lo = address >>> 0;
     const hi = (address * TWO_NEG_32) >>> 0;
-    if (hi * TWO_32 + lo !== address) return -1;
+    if (joinHalves(lo, hi) !== address) return -1;
     return this.findHalves(lo, hi);
   }
 
@@ -182,7 +182,7 @@ export class SafepointTable {
     for (let at = 0; at < keys.length; at += 2) {
       const lo = keys[at]!;
       const hi = keys[at + 1]!;
-      if ((lo | hi) !== 0) yield [hi * TWO_32 + lo, this.values[at]!, this.values[at + 1]!];
+      if ((lo | hi) !== 0) yield [joinHalves(lo, hi), this.values[at]!, this.values[at + 1]!];
     }
   }
 }

@@ -1,5 +1,5 @@
-import { LocationKind } from "../stackmap/llvm-stackmap.js";
-import { CALLEE_SAVED_COUNT, DWARF_RSP, type FrameDescriptors, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "./frame-descriptors.js";
+import { LOCATION_SHAPE_MASK, frameSpanBytes, isFastFrame, isFastRootLocation } from "./fast-frame-rule.js";
+import { CALLEE_SAVED_COUNT, type FrameDescriptors } from "./frame-descriptors.js";
 import { RecipeHashIndex } from "./recipe-hash-index.js";
 
 /*
@@ -11,11 +11,10 @@ import { RecipeHashIndex } from "./recipe-hash-index.js";
  * Per safepoint i (indices as in the module's FrameDescriptors; in a joined set, the module's
  * first index + i):
  *   recipe[i]        the index of its recipe, or NOT_FAST when the fast loop must hand the frame
- *                    to the general unwinder: no static size (frame-pointer climbs, dynamic
- *                    frames), a size that is not a multiple of 8 (the caller's SP would be
- *                    misaligned), gc allocas, or any root that is not an `Indirect [rsp + off]`
- *                    slot inside [sp, sp + size + 8) (callee-saved registers, CFA- or rbp-relative
- *                    slots, typed plimmix roots, constants, Direct locations)
+ *                    to the general unwinder: when it is not a fast frame with only fast root
+ *                    locations (src/safepoints/fast-frame-rule.ts: frame-pointer climbs, dynamic
+ *                    frames, gc allocas, roots in callee-saved registers, CFA- or rbp-relative
+ *                    slots, typed plimmix roots, constants, Direct locations go to the unwinder)
  * Per recipe r (identical recipes are shared: the call sites of one function usually have one
  * frame size, spill the same slots and save the same registers):
  *   frameBytes[r]    distance from SP to the return-address slot (the static frame size, a
@@ -131,8 +130,6 @@ class RecipeCompiler {
  */
 function compileAll(d: FrameDescriptors, c: RecipeCompiler): void {
   const n = d.count;
-  const spUntyped = LocationKind.Indirect | (ROOT_TYPE_NONE << 4) | (DWARF_RSP << 8);
-  const spPointer = LocationKind.Indirect | (ROOT_TYPE_POINTER << 4) | (DWARF_RSP << 8);
   const { recipe, perRecipe, slots, saves, firstByHash } = c;
   const { locations, savedRegOffsets, frameSizeBytes, pairCount, pairStart, allocaCount } = d;
   const pairLocations = d.pairs;
@@ -142,16 +139,16 @@ function compileAll(d: FrameDescriptors, c: RecipeCompiler): void {
     const size = frameSizeBytes[i]!;
     const pairs = pairCount[i]!;
     // A multiple of 8: the fast loop keeps SP as an even word index (walker/fast-scan.ts).
-    let fast = size >= 0 && (size & 7) === 0 && allocaCount[i] === 0;
+    let fast = isFastFrame(size, allocaCount[i]!);
+    const span = frameSpanBytes(size);
     const slotsAt = slots.length;
     const savesAt = saves.length;
     slots.reserve(2 * pairs);
     const firstPairWord = pairStart[i]! * 2;
     for (let w = 0; fast && w < 2 * pairs; w++) {
       const loc = pairLocations[firstPairWord + w]!;
-      const shape = locations[loc * 2]! & 0xffff;
       const off = locations[loc * 2 + 1]!;
-      if ((shape !== spUntyped && shape !== spPointer) || off < 0 || off + 8 > size + 8 || (off & 7) !== 0) fast = false;
+      if (!isFastRootLocation(locations[loc * 2]! & LOCATION_SHAPE_MASK, off, span)) fast = false;
       slots.words[slots.length++] = off;
     }
     if (!fast) {

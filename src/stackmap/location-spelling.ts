@@ -1,4 +1,4 @@
-import { dwarfRegisterName } from "../unwind/dwarf-registers.js";
+import { X86_64 } from "../arch/x86-64.js";
 
 function plusOffset(offset: number): string {
   return offset === 0 ? "" : offset > 0 ? `+${offset}` : `${offset}`;
@@ -12,11 +12,11 @@ function plusOffset(offset: number): string {
 export function spellLocation(kind: number, dwarfReg: number, offsetBytes: number, constant: string): string {
   switch (kind) {
     case 1:
-      return dwarfRegisterName(dwarfReg);
+      return X86_64.registerName(dwarfReg);
     case 2:
-      return `${dwarfRegisterName(dwarfReg)}${plusOffset(offsetBytes)}`;
+      return `${X86_64.registerName(dwarfReg)}${plusOffset(offsetBytes)}`;
     case 3:
-      return `[${dwarfRegisterName(dwarfReg)}${plusOffset(offsetBytes)}]`;
+      return `[${X86_64.registerName(dwarfReg)}${plusOffset(offsetBytes)}]`;
     default:
       return `const ${constant}`;
   }

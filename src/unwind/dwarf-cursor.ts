@@ -1,3 +1,4 @@
+import { joinHalves } from "../bytes/word-codec.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { MalformedInputError, TruncatedInputError } from "../errors.js";
 
@@ -75,7 +76,7 @@ export class DwarfCursor {
     this.view.need(this.pos, 8, what);
     const lo = this.view.u32(this.pos);
     const hi = this.view.i32(this.pos + 4);
-    const value = hi * 0x1_0000_0000 + lo;
+    const value = joinHalves(lo, hi);
     if (!Number.isSafeInteger(value)) {
       throw new MalformedInputError(what, this.absolutePos, `0x${this.view.u64BigInt(this.pos).toString(16)}`, "a signed value within +-2^53");
     }

@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import { CALLEE_SAVED_NAMES } from "../../src/safepoints/frame-descriptors.js";
 import type { WalkReport } from "../../walker/frame-report.js";
 
 /** gdb's view of one frame of a stopped thread (gdb-core.py). */
@@ -21,7 +22,6 @@ export interface GdbThread {
 }
 
 const CORE_TESTS = join(dirname(fileURLToPath(import.meta.url)), "..", "walker", "core");
-const CALLEE_SAVED = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
 
 export function run(tool: string, args: string[], env: NodeJS.ProcessEnv = process.env): string {
   const r = spawnSync(tool, args, { encoding: "utf8", timeout: 120_000, env });
@@ -84,7 +84,7 @@ export function compareThreadWithGdb(g: GdbThread, w: WalkReport, label: string,
     expect(f.sp, `${label} frame #${i} ${gf.name}`).toBe(gf.sp);
     const caller = fromFirst[i + 1];
     if (caller?.sp != null) expect(f.cfa, `${label} frame #${i} CFA`).toBe(caller.sp);
-    for (const name of CALLEE_SAVED) {
+    for (const name of CALLEE_SAVED_NAMES) {
       const expected = gf.registers[name];
       if (expected == null || f.registers[name] === null) continue;
       expect(f.registers[name], `${label} frame #${i} ${gf.name} ${name}`).toBe(expected);

@@ -41,7 +41,7 @@ function load(): Libraries {
     rsvg = koffi.load("librsvg-2.so.2");
     cairo = koffi.load("libcairo.so.2");
   } catch (e) {
-    throw new Error(`rendering SVG needs librsvg and cairo (Debian: apt-get install librsvg2-2): ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`rendering SVG needs librsvg and cairo (Debian: apt-get install librsvg2-2): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   koffi.struct("RsvgRectangle", { x: "double", y: "double", width: "double", height: "double" });
   libraries = {

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { UnsupportedInputError } from "../../src/errors.js";
 import { cfiRowAt, cfiTable, registerRule } from "../../src/unwind/cfi.js";
-import { X86_64_DWARF } from "../../src/unwind/dwarf-registers.js";
+import { X86_64_DWARF } from "../../src/arch/x86-64.js";
 import type { Fde } from "../../src/unwind/eh-frame.js";
 import { type LoadedEhFrame, callSites, corpus, dumpedRowAt, dwarfdump, loadEhFrame } from "./support/corpus.js";
 import { elfSections, symbols } from "./support/elf-sections.js";

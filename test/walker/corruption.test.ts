@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { RootwalkError } from "../../src/errors.js";
 import { registerObjectFile } from "../../src/loader/register-maps.js";
 import { RangedMemory } from "../../src/memory/memory.js";
-import { CALLEE_SAVED_COUNT } from "../../src/safepoints/frame-descriptors.js";
+import { CALLEE_SAVED_COUNT, CALLEE_SAVED_NAMES } from "../../src/safepoints/frame-descriptors.js";
 import { SafepointRegistry, type RegistrySnapshot } from "../../src/safepoints/registry.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { loadStackSnapshot, type StackSnapshotJson } from "../../walker/stack-snapshot.js";
@@ -110,8 +110,7 @@ describe.each(subjects())("damaged stacks: $name", (s) => {
       } else if (kind === 3) {
         chunk = { ...chunk, sp: chunk.sp + (rng.int(2) ? (rng.int(64) - 32) * 8 : 1 + rng.int(7)) };
       } else if (chunk.registers !== undefined) {
-        const names = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
-        const regs = RegisterContext.from({ ...chunk.registers.toObject(), [names[rng.int(CALLEE_SAVED_COUNT)]!]: interesting(rng, s, baseline) });
+        const regs = RegisterContext.from({ ...chunk.registers.toObject(), [CALLEE_SAVED_NAMES[rng.int(CALLEE_SAVED_COUNT)]!]: interesting(rng, s, baseline) });
         chunk = { ...chunk, registers: regs };
       }
       if (damaged !== undefined && memory.contains(damaged, 8)) memory.inner.writeWordBigInt(damaged, interesting(rng, s, baseline));

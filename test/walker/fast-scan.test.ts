@@ -13,7 +13,7 @@ import { type SyntheticSafepoint, syntheticRegistry } from "./support/synthetic-
  * loop takes (static size, [rsp + off] roots, register saves) with kinds it hands over (typed
  * roots, roots outside the frame), and with every way a walk ends (boundary, stack top, unknown or
  * corrupt return address, misaligned SP, depth limit, SP leaving memory), in both modes.
- * (Every other stack of the suite goes through the same check: ROOTWALK_SCAN_CROSSCHECK.)
+ * (Every other stack of the suite goes through the same check: test/support/cross-check-setup.ts.)
  */
 
 const BASE = 0x7ffe_0000_0000;

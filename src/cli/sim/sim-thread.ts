@@ -9,6 +9,7 @@ import {
   DWARF_RBP,
   DWARF_RSP,
   FLAG_FRAME_POINTER_CFA,
+  FRAME_POINTER_INDEX,
   locationDwarfReg,
   locationKind,
 } from "../../safepoints/frame-descriptors.js";
@@ -98,7 +99,7 @@ export async function loadFrameTemplates(): Promise<{ registry: SafepointRegistr
       ra: d.returnAddress[i]! + SIM_LOAD_BIAS,
       frameBytes,
       framePointer,
-      rbpSaveOffset: d.savedRegOffsets[i * CALLEE_SAVED_COUNT + 1]!,
+      rbpSaveOffset: d.savedRegOffsets[i * CALLEE_SAVED_COUNT + FRAME_POINTER_INDEX]!,
       slots: [...new Set(slots)],
       derived,
       pushedArgs: d.frameSizeBytes[i]! >= 0 && d.frameSizeBytes[i] !== d.stackSizeBytes[i],

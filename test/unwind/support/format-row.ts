@@ -1,6 +1,6 @@
 import type { CfiRow, FullRegisterRule } from "../../../src/unwind/cfi.js";
 import { registerRule } from "../../../src/unwind/cfi.js";
-import { x86_64RegisterName } from "../../../src/unwind/dwarf-registers.js";
+import { X86_64 } from "../../../src/arch/x86-64.js";
 
 /** `+16`, `-8`, or nothing for 0 (LLVM 14 UnwindLocation::dump). */
 function signedSuffix(value: number): string {
@@ -14,7 +14,7 @@ function formatRule(rule: FullRegisterRule): string {
     case "valOffset":
       return `CFA${signedSuffix(rule.offset)}`;
     case "register":
-      return x86_64RegisterName(rule.register);
+      return X86_64.dwarfdumpName(rule.register);
     case "sameValue":
       return "same";
     case "undefined":
@@ -26,15 +26,15 @@ function formatRule(rule: FullRegisterRule): string {
 
 /** A row the way `llvm-dwarfdump --eh-frame` (LLVM 14) prints it after the address. */
 export function formatRowLikeDwarfdump(row: CfiRow): string {
-  const cfa = `CFA=${x86_64RegisterName(row.cfaRegister)}${signedSuffix(row.cfaOffset)}`;
+  const cfa = `CFA=${X86_64.dwarfdumpName(row.cfaRegister)}${signedSuffix(row.cfaOffset)}`;
   const registers = [...new Set([...row.savedRegisters.keys(), ...row.otherRules.keys()])].sort((a, b) => a - b);
   if (registers.length === 0) return cfa;
-  return `${cfa}: ${registers.map((r) => `${x86_64RegisterName(r)}=${formatRule(registerRule(row, r))}`).join(", ")}`;
+  return `${cfa}: ${registers.map((r) => `${X86_64.dwarfdumpName(r)}=${formatRule(registerRule(row, r))}`).join(", ")}`;
 }
 
 /** The CFA the way `readelf -wF` prints it: `rsp+8`. */
 export function formatCfaLikeReadelf(row: CfiRow): string {
-  return `${x86_64RegisterName(row.cfaRegister).toLowerCase().replace("rip", "ra")}${row.cfaOffset >= 0 ? "+" : ""}${row.cfaOffset}`;
+  return `${X86_64.dwarfdumpName(row.cfaRegister).toLowerCase().replace("rip", "ra")}${row.cfaOffset >= 0 ? "+" : ""}${row.cfaOffset}`;
 }
 
 /** Replaces the CFA part of a dwarfdump row text. */

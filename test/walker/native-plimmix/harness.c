@@ -16,7 +16,7 @@
  * the return, the return address and the callee-saved registers at the call. The handler writes
  * SNAPSHOT.json:
  *
- *   {"sp":"0x…","ra":"0x…","registers":{"rbx":…,"rbp":…,"r12":…,"r13":…,"r14":…,"r15":…},
+ *   {"sp":"0x…","ra":"0x…","registers":["0x…", …],      callee-saved, in the trampoline's order
  *    "boundaryRa":"0x…","stackTop":"0x…",
  *    "memory":[{"base":"0x…","hex":"…"},          the stack [sp - 256, stackTop)
  *              {"base":"0x…","hex":"…"}],         .data: [__data_start & ~7, _edata rounded up)
@@ -112,7 +112,7 @@ static uintptr_t data_end(void) {
   return ((uintptr_t)_edata + 7) & ~(uintptr_t)7;
 }
 
-/* Called by gc_safepoint_poll. saved = {rbx, rbp, r12, r13, r14, r15} at the safepoint call. */
+/* Called by gc_safepoint_poll. saved = the callee-saved registers at the safepoint call. */
 void rw_safepoint_handler(uintptr_t sp, uintptr_t ra, const uintptr_t *saved) {
   handler_calls++;
   if (handler_calls != 1) fail("gc_safepoint_poll reached more than once");
@@ -128,10 +128,11 @@ void rw_safepoint_handler(uintptr_t sp, uintptr_t ra, const uintptr_t *saved) {
   FILE *out = fopen(snapshot_path, "w");
   if (out == NULL) fail("cannot open the snapshot file");
   fprintf(out, "{\"sp\":\"0x%" PRIxPTR "\",\"ra\":\"0x%" PRIxPTR "\",", sp, ra);
-  fprintf(out,
-          "\"registers\":{\"rbx\":\"0x%" PRIxPTR "\",\"rbp\":\"0x%" PRIxPTR "\",\"r12\":\"0x%" PRIxPTR
-          "\",\"r13\":\"0x%" PRIxPTR "\",\"r14\":\"0x%" PRIxPTR "\",\"r15\":\"0x%" PRIxPTR "\"},",
-          saved[0], saved[1], saved[2], saved[3], saved[4], saved[5]);
+  /* The trampoline's frame, in the architecture's callee-saved order; RW_CALLEE_SAVED comes from
+     the build (test/walker/native/native-stop.ts trampolineBuild), which names them. */
+  fprintf(out, "\"registers\":[");
+  for (int k = 0; k < RW_CALLEE_SAVED; k++) fprintf(out, "%s\"0x%" PRIxPTR "\"", k == 0 ? "" : ",", saved[k]);
+  fprintf(out, "],");
   fprintf(out, "\"boundaryRa\":\"0x%" PRIxPTR "\",\"stackTop\":\"0x%" PRIxPTR "\",", (uintptr_t)rw_enter_return, stack_top);
   fprintf(out, "\"memory\":[{\"base\":\"0x%" PRIxPTR "\",\"hex\":\"", base);
   write_hex(out, stack_copy, length);

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cacheKey, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
 import { compilePlimmix } from "../../../src/toolchain/plimmix-plugin.js";
+import { CALLEE_SAVED_NAMES, type CalleeSavedName, trampolineBuild } from "../native/native-stop.js";
 
 /**
  * A REAL stop of plimmix (gcroot, `_GC_MAP_` v1) code at a safepoint, for the walker's tests.
@@ -58,8 +59,7 @@ export const GLOBAL_ROOT_OBJECT = 7;
 /** The caller whose call passes arguments on the stack (pa_deep's 8). */
 export const STACK_ARGS_CALLER = "pb_mid";
 
-export const CALLEE_SAVED_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
-export type CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
+export { CALLEE_SAVED_NAMES, type CalleeSavedName };
 
 export interface GdbFrame {
   name: string;
@@ -141,13 +141,13 @@ export function buildPlimmixStop(): { executable: string; compiled: { a: string;
   const a = compilePlimmix(irSource(join(here, "plimmix-a.ll")), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
   const b = compilePlimmix(irSource(join(here, "plimmix-b.ll")), { llcFlags: LLC_FLAGS, cacheDir: objectsDir });
   const harness = join(here, "harness.c");
-  const trampoline = join(here, "..", "native", "trampoline.S");
+  const trampoline = trampolineBuild();
   const key = cacheKey([
-    "native-plimmix/link/v1",
+    "native-plimmix/link/v2",
     readFileSync(a),
     readFileSync(b),
     readFileSync(harness),
-    readFileSync(trampoline),
+    ...trampoline.keyParts,
     JSON.stringify(GCC_FLAGS),
     gccVersion,
   ]);
@@ -156,7 +156,7 @@ export function buildPlimmixStop(): { executable: string; compiled: { a: string;
     mkdirSync(dirname(executable), { recursive: true });
     const temporary = temporaryName(executable);
     try {
-      runTool("gcc", [...GCC_FLAGS, harness, trampoline, a, b, "-o", temporary]);
+      runTool("gcc", [...GCC_FLAGS, harness, ...trampoline.gccArgs, a, b, "-o", temporary]);
       renameSync(temporary, executable);
     } finally {
       rmSync(temporary, { force: true });
@@ -216,9 +216,9 @@ function gdbFrame(value: unknown, what: string): GdbFrame {
 /** Parses the handler's JSON (plus gdb's fields when present); see harness.c for the shape. */
 export function parsePlimmixSnapshot(text: string, build: { executable: string; compiled: { a: string; b: string } }): PlimmixStop {
   const json = record(JSON.parse(text), "snapshot");
-  const registersJson = record(json.registers, "registers");
+  const registersJson = list(json.registers, "registers");
   const registers = {} as Record<CalleeSavedName, bigint>;
-  for (const name of CALLEE_SAVED_NAMES) registers[name] = hexBig(registersJson[name], `registers.${name}`);
+  CALLEE_SAVED_NAMES.forEach((name, k) => (registers[name] = hexBig(registersJson[k], `registers[${k}] (${name})`)));
   const globalRoot = record(json.globalRoot, "globalRoot");
   let gdb: PlimmixStop["gdb"];
   if (json.gdbFrames !== undefined) {

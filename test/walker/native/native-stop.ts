@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CALLEE_SAVED_DWARF, CALLEE_SAVED_NAMES } from "../../../src/safepoints/frame-descriptors.js";
 import { cacheKey, compileToObject, findLlvmTool, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
 import { corpusEntry } from "../../ll/corpus.js";
 import {
@@ -33,18 +34,9 @@ export type NativeStopVariant = "chain-args" | "chain-csr" | "chain-dynamic" | "
 
 export const NATIVE_STOP_VARIANTS: readonly NativeStopVariant[] = ["chain-args", "chain-csr", "chain-dynamic", "chain-fp"];
 
-export interface CalleeSavedRegisters {
-  rbx: number;
-  rbp: number;
-  r12: number;
-  r13: number;
-  r14: number;
-  r15: number;
-}
-
-export type CalleeSavedName = keyof CalleeSavedRegisters;
-
-export const CALLEE_SAVED_NAMES: readonly CalleeSavedName[] = ["rbx", "rbp", "r12", "r13", "r14", "r15"];
+export { CALLEE_SAVED_NAMES };
+export type CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
+export type CalleeSavedRegisters = Record<CalleeSavedName, number>;
 
 export interface GdbFrame {
   name: string;
@@ -223,6 +215,18 @@ export function nativeStopDirectory(): string {
   return dirname(fileURLToPath(import.meta.url));
 }
 
+/**
+ * The harnesses' safepoint trampoline: trampoline.S, which includes the native runtime's own stub
+ * (src/native/runtime-entry.S). `gccArgs` assemble it and tell the harness how many callee-saved
+ * registers the stub's frame holds (RW_CALLEE_SAVED); `keyParts` go into a link's cache key.
+ */
+export function trampolineBuild(): { gccArgs: string[]; keyParts: Buffer[] } {
+  const trampoline = join(nativeStopDirectory(), "trampoline.S");
+  const runtimeDir = join(repoRoot(), "src", "native");
+  const count = `-DRW_CALLEE_SAVED=${CALLEE_SAVED_NAMES.length}`;
+  return { gccArgs: [`-I${runtimeDir}`, count, trampoline], keyParts: [readFileSync(trampoline), readFileSync(join(runtimeDir, "runtime-entry.S")), Buffer.from(count)] };
+}
+
 function cacheRoot(): string {
   return join(repoRoot(), ".cache", "native-stop");
 }
@@ -261,12 +265,12 @@ export function buildNativeStop(variant: NativeStopVariant): { object: string; e
     throw new Error(`native-stop ${variant}: flags differ from corpus entry ${build.source}`);
   }
   const harness = join(directory, "harness.c");
-  const trampoline = join(directory, "trampoline.S");
+  const trampoline = trampolineBuild();
   const key = cacheKey([
-    "native-stop/link/v1",
+    "native-stop/link/v2",
     readFileSync(object),
     readFileSync(harness),
-    readFileSync(trampoline),
+    ...trampoline.keyParts,
     JSON.stringify(GCC_FLAGS),
     gccVersion,
   ]);
@@ -275,7 +279,7 @@ export function buildNativeStop(variant: NativeStopVariant): { object: string; e
     mkdirSync(dirname(executable), { recursive: true });
     const temporary = temporaryName(executable);
     try {
-      runTool("gcc", [...GCC_FLAGS, harness, trampoline, object, "-o", temporary]);
+      runTool("gcc", [...GCC_FLAGS, harness, ...trampoline.gccArgs, object, "-o", temporary]);
       renameSync(temporary, executable);
     } finally {
       rmSync(temporary, { force: true });
@@ -354,13 +358,13 @@ export function captureNativeStop(variant: NativeStopVariant): NativeStop {
   if (json.gdbFrames === undefined) throw new Error(`native stop ${variant}: gdb did not add gdbFrames to the snapshot`);
   if (json.exitCode !== 0) throw new Error(`native stop ${variant}: ${executable} exited with ${String(json.exitCode)} under gdb`);
 
-  const registersJson = record(json.registers, "registers");
+  const registersJson = list(json.registers, "registers");
   const exactRegisters = {} as Record<CalleeSavedName, bigint>;
   const registers = {} as CalleeSavedRegisters;
-  for (const name of CALLEE_SAVED_NAMES) {
-    exactRegisters[name] = hexBig(registersJson[name], `registers.${name}`);
+  CALLEE_SAVED_NAMES.forEach((name, k) => {
+    exactRegisters[name] = hexBig(registersJson[k], `registers[${k}] (${name})`);
     registers[name] = Number(exactRegisters[name]);
-  }
+  });
   const memory = list(json.memory, "memory").map((chunk, index) => {
     const fields = record(chunk, `memory[${index}]`);
     return { base: address(fields.base, `memory[${index}].base`), bytes: hexBytes(fields.hex, `memory[${index}].hex`) };
@@ -425,7 +429,7 @@ export interface OracleFrame {
   roots: RootPair[];
 }
 
-const DWARF_CALLEE_SAVED: Record<number, CalleeSavedName> = { 3: "rbx", 6: "rbp", 12: "r12", 13: "r13", 14: "r14", 15: "r15" };
+const DWARF_CALLEE_SAVED: Record<number, CalleeSavedName> = Object.fromEntries(CALLEE_SAVED_DWARF.map((dwarf, k) => [dwarf, CALLEE_SAVED_NAMES[k]!]));
 
 /**
  * An independent oracle for the walker: for every gdb frame, the statepoint record keyed by its

@@ -1,0 +1,52 @@
+import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
+
+/*
+ * The native runtime's thread record (runtime.c `rw_thread`, array `rw_threads`), as TypeScript
+ * reads it through a koffi view: RECORD_WORDS u64 words per thread, word indexes below, each
+ * word read and written with src/bytes/word-codec.ts. runtime.c declares the same layout and the
+ * same enums; test/native-runtime/runtime-layout.test.ts compiles runtime.c with a
+ * _Static_assert for every value here and fails when the two drift apart.
+ *
+ *   word  field        written by   meaning
+ *   0     state        C            ThreadState (ST_*)
+ *   1     sp           C            the managed caller's SP after the call into the runtime returns
+ *   2     ra           C            the return address into the managed caller
+ *   3..   regs         C, then TS   the callee-saved registers at that call, in the architecture's
+ *                                   order (src/arch/x86-64.ts); TS writes relocated values back
+ *   9     stack_top    C            exclusive upper end of the thread's scanned stack
+ *   10    boundary_ra  C            rw_managed_return: where the managed chunk was entered
+ *   11    cursor       TS           allocation hole
+ *   12    limit        TS
+ *   13    stuck_sp     (unused by C; kept for diagnostics)
+ *   14    left_ns      C            CLOCK_MONOTONIC when the thread last left the runtime
+ */
+export const RECORD_WORDS = 32;
+export const R_STATE = 0;
+export const R_SP = 1;
+export const R_RA = 2;
+export const R_REGS = 3;
+export const R_STACK_TOP = R_REGS + CALLEE_SAVED_COUNT;
+export const R_BOUNDARY = R_STACK_TOP + 1;
+export const R_CURSOR = R_BOUNDARY + 1;
+export const R_LIMIT = R_CURSOR + 1;
+export const R_STUCK_SP = R_LIMIT + 1;
+export const R_LEFT_NS = R_STUCK_SP + 1;
+/** Records in rw_threads (RW_MAX_THREADS). */
+export const MAX_THREADS = 1024;
+
+/** Thread states (runtime.c ST_*). */
+export const ST_FREE = 0;
+export const ST_RUNNING = 1;
+export const ST_PARKED = 2;
+export const ST_SAFE = 3;
+export const ST_STUCK = 4;
+export const ST_NOGC = 5;
+export const ST_DEAD = 6;
+
+/** The kinds of the runtime's one JavaScript callback (runtime.c JS_*). */
+export const JS_INIT = 1;
+export const JS_COLLECT = 2;
+export const JS_ALLOC = 3;
+export const JS_STUCK_START = 4;
+export const JS_STUCK_END = 5;
+export const JS_ADD_GLOBAL = 6;

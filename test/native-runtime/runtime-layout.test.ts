@@ -1,0 +1,121 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { X86_64 } from "../../src/arch/x86-64.js";
+import { RUNTIME_GCC_FLAGS } from "../../src/native/build-runtime.js";
+import * as record from "../../src/native/thread-record.js";
+import { findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
+
+/*
+ * The facts C and TypeScript share, checked where each side states them (style item 13: when two
+ * languages must agree, a test fails the moment they differ):
+ *   - the thread record (runtime.c rw_thread) and the runtime's enums against
+ *     src/native/thread-record.ts: gcc compiles runtime.c followed by one _Static_assert per field,
+ *     state, callback kind and constant, generated from the TypeScript values;
+ *   - the callee-saved order of the safepoint stub (runtime-entry.S) against the architecture
+ *     description (src/arch/x86-64.ts): the stub's CFI, as llvm-dwarfdump prints it, says where
+ *     each register was pushed, which is frame[k] for register k of the description's order;
+ *   - the signal-context and core-note register layouts of the description against glibc's
+ *     <sys/ucontext.h> (REG_*) and <sys/user.h> / <sys/procfs.h> (user_regs_struct, elf_prstatus).
+ */
+
+const NATIVE = join(repoRoot(), "src", "native");
+const scratch = mkdtempSync(join(tmpdir(), "rw-runtime-layout-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const WORD_BYTES = X86_64.wordBytes;
+const COUNT = X86_64.calleeSavedDwarf.length;
+
+/** `_Static_assert(expr, "message")` lines, each naming the TypeScript fact it checks. */
+function asserts(facts: readonly [expression: string, expected: number, what: string][]): string {
+  return facts.map(([expression, expected, what]) => `_Static_assert((${expression}) == ${expected}, "${what} = ${expected} in TypeScript");`).join("\n");
+}
+
+function recordFacts(): [string, number, string][] {
+  const field = (name: string, word: number, ts: string): [string, number, string] => [`offsetof(rw_thread, ${name}) / 8`, word, `thread-record.ts ${ts} (rw_thread.${name})`];
+  const constants = Object.entries(record).filter(([name]) => /^(ST|JS)_/.test(name)) as [string, number][];
+  return [
+    ["sizeof(rw_thread) / 8", record.RECORD_WORDS, "thread-record.ts RECORD_WORDS"],
+    ["RW_MAX_THREADS", record.MAX_THREADS, "thread-record.ts MAX_THREADS"],
+    field("state", record.R_STATE, "R_STATE"),
+    field("sp", record.R_SP, "R_SP"),
+    field("ra", record.R_RA, "R_RA"),
+    field("regs", record.R_REGS, "R_REGS"),
+    ["sizeof(((rw_thread *)0)->regs) / 8", COUNT, "x86-64.ts calleeSavedDwarf.length"],
+    ["RW_CALLEE_SAVED", COUNT, "x86-64.ts calleeSavedDwarf.length"],
+    field("stack_top", record.R_STACK_TOP, "R_STACK_TOP"),
+    field("boundary_ra", record.R_BOUNDARY, "R_BOUNDARY"),
+    field("cursor", record.R_CURSOR, "R_CURSOR"),
+    field("limit", record.R_LIMIT, "R_LIMIT"),
+    field("stuck_sp", record.R_STUCK_SP, "R_STUCK_SP"),
+    field("left_ns", record.R_LEFT_NS, "R_LEFT_NS"),
+    ...constants.map(([name, value]): [string, number, string] => [name, value, `thread-record.ts ${name}`]),
+  ];
+}
+
+function registerLayoutFacts(): [string, number, string][] {
+  const signal = X86_64.signalContext;
+  const core = X86_64.coreRegisters;
+  return [
+    ["offsetof(ucontext_t, uc_mcontext.gregs)", signal.registersOffsetBytes, "x86-64.ts signalContext.registersOffsetBytes"],
+    ["REG_RSP", signal.spIndex, "x86-64.ts signalContext.spIndex"],
+    ["REG_RIP", signal.pcIndex, "x86-64.ts signalContext.pcIndex"],
+    ...X86_64.calleeSavedNames.map((name, k): [string, number, string] => [`REG_${name.toUpperCase()}`, signal.calleeSavedIndex[k]!, `x86-64.ts signalContext.calleeSavedIndex[${k}] (${name})`]),
+    ["offsetof(struct elf_prstatus, pr_reg)", core.offsetBytes, "x86-64.ts coreRegisters.offsetBytes"],
+    ["sizeof(struct user_regs_struct) / 8", core.names.length, "x86-64.ts coreRegisters.names.length"],
+    ...core.names.map((name, i): [string, number, string] => [`offsetof(struct user_regs_struct, ${name}) / 8`, i, `x86-64.ts coreRegisters.names[${i}] (${name})`]),
+  ];
+}
+
+/** Compiles runtime.c followed by the assertions; gcc's messages on failure. */
+function compileWithAsserts(checks: string): { status: number | null; stderr: string } {
+  const file = join(scratch, "layout-check.c");
+  writeFileSync(file, `#include "runtime.c"\n#include <stddef.h>\n#include <sys/procfs.h>\n#include <sys/user.h>\n${checks}\n`);
+  const flags = RUNTIME_GCC_FLAGS.filter((f) => f !== "-shared");
+  const r = spawnSync("gcc", [...flags, `-I${NATIVE}`, "-fsyntax-only", file], { encoding: "utf8" });
+  return { status: r.status, stderr: r.stderr };
+}
+
+/** DWARF register name (as llvm-dwarfdump prints it) -> CFA offset, from the first FDE of the assembled stubs. */
+function stubSaveOffsets(): Map<string, number> {
+  const object = join(scratch, "runtime-entry.o");
+  runTool("gcc", ["-c", join(NATIVE, "runtime-entry.S"), "-o", object]);
+  const dump = runTool(findLlvmTool("llvm-dwarfdump"), ["--eh-frame", object]);
+  const firstFde = dump.split(/\n(?=[0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8} FDE)/).find((part) => / FDE /.test(part.split("\n")[0]!));
+  const offsets = new Map<string, number>();
+  for (const m of (firstFde ?? "").matchAll(/DW_CFA_offset: (\w+) (-?\d+)/g)) offsets.set(m[1]!, Number(m[2]));
+  return offsets;
+}
+
+describe("the C runtime agrees with the TypeScript descriptions", () => {
+  it("thread record layout, states and callback kinds: runtime.c vs src/native/thread-record.ts", () => {
+    const { status, stderr } = compileWithAsserts(asserts(recordFacts()));
+    expect(stderr.split("\n").filter((l) => /static assert/.test(l))).toEqual([]);
+    expect(status).toBe(0);
+  });
+
+  it("signal-context and core-note register layouts: glibc's headers vs src/arch/x86-64.ts", () => {
+    const { status, stderr } = compileWithAsserts(asserts(registerLayoutFacts()));
+    expect(stderr.split("\n").filter((l) => /static assert/.test(l))).toEqual([]);
+    expect(status).toBe(0);
+  });
+
+  it("the safepoint stub pushes the callee-saved registers in the description's order (frame[k] = register k)", () => {
+    const offsets = stubSaveOffsets();
+    // frame = CFA - return address - COUNT pushes; frame[k] is at CFA - 8 - 8 * COUNT + 8 * k.
+    const frameIndex = X86_64.calleeSavedDwarf.map((reg) => {
+      const offset = offsets.get(X86_64.dwarfdumpName(reg));
+      return offset === undefined ? undefined : (offset + WORD_BYTES + WORD_BYTES * COUNT) / WORD_BYTES;
+    });
+    expect(offsets.size).toBe(COUNT);
+    expect(frameIndex).toEqual(X86_64.calleeSavedDwarf.map((_, k) => k));
+  });
+
+  it("the stub's frame offsets (RW_FRAME_*_BYTES, used by the test trampoline) follow from the register count", () => {
+    const defines = runTool("gcc", ["-E", "-dM", join(NATIVE, "runtime-entry.S")]);
+    const define = (name: string): number => Number(new RegExp(`#define ${name} (\\d+)`).exec(defines)?.[1]);
+    expect({ ra: define("RW_FRAME_RA_BYTES"), sp: define("RW_FRAME_SP_BYTES") }).toEqual({ ra: COUNT * WORD_BYTES, sp: (COUNT + 1) * WORD_BYTES });
+  });
+});
