@@ -1,13 +1,14 @@
-import { copyFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { InvalidArgumentError } from "../errors.js";
-import { compileToObject } from "./llvm-toolchain.js";
-import type { LlvmSelection } from "./llvm-selection.js";
+import { compileToObject, runTool } from "./llvm-toolchain.js";
+import { activeLlvm, type LlvmSelection } from "./llvm-selection.js";
+import { libraryBuiltinsAmong } from "./library-builtins.js";
 import { checkGcStrategies, explainUnsupportedGc } from "./gc-strategy-check.js";
 
 /**
  * How rootwalk compiles a program (the one documented way; `rootwalk compile` and the native
  * runtime's `rootwalk run` both use it):
- *  - "statepoint": `opt -disable-simplify-libcalls -passes=rewrite-statepoints-for-gc`, then
+ *  - "statepoint": `opt -disable-builtin=<each defined function> -passes=rewrite-statepoints-for-gc`, then
  *    `llc -O2 -relocation-model=pic`;
  *  - "plimmix": `llc -O2 -relocation-model=pic -load=<plimmix plugin>` for `gc "plimmix"` gcroot
  *    programs;
@@ -38,14 +39,33 @@ export interface CompileProgramOptions {
   onWarning?: (line: string) => void;
 }
 
+export const STATEPOINT_OPT_PASSES = ["-passes=rewrite-statepoints-for-gc"] as const;
+
+/** A function definition in text IR: `define ... @name(` or `define ... @"quoted name"(`. */
+const DEFINITION = /^define\b[^@\n]*@(?:"([^"]+)"|([-\w$.]+))\s*\(/gm;
+
 /**
- * `-disable-simplify-libcalls`: opt then knows no C library function, so a call to a function
- * named like one (a program's own `abs(i64)`, or `qsort` calling back into managed code) is not
- * taken for a GC leaf: rewrite-statepoints-for-gc gives it a statepoint like any other call
- * (LLVM 14 otherwise left `call @abs` bare, and a collection inside the program's `abs` found
- * its caller stopped at no safepoint).
+ * `-disable-builtin=NAME` for every function the program defines that opt also knows as a C
+ * library function (library-builtins.ts): rewrite-statepoints-for-gc then gives a call to the
+ * program's own `abs(i64)` or `round` a statepoint like any other call (LLVM 14 otherwise took it
+ * for the C library's, a GC leaf, and a collection inside it found its caller at no safepoint). A
+ * declared `printf` stays a library function and a leaf (RS4GC cannot wrap a vararg call in a
+ * statepoint). Bitcode's definitions are read with llvm-nm.
  */
-export const STATEPOINT_OPT_PASSES = ["-disable-simplify-libcalls", "-passes=rewrite-statepoints-for-gc"] as const;
+function ownDefinitionFlags(source: string, llvm: LlvmSelection | undefined): string[] {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(source);
+  } catch {
+    return []; // unreadable: compileToObject says so
+  }
+  const tools = llvm ?? activeLlvm();
+  const isText = !(bytes[0] === 0x42 && bytes[1] === 0x43) && !(bytes[0] === 0xde && bytes[1] === 0xc0);
+  const names = isText
+    ? [...bytes.toString("utf8").matchAll(DEFINITION)].map((m) => m[1] ?? m[2]!)
+    : runTool(tools.tool("llvm-nm"), ["--defined-only", "--format=just-symbols", source]).split("\n").filter((n) => n !== "");
+  return libraryBuiltinsAmong(names, tools.tool("opt")).map((name) => `-disable-builtin=${name}`);
+}
 
 /** Compiles `source` (.ll) to an object file (cached by content) and returns its path. */
 export async function compileProgram(source: string, options: CompileProgramOptions): Promise<string> {
@@ -64,7 +84,7 @@ export async function compileProgram(source: string, options: CompileProgramOpti
 async function compileInMode(source: string, mode: CompileMode, llcFlags: string[], optFlags: readonly string[], llvm: { llvm?: LlvmSelection }): Promise<string> {
   switch (mode) {
     case "statepoint":
-      return compileToObject(source, { optPasses: [...STATEPOINT_OPT_PASSES, ...optFlags], llcFlags, ...llvm });
+      return compileToObject(source, { optPasses: [...ownDefinitionFlags(source, llvm.llvm), ...STATEPOINT_OPT_PASSES, ...optFlags], llcFlags, ...llvm });
     case "plain":
       return compileToObject(source, { llcFlags, ...llvm });
     case "plimmix": {

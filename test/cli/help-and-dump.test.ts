@@ -54,7 +54,7 @@ describe("help", () => {
     expect(COMMAND_USAGE["run"]!.usage).toMatch(/--opt-flag/);
     expect(COMMAND_USAGE["sim"]!.usage).toMatch(/--stress\[=N\]/);
     expect(COMMAND_USAGE["roots"]!.usage).toMatch(/--max-depth N/);
-    expect(COMMAND_USAGE["roots"]!.summary).toMatch(/default 2000000/);
+    expect(COMMAND_USAGE["roots"]!.options["--max-depth N"]).toMatch(/default 2000000/);
     const unknown = await run("help", "frobnicate");
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/help: found frobnicate, expected dump \| walk/);
