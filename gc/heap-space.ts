@@ -19,9 +19,27 @@ import {
 } from "./heap-constants.js";
 import { LargeObjectSpace } from "./large-object-space.js";
 import type { HeapMemory } from "./object-model.js";
-import type { MemoryProtection, Quarantine } from "./quarantine.js";
 
 /** The memory the collector manages: `[base, base + sizeBytes)`, backed by `buffer`. */
+/** Page protection of a heap's memory (native heaps: mprotect), used by the stress quarantine. */
+export interface MemoryProtection {
+  protect(address: number, bytes: number): void;
+  unprotect(address: number, bytes: number): void;
+}
+
+/**
+ * What the space asks of the stress quarantine (gc/quarantine.ts implements it): freed blocks it
+ * holds back from the free list, and what lived at a held address. Declared here so the space
+ * does not import the quarantine (which reads the space).
+ */
+export interface FreedBlockHold {
+  holds(block: number): boolean;
+  holdsAddress(address: number): boolean;
+  admit(block: number): void;
+  releaseEarly(): boolean;
+  describeHeld(address: number): string;
+}
+
 export interface HeapRegion {
   /** Address of the region's first byte (8-aligned): the numbers pointers are made of. */
   base: number;
@@ -105,7 +123,7 @@ export class HeapSpace implements HeapMemory {
 
   readonly los: LargeObjectSpace;
   /** Freed blocks held back while stressing (gc/quarantine.ts), or null. */
-  quarantine: Quarantine | null = null;
+  quarantine: FreedBlockHold | null = null;
 
   /** The current (during a collection) or last (between collections) marking epoch. */
   epoch = 1;

@@ -106,6 +106,8 @@ export class ImmixCollector implements AllocationOwner {
   readonly space: HeapSpace;
   readonly model: ObjectModel;
   readonly stats = new GcStats();
+  /** Freed blocks held back under --stress (gc/quarantine.ts), or null; the space holds the same one. */
+  quarantine: Quarantine | null = null;
   /** The registered global slots: the first root scanner of every collection. */
   readonly globals = new GlobalRoots();
   /** The phase of the collection under way (a root scanner can tell a scan from a verification's root walk). */
@@ -181,7 +183,10 @@ export class ImmixCollector implements AllocationOwner {
     this.copier = new ImmixAllocator(this.space, this.model, null, true);
     this.wasInUse = new Uint8Array(this.options.poison ? this.space.totalBlocks : 0);
     // Quarantine needs poison: what it holds is checked against the pattern.
-    if (hold > 0 && this.options.poison) this.space.quarantine = new Quarantine(this.space, this.model.headerBytes, hold, config.heap.protection);
+    if (hold > 0 && this.options.poison) {
+      this.quarantine = new Quarantine(this.space, this.model.headerBytes, hold, config.heap.protection);
+      this.space.quarantine = this.quarantine;
+    }
   }
 
   /** True when collections poison what they free (options.poison, default: stress). */
@@ -388,7 +393,7 @@ export class ImmixCollector implements AllocationOwner {
     this.evacuatedObjects = this.evacuatedBytes = this.markedInPlaceInCandidates = 0;
     this.poisonedBytes = 0;
     // A quarantine keeps the last collections' logs (what lived where): this one starts afresh.
-    if (space.quarantine !== null) this.oldCopies = new CopyLog();
+    if (this.quarantine !== null) this.oldCopies = new CopyLog();
     else this.oldCopies.clear();
 
     // 3-4. Trace.
@@ -405,7 +410,7 @@ export class ImmixCollector implements AllocationOwner {
     // 5b. Poison the old copies: nothing reads a forwarding header after the roots moved.
     const poison = this.options.poison;
     if (poison) this.poisonOldCopies();
-    space.quarantine?.keepCopies(this.oldCopies);
+    this.quarantine?.keepCopies(this.oldCopies);
 
     // 6. Sweep (and poison what it freed).
     this.phase = "sweep";
@@ -415,7 +420,7 @@ export class ImmixCollector implements AllocationOwner {
     const sweep = space.sweepBlocks(this.sweepSummary);
     const largeFreedBytes = space.los.sweep(this.largeIsLive, poison ? this.poisonLarge : undefined) * BYTES_IN_LARGE_PAGE;
     if (poison) this.poisonedBytes += poisonSweptBlocks(space, this.wasInUse, topBefore);
-    space.quarantine?.protectFresh(); // after the poison: protected memory is never written
+    this.quarantine?.protectFresh(); // after the poison: protected memory is never written
 
     // 7. Grow.
     let grewToBytes = 0;
@@ -468,7 +473,7 @@ export class ImmixCollector implements AllocationOwner {
       grewToBytes,
       fragmentation: sweep.reusableLines / (space.limitBytes / BYTES_IN_LINE),
       poisonedBytes: this.poisonedBytes,
-      quarantinedBytes: (space.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
+      quarantinedBytes: (this.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
       poisonWrites: poisonWrites.count,
       verifyFailures,
     };
@@ -504,7 +509,7 @@ export class ImmixCollector implements AllocationOwner {
    * collection are failures), then releases the blocks held long enough.
    */
   private checkQuarantine(): { count: number; failures: VerifyFailure[] } {
-    const quarantine = this.space.quarantine;
+    const quarantine = this.quarantine;
     const failures: VerifyFailure[] = [];
     if (quarantine === null) return { count: 0, failures };
     const cycle = this.stats.collections + 1;

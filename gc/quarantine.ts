@@ -1,6 +1,8 @@
 import { hex } from "../src/errors.js";
 import { BYTES_IN_BLOCK, LOG_LINES_IN_BLOCK } from "./heap-constants.js";
-import { BLOCK_REUSABLE, type HeapSpace } from "./heap-space.js";
+import { BLOCK_REUSABLE, type FreedBlockHold, type HeapSpace, type MemoryProtection } from "./heap-space.js";
+
+export type { MemoryProtection };
 import type { CopyLog } from "./copy-log.js";
 import type { VerifyFailure } from "./heap-verifier.js";
 import { POISON_HALF_WORD } from "./poison.js";
@@ -10,10 +12,6 @@ import { POISON_HALF_WORD } from "./poison.js";
  * `protect` makes `[address, address + bytes)` (whole 32 KiB blocks) fault on any access;
  * `unprotect` makes it readable and writable again.
  */
-export interface MemoryProtection {
-  protect(address: number, bytes: number): void;
-  unprotect(address: number, bytes: number): void;
-}
 
 /** Most poison writes one check reports in full (the count covers all of them). */
 const MAX_WRITES_REPORTED = 10;
@@ -42,7 +40,7 @@ const MAX_WRITES_REPORTED = 10;
  * frees about the live data, so the blocks touched grow to about (hold + 2) x live); the check
  * reads every held word once per collection unless protected; one mprotect per run of blocks.
  */
-export class Quarantine {
+export class Quarantine implements FreedBlockHold {
   /** Per block: the collection that freed it while it is held, else 0. */
   readonly freedBy: Uint32Array;
   /** Held blocks in the order they were freed (a ring). */

@@ -181,8 +181,9 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         if (positional.length !== 1 || output === undefined) throw new InvalidArgumentError("compile", `${positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
         checkOutputPath(output, "-o");
         const { compileProgramTo } = await import("../toolchain/compile-program.js");
-        const { requestLlvm } = await import("../toolchain/llvm-selection.js");
+        const { activeLlvm, requestLlvm } = await import("../toolchain/llvm-selection.js");
         requestLlvm(options.get("llvm"));
+        activeLlvm(); // a bad --llvm is the one line, before any warning about the source
         const mode = flags.has("statepoint") ? "statepoint" : flags.has("plimmix") ? "plimmix" : "plain";
         const { checkBeforeBuild } = await import("./check-command.js");
         if (!flags.has("no-check") && !(await checkBeforeBuild(positional, flags.has("strict-check"), io.stderr, "rootwalk compile"))) return 1;

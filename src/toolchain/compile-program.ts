@@ -2,6 +2,7 @@ import { copyFileSync, readFileSync } from "node:fs";
 import { InvalidArgumentError } from "../errors.js";
 import { compileToObject, runTool } from "./llvm-toolchain.js";
 import { activeLlvm, type LlvmSelection } from "./llvm-selection.js";
+import type { CompileMode } from "./compile-mode.js";
 import { libraryBuiltinsAmong } from "./library-builtins.js";
 import { checkGcStrategies, explainUnsupportedGc } from "./gc-strategy-check.js";
 
@@ -21,7 +22,7 @@ import { checkGcStrategies, explainUnsupportedGc } from "./gc-strategy-check.js"
  * llc keeps its default options otherwise: in particular X86CallFrameOptimization stays on, so
  * call sites may push arguments; rootwalk reads .eh_frame to get those frames right.
  */
-export type CompileMode = "statepoint" | "plimmix" | "plain";
+export type { CompileMode };
 
 export interface CompileProgramOptions {
   mode: CompileMode;

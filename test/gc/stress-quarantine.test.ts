@@ -139,6 +139,6 @@ describe("stress quarantine", () => {
       expect(cycle.evacuatedObjects).toBe(1500);
       expect(cycle.headroomExhausted).toBe(false);
     }
-    expect(c.space.quarantine!.releasedEarly).toBeGreaterThan(0);
+    expect(c.quarantine!.releasedEarly).toBeGreaterThan(0);
   });
 });
