@@ -6,14 +6,12 @@ import { parseStackMapSection } from "../src/stackmap/llvm-stackmap.js";
 import { buildLlvmDescriptors } from "../src/loader/llvm-map-loader.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
-import { FastLoop, scanStackRoots } from "../walker/fast-scan.js";
-import { RootPairs } from "../walker/frame-roots.js";
-import { Unwinder } from "../walker/unwinder.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
 import { buildReferenceLibrary, inputPath, runReference } from "./native-refs.js";
 import { type StackCorpus, buildStackCorpus, scanPathBytesPerSafepoint, stackCorpusFile, tableBytesPerSafepoint } from "./stack-corpus.js";
 import { encodeSyntheticStackMap } from "./synthetic-stackmap.js";
 import { type TimingOptions, median, timeBatches } from "./timing.js";
+import { checkWalkOutputs, referenceWalk, rootwalkWalk } from "./walk-reference.js";
 
 /*
  * The benchmark corpus: every case is named `Layer/operation`, times a batch of operations on
@@ -68,25 +66,6 @@ function stack(frames: number, many: boolean): StackCorpus {
     stacks.set(key, c);
   }
   return c;
-}
-
-/**
- * One walk with the real walker as the collector runs it (StackRootScanner): the fast scan loop
- * (walker/fast-scan.ts, the general Unwinder for frames it does not take) into a reused
- * RootPairs, then every root's value read. Returns a checksum (frames + root values).
- */
-function makeWalk(c: StackCorpus): () => number {
-  const u = new Unwinder(c.snapshot, c.memory, { mode: "strict" });
-  const pairs = new RootPairs();
-  const loop = new FastLoop();
-  return () => {
-    pairs.clear();
-    const frames = scanStackRoots(u, c.start, pairs, loop);
-    let sum = 0;
-    const values = pairs.baseValues;
-    for (let i = 0; i < pairs.count; i++) sum += values[i]!;
-    return frames + sum + pairs.count;
-  };
 }
 
 /*
@@ -217,23 +196,23 @@ function walkCase(frames: number, many: boolean, quick: boolean): BenchCase {
     quick,
     run(timing) {
       const c = stack(frames, many);
-      const walk = makeWalk(c);
+      const rootwalk = rootwalkWalk(c);
+      const walk = rootwalk.walk;
       // Check once that the walk saw every frame and read every root.
       const check = walk();
       const expected = c.frames + c.rootValueSum + c.roots;
       if (check !== expected) throw new Error(`${name}: walk checksum ${check}, expected ${expected}`);
-      const file = inputPath(`stack-${c.name}.bin`);
-      writeFileAtomic(file, stackCorpusFile(c, new Float64Array(0)));
       const ts = timeBatches(walk, c.frames, timing);
-      const ref = runReference("walk-ref.c", ["walk", file, ts.iterations, timing.repeats]);
+      const { samples: ref, output } = referenceWalk(c, ts.iterations, timing.repeats);
+      // Both sides' last walks, value by value: the ratio is only honest on the same output.
+      checkWalkOutputs(name, rootwalk.output(), output);
       const sketch = makeSketchWalk(c);
       if (sketch() !== expected) throw new Error(`${name}: sketch checksum differs`);
       const sketchNsPerOp = median(timeBatches(sketch, c.frames, timing).samplesNsPerOp);
       const split = makeSplitKeySketchWalk(c);
       if (split() !== expected) throw new Error(`${name}: split-key sketch checksum differs`);
       const splitKeySketchNsPerOp = median(timeBatches(split, c.frames, timing).samplesNsPerOp);
-      if (ref["frames"] !== c.frames) throw new Error(`${name}: C walker saw ${String(ref["frames"])} frames, expected ${c.frames}`);
-      return result(name, "frame", frames, "C walker (bench/native/walk-ref.c)", ts, ref, {
+      return result(name, "frame", frames, "C walker (bench/native/walk-ref.c), same output checked value by value", ts, ref, {
         rootsPerFrame: c.roots / c.frames,
         rootwalkFramesPerSec: 1e9 / median(ts.samplesNsPerOp),
         rootwalkRootsPerSec: (1e9 * c.roots) / c.frames / median(ts.samplesNsPerOp),
@@ -306,6 +285,18 @@ function parseCase(records: number, quick: boolean): BenchCase {
 
 // ---- Collector ---------------------------------------------------------------------------------
 
+/**
+ * rootwalk's mark: the roots visited and the graph traced (CycleStats.phaseMs scan +
+ * traceEvacuate, timed by the collector in each collection; nothing moves, defrag is off), per
+ * marked object, one sample per timed batch (the last `repeats` x `iterations` collections).
+ * Not in it: preparing the mark bits (the C loop clears its bitmap and line marks inside its
+ * timing, under 1 % of it) and the sweep.
+ */
+function markPhaseSamples(markMs: readonly number[], iterations: number, repeats: number, marked: number): number[] {
+  const timed = markMs.slice(markMs.length - iterations * repeats);
+  return Array.from({ length: repeats }, (_, r) => (timed.slice(r * iterations, (r + 1) * iterations).reduce((a, b) => a + b, 0) * 1e6) / (iterations * marked));
+}
+
 function collectorCase(objects: number, quick: boolean): BenchCase {
   const name = `Collector/mark-${objects / 1000}k-objects`;
   return {
@@ -318,22 +309,27 @@ function collectorCase(objects: number, quick: boolean): BenchCase {
       const file = inputPath(`heap-${objects}.bin`);
       writeFileAtomic(file, heapCorpusFile(h));
       const pauses: number[] = [];
+      const markMs: number[] = [];
       const collect = (): number => {
         const cycle = h.collector.collect("bench");
         pauses.push(cycle.pauseMs);
+        markMs.push(cycle.phaseMs.scan + cycle.phaseMs.traceEvacuate);
         if (cycle.markedObjects !== marked) throw new Error(`${name}: marked ${cycle.markedObjects}, first collection ${marked}`);
         return cycle.markedObjects;
       };
-      const ts = timeBatches(collect, marked, { ...timing, batchMs: Math.max(timing.batchMs, 1) });
+      const whole = timeBatches(collect, marked, { ...timing, batchMs: Math.max(timing.batchMs, 1) });
+      const ts = { iterations: whole.iterations, samplesNsPerOp: markPhaseSamples(markMs, whole.iterations, timing.repeats, marked) };
       const ref = runReference("mark-ref.c", [file, ts.iterations, timing.repeats]);
       if (ref["objects"] !== marked) throw new Error(`${name}: C marked ${String(ref["objects"])} objects, the collector ${marked}`);
-      return result(name, "marked object", objects, "C mark loop (bench/native/mark-ref.c): mark bits + line marks only", ts, ref, {
+      return result(name, "marked object", objects, "C mark loop (bench/native/mark-ref.c): mark bits + line marks, from the roots", ts, ref, {
         markedObjects: marked,
         markedBytes: first.markedBytes,
         rootwalkPauseMs: median(pauses),
         referenceMarkMs: (median(ref.samplesNsPerOp) * marked) / 1e6,
         rootwalkMarkedObjectsPerSec: 1e9 / median(ts.samplesNsPerOp),
-        note: "rootwalk = a whole ImmixCollector.collect() (prepare, mark, line marks, sweep); the C loop only marks",
+        wholeCollectionNsPerOp: median(whole.samplesNsPerOp),
+        wholeCollectionRatio: median(whole.samplesNsPerOp) / median(ref.samplesNsPerOp),
+        note: "ratio = rootwalk's mark (roots + trace phases of ImmixCollector.collect(), phaseMs.scan + traceEvacuate) / the C mark loop; wholeCollectionRatio = a whole collect() (prepare, mark, line marks, sweep) / the same C loop",
       });
     },
   };

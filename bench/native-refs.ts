@@ -29,11 +29,13 @@ function llvmCxxFlags(): string[] {
 
 const built = new Map<string, string>();
 
-/** Builds bench/native/<source> (cached) and returns the executable's path. */
-export function buildReference(source: string): string {
-  const cached = built.get(source);
+/**
+ * Builds bench/native/<source> (cached) and returns the executable's path. `path` builds another
+ * copy of it instead (a test's altered reference); its directory must hold read-input.h.
+ */
+export function buildReference(source: string, path = join(repoRoot(), "bench", "native", source)): string {
+  const cached = built.get(path);
   if (cached !== undefined) return cached;
-  const path = join(repoRoot(), "bench", "native", source);
   const cpp = source.endsWith(".cpp");
   const compiler = cpp ? "g++" : "gcc";
   // StackMapParser.h is header-only; the define drops the one link-time symbol (ABI checks) its
@@ -46,7 +48,7 @@ export function buildReference(source: string): string {
     what: "bench reference",
     build: (output) => void runTool(compiler, [...flags, path, "-o", output]),
   });
-  built.set(source, exe);
+  built.set(path, exe);
   return exe;
 }
 

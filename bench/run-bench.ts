@@ -3,6 +3,7 @@ import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { type BenchCase, type CaseResult, type NativeScanResult, corpus, measureNativeScan } from "./corpus.js";
 import { ratiosSvg } from "./ratios-svg.js";
 import { type TimingOptions, sink } from "./timing.js";
+import { ReferenceMismatchError } from "./walk-reference.js";
 
 /*
  * `npm run bench [-- options]`: runs the corpus (bench/corpus.ts) and prints a table of ns/op,
@@ -13,6 +14,9 @@ import { type TimingOptions, sink } from "./timing.js";
  *   --json            print only one JSON object on stdout (progress goes to stderr)
  *   --filter TEXT     only cases whose name contains TEXT (repeatable)
  *   --list            list the case names and exit
+ *
+ * Exit codes: 0 done, 2 usage, 4 a C reference's output differs from rootwalk's (one line names
+ * the case and the first difference), 1 anything else.
  */
 
 const USAGE = "usage: run-bench [--quick] [--json] [--filter TEXT]... [--list]";
@@ -147,6 +151,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  if (e instanceof ReferenceMismatchError) {
+    // A reference that disagrees with rootwalk: one line, exit 4 (a verification failure).
+    process.stderr.write(`bench: ${e.message}\n`);
+    process.exit(4);
+  }
   process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

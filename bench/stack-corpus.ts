@@ -102,7 +102,7 @@ export function buildStackCorpus(name: string, spec: SyntheticMapSpec, frames: n
 /** The file bench/native/walk-ref.c reads (layout documented there). */
 export function stackCorpusFile(c: StackCorpus, queries: Float64Array): Uint8Array {
   const headerBytes = 64;
-  const siteBytes = 32;
+  const siteBytes = 48;
   const out = new Uint8Array(headerBytes + c.sites.length * siteBytes + queries.length * 8 + c.memory.sizeBytes);
   const dv = new DataView(out.buffer);
   const header = [FILE_MAGIC, c.sites.length, c.memory.base, c.memory.sizeBytes, c.start.sp, c.start.ra, c.start.stackTop!, queries.length];
@@ -113,6 +113,7 @@ export function stackCorpusFile(c: StackCorpus, queries: Float64Array): Uint8Arr
     dv.setInt32(at + 8, s.frameSizeBytes, true);
     dv.setInt32(at + 12, s.rootOffsets.length, true);
     s.rootOffsets.forEach((o, k) => dv.setInt32(at + 16 + 4 * k, o, true));
+    s.derivedOffsets.forEach((o, k) => dv.setInt32(at + 32 + 4 * k, o, true));
     at += siteBytes;
   }
   for (const q of queries) {

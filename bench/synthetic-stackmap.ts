@@ -1,8 +1,9 @@
 /*
  * Synthetic `.llvm_stackmaps` v3 sections of any size, for the benchmarks: one statepoint record
  * per call site, each with the three statepoint header constants (cc 0, flags 0, 0 deopt values)
- * and `rootsPerRecord` (base, derived) pairs, every location Indirect [rsp + 8k] (what LLVM emits
- * for spilled gc pointers). Written with plain DataView writes in field order, independently of
+ * and `rootsPerRecord` (base, derived) pairs, every location Indirect: pair k's base at [rsp + 8k]
+ * (what LLVM emits for spilled gc pointers), its derived pointer at [rsp + 8k + derivedOffsetBytes]
+ * (the same slot by default, a plain root). Written with plain DataView writes in field order, independently of
  * the decoder (layout: src/stackmap/llvm-stackmap.ts, LLVM's StackMaps.rst).
  *
  * Geometry (deterministic, so both sides of a comparison see the same addresses):
@@ -22,13 +23,21 @@ export interface SyntheticMapSpec {
   functions: number;
   recordsPerFunction: number;
   rootsPerRecord: number;
+  /**
+   * Derived slot - base slot of every pair (default 0: base and derived share a slot). Non-zero
+   * gives each pair a derived slot of its own, so a reference that records the base slot twice
+   * is caught (test/bench/walk-reference.test.ts); it must stay inside the smallest frame (32 bytes).
+   */
+  derivedOffsetBytes?: number;
 }
 
 /** One call site as a C runtime would index it: return address -> frame size and root offsets. */
 export interface CallSite {
   ra: number;
   frameSizeBytes: number;
+  /** Pair k's base slot and derived slot, as offsets from SP. */
   rootOffsets: number[];
+  derivedOffsets: number[];
 }
 
 export function functionStackSizeBytes(f: number): number {
@@ -49,6 +58,8 @@ function recordSizeBytes(locations: number): number {
 export function encodeSyntheticStackMap(spec: SyntheticMapSpec): Uint8Array {
   const { functions, recordsPerFunction, rootsPerRecord } = spec;
   if (recordsPerFunction * 48 + 16 > FUNCTION_SPACING_BYTES) throw new Error("too many records per function for the spacing");
+  const derivedOffset = spec.derivedOffsetBytes ?? 0;
+  if (derivedOffset % 8 !== 0 || 8 * (rootsPerRecord - 1) + derivedOffset + 8 > functionStackSizeBytes(0)) throw new Error("derived slots outside the smallest frame");
   const locations = 3 + 2 * rootsPerRecord;
   const records = functions * recordsPerFunction;
   const bytes = new Uint8Array(16 + 24 * functions + records * recordSizeBytes(locations));
@@ -80,7 +91,7 @@ export function encodeSyntheticStackMap(spec: SyntheticMapSpec): Uint8Array {
           dv.setUint8(at, KIND_INDIRECT);
           dv.setUint16(at + 2, 8, true);
           dv.setUint16(at + 4, DWARF_RSP, true);
-          dv.setInt32(at + 8, 8 * k, true);
+          dv.setInt32(at + 8, 8 * k + side * derivedOffset, true);
           at += 12;
         }
       }
@@ -102,6 +113,7 @@ export function callSitesOf(spec: SyntheticMapSpec): CallSite[] {
         ra: FUNCTION_BASE + f * FUNCTION_SPACING_BYTES + instructionOffset(r),
         frameSizeBytes: functionStackSizeBytes(f),
         rootOffsets: Array.from({ length: spec.rootsPerRecord }, (_, k) => 8 * k),
+        derivedOffsets: Array.from({ length: spec.rootsPerRecord }, (_, k) => 8 * k + (spec.derivedOffsetBytes ?? 0)),
       });
     }
   }

@@ -1,19 +1,30 @@
 /*
  * Reference for the Walk and Lookup cases: the same algorithm as rootwalk's SafepointTable and
- * Unwinder over the same bytes, in C. The table is the one of src/safepoints/safepoint-table.ts
- * (power-of-two capacity >= 2x entries, linear probing, slot = high bits of a multiplicative mix
- * of both 32-bit halves, 0 = empty). The walk, per frame: look the return address up -> frame
- * size; check SP (in the stack, 8-aligned, below the top); record each root slot sp + offset into
- * a reused buffer and read its value; read the caller's return address at sp + frameSize; step.
+ * fast scan loop over the same bytes, in C. The table is the one of
+ * src/safepoints/safepoint-table.ts (power-of-two capacity >= 2x entries, linear probing, slot =
+ * high bits of a multiplicative mix of both 32-bit halves, 0 = empty). The walk, per frame: look
+ * the return address up -> frame size; check SP (in the stack, 8-aligned, below the top); for each
+ * (base, derived) pair record the base slot, the derived slot, the frame index and the value in
+ * the base slot; read the caller's return address at sp + frameSize; step. After the walk the
+ * recorded values are summed, as the collector visits them.
+ *
+ * The output is rootwalk's RootPairs contract (walker/frame-roots.ts, bench/README.md "The walk's
+ * output contract"): per pair base slot, derived slot, frame index, base value, and the frame
+ * count. `walk` writes the last walk's output to <output> so that the bench compares it with
+ * rootwalk's value by value (bench/walk-output.ts).
  *
  * Input file (little-endian, written by bench/stack-corpus.ts):
  *   u64 magic 'RWBENCH1', u64 siteCount, u64 memBase, u64 memSize, u64 sp0, u64 ra0, u64 stackTop,
  *   u64 queryCount
- *   siteCount x { u64 ra; i32 frameSizeBytes; i32 rootCount (<= 4); i32 rootOffsets[4] }   32 B
+ *   siteCount x { u64 ra; i32 frameSizeBytes; i32 pairCount (<= 4); i32 baseOffsets[4];
+ *                 i32 derivedOffsets[4] }                                                  48 B
  *   queryCount x u64 return addresses (lookup queries)
  *   memSize bytes of stack memory mapped at memBase
  *
- * usage: walk-ref walk|lookup <file> <iterations> <repeats>
+ * Output file (walk): u64 frames, u64 pairs, then pairs x u64 base slots, pairs x u64 derived
+ * slots, pairs x u64 base values, pairs x i32 frame indexes.
+ *
+ * usage: walk-ref walk <file> <iterations> <repeats> <output> | walk-ref lookup <file> <iterations> <repeats>
  * prints one JSON line with per-repeat ns per frame (walk) or per lookup.
  */
 #include <stdint.h>
@@ -23,7 +34,7 @@
 #include <time.h>
 #include "read-input.h"
 
-typedef struct { uint64_t ra; int32_t frameSizeBytes; int32_t rootCount; int32_t rootOffsets[4]; } Site;
+typedef struct { uint64_t ra; int32_t frameSizeBytes; int32_t pairCount; int32_t baseOffsets[4]; int32_t derivedOffsets[4]; } Site;
 
 static uint64_t *keys;
 static int32_t *values;
@@ -69,12 +80,24 @@ static double now_ns(void) {
 static const Site *sites;
 static const uint8_t *mem;
 static uint64_t memBase, memSize, sp0, ra0, stackTop;
-static uint64_t *slotBuffer;
-static uint64_t slotCapacity;
+/* The walk's output (RootPairs' columns), reused from walk to walk and grown when full. */
+static uint64_t *baseSlots, *derivedSlots, *baseValues;
+static int32_t *pairFrames;
+static uint64_t pairCount, pairCapacity;
 
-/* One walk; returns the number of frames, adds the root values into *sum. */
-static uint64_t walk(uint64_t *sum) {
-  uint64_t sp = sp0, ra = ra0, frames = 0, roots = 0, acc = 0;
+static void reserve_pairs(uint64_t needed) {
+  if (needed <= pairCapacity) return;
+  while (pairCapacity < needed) pairCapacity *= 2;
+  baseSlots = realloc(baseSlots, pairCapacity * 8);
+  derivedSlots = realloc(derivedSlots, pairCapacity * 8);
+  baseValues = realloc(baseValues, pairCapacity * 8);
+  pairFrames = realloc(pairFrames, pairCapacity * 4);
+  if (!baseSlots || !derivedSlots || !baseValues || !pairFrames) { fprintf(stderr, "out of memory\n"); exit(1); }
+}
+
+/* One walk into the output columns; returns the number of frames. */
+static uint64_t walk(void) {
+  uint64_t sp = sp0, ra = ra0, frames = 0, n = 0;
   const uint64_t end = memBase + memSize;
   while (sp < stackTop) {
     int32_t d = find(ra);
@@ -82,25 +105,47 @@ static uint64_t walk(uint64_t *sum) {
     if ((sp & 7) != 0 || sp < memBase) break;           /* misaligned / out of range */
     const Site *s = &sites[d];
     if (sp + (uint64_t)s->frameSizeBytes + 8 > end) break; /* return-address slot unreadable */
+    if (n + (uint64_t)s->pairCount > pairCapacity) reserve_pairs(n + (uint64_t)s->pairCount);
     const uint8_t *p = mem + (sp - memBase);
-    for (int32_t k = 0; k < s->rootCount; k++) {
-      uint64_t slot = sp + (int64_t)s->rootOffsets[k];
-      if (roots == slotCapacity) { slotCapacity *= 2; slotBuffer = realloc(slotBuffer, slotCapacity * 8); }
-      slotBuffer[roots++] = slot;
+    for (int32_t k = 0; k < s->pairCount; k++) {
       uint64_t v;
-      memcpy(&v, p + s->rootOffsets[k], 8);
-      acc += v;
+      memcpy(&v, p + s->baseOffsets[k], 8);
+      baseSlots[n] = sp + (int64_t)s->baseOffsets[k];
+      derivedSlots[n] = sp + (int64_t)s->derivedOffsets[k];
+      pairFrames[n] = (int32_t)frames;
+      baseValues[n] = v;
+      n++;
     }
     memcpy(&ra, p + s->frameSizeBytes, 8);
     sp += (uint64_t)s->frameSizeBytes + 8;
     frames++;
   }
-  *sum += acc + roots;
+  pairCount = n;
   return frames;
 }
 
+/* The collector's visit of the roots: every recorded base value (what the TypeScript side sums). */
+static uint64_t visit_roots(void) {
+  uint64_t acc = 0;
+  for (uint64_t i = 0; i < pairCount; i++) acc += baseValues[i];
+  return acc + pairCount;
+}
+
+static void write_output(const char *path, uint64_t frames) {
+  FILE *f = fopen(path, "wb");
+  if (!f) { perror(path); exit(1); }
+  uint64_t header[2] = { frames, pairCount };
+  int ok = fwrite(header, 8, 2, f) == 2 && fwrite(baseSlots, 8, pairCount, f) == pairCount && fwrite(derivedSlots, 8, pairCount, f) == pairCount &&
+           fwrite(baseValues, 8, pairCount, f) == pairCount && fwrite(pairFrames, 4, pairCount, f) == pairCount;
+  if (fclose(f) != 0 || !ok) { perror(path); exit(1); }
+}
+
 int main(int argc, char **argv) {
-  if (argc != 5) { fprintf(stderr, "usage: %s walk|lookup <file> <iterations> <repeats>\n", argv[0]); return 2; }
+  const int isWalk = argc == 6 && strcmp(argv[1], "walk") == 0;
+  if (!isWalk && !(argc == 5 && strcmp(argv[1], "lookup") == 0)) {
+    fprintf(stderr, "usage: %s walk <file> <iterations> <repeats> <output> | lookup <file> <iterations> <repeats>\n", argv[0]);
+    return 2;
+  }
   long size;
   uint8_t *file = read_input(argv[2], &size);
   uint64_t h[8];
@@ -112,20 +157,25 @@ int main(int argc, char **argv) {
   const uint64_t *queries = (const uint64_t *)(file + 64 + siteCount * sizeof(Site));
   mem = (const uint8_t *)(queries + queryCount);
   build_table(sites, siteCount);
-  slotCapacity = 1024;
-  slotBuffer = malloc(slotCapacity * 8);
+  pairCapacity = 1;
+  reserve_pairs(1024);
 
   const int iterations = atoi(argv[3]), repeats = atoi(argv[4]);
   uint64_t sum = 0;
-  if (strcmp(argv[1], "walk") == 0) {
-    uint64_t frames = walk(&sum); /* warm-up */
+  if (isWalk) {
+    uint64_t frames = walk(); /* warm-up */
+    sum += visit_roots();
     printf("{\"case\":\"walk\",\"frames\":%llu,\"samplesNsPerOp\":[", (unsigned long long)frames);
     for (int r = 0; r < repeats; r++) {
       double t0 = now_ns();
-      for (int i = 0; i < iterations; i++) walk(&sum);
+      for (int i = 0; i < iterations; i++) {
+        walk();
+        sum += visit_roots();
+      }
       double t1 = now_ns();
       printf("%s%.4f", r ? "," : "", (t1 - t0) / ((double)iterations * frames));
     }
+    write_output(argv[5], frames);
   } else {
     for (uint64_t q = 0; q < queryCount; q++) sum += (uint64_t)(int64_t)find(queries[q]); /* warm-up */
     printf("{\"case\":\"lookup\",\"queries\":%llu,\"samplesNsPerOp\":[", (unsigned long long)queryCount);

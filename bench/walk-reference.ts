@@ -1,0 +1,118 @@
+import { readFileSync } from "node:fs";
+import { readU64 } from "../src/bytes/word-codec.js";
+import { hex } from "../src/errors.js";
+import { runTool, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
+import { FastLoop, scanStackRoots } from "../walker/fast-scan.js";
+import { RootPairs } from "../walker/frame-roots.js";
+import { Unwinder } from "../walker/unwinder.js";
+import { type NativeSamples, buildReference, inputPath } from "./native-refs.js";
+import { type StackCorpus, stackCorpusFile } from "./stack-corpus.js";
+
+/*
+ * The Walk cases' two sides and the check that they produce the same output.
+ *
+ * The contract (bench/README.md, "The walk's output contract"): what a moving collector needs from
+ * a stack scan, as rootwalk's RootPairs holds it (walker/frame-roots.ts): for every (base, derived)
+ * root pair in walk order, the base slot's address, the derived slot's address, the index of the
+ * frame it belongs to and the value in the base slot; and the number of frames walked. rootwalk's
+ * fast loop (walker/fast-scan.ts) writes exactly that; bench/native/walk-ref.c writes the same
+ * columns and hands its last walk's output back in a file. Every bench run compares the two value
+ * by value: a reference that does less work than rootwalk makes a ratio that flatters neither.
+ */
+
+/** A walk's output: the frame count and the RootPairs columns (the C side's as read back). */
+export interface WalkOutput {
+  frames: number;
+  pairs: number;
+  baseSlots: ArrayLike<number>;
+  derivedSlots: ArrayLike<number>;
+  pairFrames: ArrayLike<number>;
+  baseValues: ArrayLike<number>;
+}
+
+/** The C reference's output does not equal rootwalk's: the bench fails with exit code 4. */
+export class ReferenceMismatchError extends Error {}
+
+/** rootwalk's side of a Walk case: the walk and the output of its last call. */
+export interface RootwalkWalk {
+  /** One walk as the collector runs it, then every root's value visited; returns a checksum. */
+  walk: () => number;
+  /** The output of the last `walk()`. */
+  output: () => WalkOutput;
+}
+
+/**
+ * One walk with the real walker as the collector runs it (StackRootScanner): the fast scan loop
+ * (walker/fast-scan.ts, the general Unwinder for frames it does not take) into a reused
+ * RootPairs, then every root's value read. The checksum is frames + root values + pairs.
+ */
+export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
+  const u = new Unwinder(c.snapshot, c.memory, { mode: "strict" });
+  const pairs = new RootPairs();
+  const loop = new FastLoop();
+  let frames = 0;
+  const walk = (): number => {
+    pairs.clear();
+    frames = scanStackRoots(u, c.start, pairs, loop);
+    let sum = 0;
+    const values = pairs.baseValues;
+    for (let i = 0; i < pairs.count; i++) sum += values[i]!;
+    return frames + sum + pairs.count;
+  };
+  const output = (): WalkOutput => ({ frames, pairs: pairs.count, baseSlots: pairs.baseSlots, derivedSlots: pairs.derivedSlots, pairFrames: pairs.frames, baseValues: pairs.baseValues });
+  return { walk, output };
+}
+
+/**
+ * Runs bench/native/walk-ref.c (or `executable`, an altered build of it) on `c`, `iterations`
+ * walks per sample, and reads back the output of its last walk.
+ */
+export function referenceWalk(c: StackCorpus, iterations: number, repeats: number, executable = buildReference("walk-ref.c")): { samples: NativeSamples; output: WalkOutput } {
+  const input = inputPath(`stack-${c.name}.bin`);
+  const outputFile = inputPath(`stack-${c.name}.out`);
+  writeFileAtomic(input, stackCorpusFile(c, new Float64Array(0)));
+  const samples = JSON.parse(runTool(executable, ["walk", input, String(iterations), String(repeats), outputFile]).trim()) as NativeSamples;
+  return { samples, output: readReferenceOutput(readFileSync(outputFile)) };
+}
+
+/** Decodes walk-ref.c's output file (layout in its header comment). */
+function readReferenceOutput(file: Uint8Array): WalkOutput {
+  const bytes = new Uint8Array(file); // a copy at offset 0: the columns are read as aligned arrays
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
+  const frames = readU64(words, 0);
+  const pairs = readU64(words, 2);
+  if (bytes.byteLength !== 16 + pairs * 28) throw new ReferenceMismatchError(`the C walker's output has ${bytes.byteLength} bytes, expected ${16 + pairs * 28} for ${pairs} pairs`);
+  const column = (start: number): number[] => Array.from({ length: pairs }, (_, i) => readU64(words, start + 2 * i));
+  return {
+    frames,
+    pairs,
+    baseSlots: column(4),
+    derivedSlots: column(4 + 2 * pairs),
+    baseValues: column(4 + 4 * pairs),
+    pairFrames: new Int32Array(bytes.buffer, bytes.byteOffset + 16 + 24 * pairs, pairs),
+  };
+}
+
+/** The first difference between the two outputs, in one line; undefined when they are equal. */
+export function firstWalkDifference(rootwalk: WalkOutput, reference: WalkOutput): string | undefined {
+  if (rootwalk.frames !== reference.frames) return `frame count: C ${reference.frames}, rootwalk ${rootwalk.frames}`;
+  if (rootwalk.pairs !== reference.pairs) return `root pair count: C ${reference.pairs}, rootwalk ${rootwalk.pairs}`;
+  const pair = (o: WalkOutput, i: number): string => `(base ${hex(o.baseSlots[i]!)}, derived ${hex(o.derivedSlots[i]!)}, frame #${o.pairFrames[i]}, value ${hex(o.baseValues[i]!)})`;
+  for (let i = 0; i < rootwalk.pairs; i++) {
+    if (
+      rootwalk.baseSlots[i] !== reference.baseSlots[i] ||
+      rootwalk.derivedSlots[i] !== reference.derivedSlots[i] ||
+      rootwalk.pairFrames[i] !== reference.pairFrames[i] ||
+      rootwalk.baseValues[i] !== reference.baseValues[i]
+    ) {
+      return `root pair ${i}: C ${pair(reference, i)}, rootwalk ${pair(rootwalk, i)}`;
+    }
+  }
+  return undefined;
+}
+
+/** Throws ReferenceMismatchError naming the case and the first difference, if there is one. */
+export function checkWalkOutputs(caseName: string, rootwalk: WalkOutput, reference: WalkOutput): void {
+  const difference = firstWalkDifference(rootwalk, reference);
+  if (difference !== undefined) throw new ReferenceMismatchError(`${caseName}: the C walker's output differs from rootwalk's at ${difference}`);
+}
