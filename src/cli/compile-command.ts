@@ -14,7 +14,8 @@ export async function compileCli(args: readonly string[], io: CliIo): Promise<nu
   const o = parseOptions(COMMAND_USAGE["compile"]!.options, args);
   if (o.has("--statepoint") && o.has("--plimmix")) throw new InvalidArgumentError("compile", "--statepoint and --plimmix", "at most one of them");
   const output = o.value("-o");
-  if (o.positional.length !== 1 || output === undefined) throw new InvalidArgumentError("compile", `${o.positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
+  if (o.positional.length !== 1 || output === undefined)
+    throw new InvalidArgumentError("compile", `${o.positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
   checkOutputPath(output, "-o");
   const { compileProgramTo } = await import("../toolchain/compile-program.js");
   const { requestLlvm } = await import("../toolchain/llvm-selection.js");
