@@ -9,7 +9,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
 import { verifyFailureJson, verifyFailureReport } from "./verify-failures.js";
-import type { NativeRunProgress } from "../native/native-runtime.js";
+import type { NativeRunProgress, NativeRunResult } from "../native/native-runtime.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
 
 /**
@@ -125,6 +125,32 @@ function jsonRequested(args: readonly string[]): boolean {
   return args.includes("--json");
 }
 
+/** What `run` prints on stdout: one JSON object (--json) or four lines of results and statistics. */
+function runReport(r: NativeRunResult, json: boolean): string {
+  if (json) {
+    return `${JSON.stringify({
+      // A verification failure (exit 4) is a failure with everything known: the same object.
+      ...(r.verifyFailures > 0 ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` } : {}),
+      result: r.result,
+      collections: r.collections,
+      framesScanned: r.framesScanned,
+      rootsRelocated: r.rootsRelocated,
+      objectsMoved: r.objectsMoved,
+      maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
+      verifyFailures: r.verifyFailures,
+      verifyFailureDetails: r.verifyFailureDetails.map(verifyFailureJson),
+      poisonedBytes: r.poisonedBytes,
+      phasesMs: Object.fromEntries(Object.entries(r.phasesMs).map(([k, v]) => [k, Number(v.toFixed(3))])),
+    })}\n`;
+  }
+  return (
+    `result: ${r.result}\n` +
+    `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
+    `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
+    `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`
+  );
+}
+
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
 export async function runCommand(args: readonly string[], io: RunIo): Promise<number> {
   try {
@@ -172,31 +198,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       stopReportingInterrupts();
       progress?.end();
     });
-    if (parsed.json) {
-      io.stdout(
-        `${JSON.stringify({
-          // A verification failure (exit 4) is a failure with everything known: the same object.
-          ...(r.verifyFailures > 0 ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` } : {}),
-          result: r.result,
-          collections: r.collections,
-          framesScanned: r.framesScanned,
-          rootsRelocated: r.rootsRelocated,
-          objectsMoved: r.objectsMoved,
-          maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
-          verifyFailures: r.verifyFailures,
-          verifyFailureDetails: r.verifyFailureDetails.map(verifyFailureJson),
-          poisonedBytes: r.poisonedBytes,
-          phasesMs: Object.fromEntries(Object.entries(r.phasesMs).map(([k, v]) => [k, Number(v.toFixed(3))])),
-        })}\n`,
-      );
-    } else {
-      io.stdout(
-        `result: ${r.result}\n` +
-          `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
-          `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
-          `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`,
-      );
-    }
+    io.stdout(runReport(r, parsed.json));
     if (parsed.svg !== undefined) io.stderr(`rootwalk run: heap map written to ${resolve(parsed.svg)}\n`);
     if (r.verifyFailures > 0) {
       io.stderr(verifyFailureReport("run", r.verifyFailures, r.verifyFailureDetails));
