@@ -2,6 +2,8 @@ import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
 import { programInputKind } from "../native/program-input.js";
 import type { CheckFinding } from "../check/finding-kinds.js";
 import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from "../check/check-report.js";
+import { COMMAND_USAGE } from "./command-usage.js";
+import { parseOptions } from "./options.js";
 
 /**
  * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--json] [--llvm VERSION]`
@@ -9,7 +11,6 @@ import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from 
  * Exit 0 when nothing is found, 1 with findings (and 1 with a one-line error for input it cannot
  * check: unreadable IR, IR already rewritten by rewrite-statepoints-for-gc).
  */
-export const CHECK_USAGE = "rootwalk check PROGRAM.ll|.bc...|PROGRAM.o|.so [--collects NAME,...]... [--json] [--llvm VERSION]";
 
 export interface CheckCommandOptions {
   collects: readonly string[];
@@ -22,7 +23,7 @@ export function parseCollects(values: readonly string[]): string[] {
 
 /** Checks `programs` (IR together, each binary alone). */
 export async function checkPrograms(programs: readonly string[], collects: readonly string[]): Promise<CheckResult> {
-  if (programs.length === 0) throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${CHECK_USAGE})`);
+  if (programs.length === 0) throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);
   const kinds = programs.map((program) => {
     try {
       return programInputKind(program);
@@ -80,4 +81,12 @@ export async function checkBeforeBuild(sources: readonly string[], strict: boole
     return false;
   }
   return true;
+}
+
+/** `rootwalk check PROGRAM... [--collects NAME,...]... [--json] [--llvm VERSION]`. */
+export async function checkCli(args: readonly string[], io: { stdout: (t: string) => void }): Promise<number> {
+  const o = parseOptions(COMMAND_USAGE["check"]!.options, args);
+  const { requestLlvm } = await import("../toolchain/llvm-selection.js");
+  requestLlvm(o.value("--llvm"));
+  return checkCommand(o.positional, { collects: parseCollects(o.values("--collects")), json: o.has("--json") }, io);
 }

@@ -1,12 +1,14 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ToolError } from "../errors.js";
+import { InvalidArgumentError, ToolError } from "../errors.js";
 import { repoRoot } from "../toolchain/llvm-toolchain.js";
 import { checkOutputPath } from "./output-path.js";
 import { activeLlvm, requestLlvm } from "../toolchain/llvm-selection.js";
 import type { CliIo } from "./process-io.js";
 import type { NativeRunResult } from "../native/native-runtime.js";
+import { COMMAND_USAGE } from "./command-usage.js";
+import { parseOptions } from "./options.js";
 
 /**
  * `rootwalk demo` (what `npm start` runs): compiles the bundled example programs and runs them
@@ -77,4 +79,12 @@ export async function runDemo(io: CliIo, llvmRequest?: string, outDir = "."): Pr
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
   io.stdout(rows.map((row) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ")).join("\n") + "\n\n");
   io.stdout(`heap maps (open in a browser): ${svgs.join(", ")}\n`);
+}
+
+/** `rootwalk demo [--llvm VERSION] [--out-dir DIR]`. */
+export async function demoCli(args: readonly string[], io: CliIo): Promise<number> {
+  const o = parseOptions(COMMAND_USAGE["demo"]!.options, args);
+  if (o.positional.length > 0) throw new InvalidArgumentError("demo", o.positional.join(" "), "no positional arguments");
+  await runDemo(io, o.value("--llvm"), o.value("--out-dir") ?? ".");
+  return 0;
 }

@@ -7,6 +7,9 @@ import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { formatBlobLikeReadobj, formatReadobjFileHeader, isReadobjVersion, READOBJ_VERSIONS, type ReadobjVersion } from "../stackmap/readobj-format.js";
 import { activeLlvm } from "../toolchain/llvm-selection.js";
+import { COMMAND_USAGE } from "./command-usage.js";
+import { parseOptions } from "./options.js";
+import type { CliIo } from "./process-io.js";
 
 export type DumpFormat = "readobj" | "text" | "json";
 export const DUMP_FORMATS: readonly DumpFormat[] = ["readobj", "text", "json"];
@@ -182,4 +185,16 @@ function frameText(s: SafepointDescription): string {
 function rootText(r: SafepointDescription["roots"][number]): string {
   const typed = r.type ? ` ${r.type}` : "";
   return r.base === r.derived ? `${r.base}${typed}` : `${r.derived} derived from ${r.base}`;
+}
+
+/** `rootwalk dump FILE...|- [--format F] [--readobj-version N]`: every file's maps; a bad one is reported and the rest printed (exit 1 at the end). */
+export function dumpCli(args: readonly string[], io: CliIo): number {
+  const o = parseOptions(COMMAND_USAGE["dump"]!.options, args);
+  const format = (o.value("--format") ?? "text") as DumpFormat;
+  if (!DUMP_FORMATS.includes(format)) throw new InvalidArgumentError("--format", format, DUMP_FORMATS.join(" | "));
+  const version = o.value("--readobj-version");
+  const out = dumpFilesReporting(o.positional, format, version === undefined ? {} : { readobjVersion: version });
+  io.stdout(out.text);
+  for (const error of out.errors) io.stderr(`rootwalk: ${error.split("\n")[0]}\n`);
+  return out.errors.length > 0 ? 1 : 0;
 }

@@ -13,14 +13,18 @@ export function parseStressEvery(text: string): number {
 
 /**
  * `--stress 100` (a space) would take 100 as a program (run) or a stray argument (sim): the count
- * is only read after `=`, because a bare `--stress` is complete. Refused, naming the spelling.
+ * of an option spelled `--stress[=N]` is only read after `=`, because a bare `--stress` is
+ * complete. Refused, naming the spelling: "--stress takes its count after '=': --stress=100".
  */
-export function refuseSpacedStressCount(next: string | undefined): void {
-  if (next !== undefined && /^\d+$/.test(next)) throw new SpacedStressCountError(next);
+export function refuseSpacedCount(spelling: string, next: string | undefined): void {
+  if (next !== undefined && /^\d+$/.test(next)) throw new SpacedCountError(spelling, next);
 }
 
-export class SpacedStressCountError extends RootwalkError {
-  constructor(readonly count: string) {
-    super("INVALID_ARGUMENT", `--stress takes its count after '=': --stress=${count}`);
+export class SpacedCountError extends RootwalkError {
+  constructor(
+    readonly spelling: string,
+    readonly count: string,
+  ) {
+    super("INVALID_ARGUMENT", `${spelling} takes its count after '=': ${spelling}=${count}`);
   }
 }

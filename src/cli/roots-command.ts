@@ -8,6 +8,9 @@ import { ModuleMap, type Mapping } from "../unwind/module-map.js";
 import { type FrameReport, type WalkEnd, type WalkReport, visitFrames } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { Unwinder } from "../../walker/unwinder.js";
+import { COMMAND_USAGE } from "./command-usage.js";
+import { parseOptions } from "./options.js";
+import type { CliIo } from "./process-io.js";
 
 /*
  * `rootwalk roots CORE [EXECUTABLE] [--json]`: the post-mortem view of a core file. Each thread
@@ -237,3 +240,13 @@ const JSON_FORMAT: RootsFormat = {
   },
   end: "]}\n",
 };
+
+/** `rootwalk roots CORE [EXECUTABLE] [--json] [--max-depth N]`. */
+export function rootsCli(args: readonly string[], io: CliIo): number {
+  const o = parseOptions(COMMAND_USAGE["roots"]!.options, args);
+  const n = o.positional.length;
+  if (n < 1 || n > 2) throw new InvalidArgumentError("roots", `${n} arguments`, "CORE [EXECUTABLE]");
+  const maxDepth = o.has("--max-depth") ? parseMaxDepth(o.value("--max-depth")!) : DEFAULT_ROOTS_MAX_DEPTH;
+  rootsCommand(o.positional[0]!, o.positional[1], { json: o.has("--json"), maxDepth }, io.stdout);
+  return 0;
+}

@@ -2,16 +2,18 @@ import { resolve } from "node:path";
 import { reportInterruptsWhile } from "./interrupt.js";
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
-import { parseStressEvery, refuseSpacedStressCount } from "./parse-stress.js";
+import { parseStressEvery } from "./parse-stress.js";
+import { parseOptions } from "./options.js";
+import { RUN_OPTIONS, RUN_USAGE } from "./command-usage.js";
 import { InvalidArgumentError } from "../errors.js";
 import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
 import { verifyFailureJson, verifyFailureReport } from "./verify-failures.js";
-import type { NativeRunProgress } from "../native/native-runtime.js";
+import type { NativeRunProgress, NativeRunResult } from "../native/native-runtime.js";
 import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
 
 /**
- * `rootwalk run` (options: RUN_USAGE below; README "Run").
+ * `rootwalk run` (options: RUN_USAGE in command-usage.ts; README "Run").
  *
  * Compiles each `.ll` (statepoint: RS4GC + llc -O2; --plimmix: the plimmix plugin), takes each
  * `.o` and `.so` the user built as it is (src/native/program-input.ts), links them
@@ -24,29 +26,6 @@ export interface RunIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
-
-export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
-
-/** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
-export const RUN_OPTIONS: Readonly<Record<string, string>> = {
-  "--plimmix": 'compile .ll sources as gc "plimmix" gcroot code (default: gc "statepoint-example" through RewriteStatepointsForGC)',
-  "--llc-flag=FLAG": "one more llc flag, after the defaults (repeatable)",
-  "--opt-flag=FLAG": "one more opt flag for statepoint code (repeatable)",
-  "--stress[=N]": "collect at every N-th gc_safepoint and allocation (N = 1 when omitted; only after '='), evacuating every movable object; implies --poison",
-  "--no-gc": "never collect (the heap must hold everything)",
-  "--verify": "check the heap and every root after each collection (exit 4 on failures)",
-  "--poison": "fill what each collection frees with 0xdeadbeec, so a stale pointer faults",
-  "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
-  "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
-  "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
-  "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
-  "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
-  "--json": "stdout carries one JSON object alone (the program's own stdout goes to stderr), on failure too: {error, exitCode, message, ...}",
-  "--llvm VERSION": "the LLVM major version to compile with, 14..19 (ROOTWALK_LLVM wins)",
-  "--no-check": "do not run rootwalk check on the IR first",
-  "--strict-check": "a finding of rootwalk check is an error (exit 1, nothing run)",
-};
 
 export interface RunArguments {
   programs: string[];
@@ -85,84 +64,30 @@ export function parseHeapSize(text: string): number {
   return bytes;
 }
 
+/** Reads `rootwalk run`'s arguments by its option table (src/cli/options.ts), then checks each value. */
 export function parseRunArguments(args: readonly string[]): RunArguments {
-  const out: RunArguments = { programs: [], plimmix: false, llcFlags: [], optFlags: [], stressEvery: 0, noGc: false, verify: false, poison: false, walk: "chunks", heapBytes: 256 << 20, safepointTimeoutMs: DEFAULT_SAFEPOINT_TIMEOUT_MS, json: false };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (!arg.startsWith("--")) {
-      out.programs.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
-    const value = (): string => {
-      const v = inline ?? args[++i];
-      if (v === undefined) throw new InvalidArgumentError(arg, "no value", "a value");
-      return v;
-    };
-    const flag = (): true => {
-      if (inline !== undefined) throw new InvalidArgumentError(arg, inline, "no value");
-      return true;
-    };
-    switch (name) {
-      case "plimmix":
-        out.plimmix = flag();
-        break;
-      case "no-gc":
-        out.noGc = flag();
-        break;
-      case "no-check":
-        out.noCheck = flag();
-        break;
-      case "strict-check":
-        out.strictCheck = flag();
-        break;
-      case "verify":
-        out.verify = flag();
-        break;
-      case "walk": {
-        const v = value();
-        if (v !== "chunks" && v !== "unwind") throw new InvalidArgumentError("--walk", v, "chunks | unwind");
-        out.walk = v;
-        break;
-      }
-      case "poison":
-        out.poison = flag();
-        break;
-      case "json":
-        out.json = flag();
-        break;
-      case "llc-flag":
-        out.llcFlags.push(value());
-        break;
-      case "opt-flag":
-        out.optFlags.push(value());
-        break;
-      case "heap":
-        out.heapBytes = parseHeapSize(value());
-        break;
-      case "svg":
-        out.svg = value();
-        break;
-      case "llvm":
-        out.llvm = value();
-        break;
-      case "safepoint-timeout":
-        out.safepointTimeoutMs = parseDurationMs(value(), "--safepoint-timeout");
-        break;
-      case "progress":
-        out.progressMs = parseDurationMs(value(), "--progress");
-        break;
-      case "stress": {
-        if (inline === undefined) refuseSpacedStressCount(args[i + 1]);
-        out.stressEvery = parseStressEvery(inline ?? "");
-        break;
-      }
-      default:
-        throw new InvalidArgumentError("option", arg, Object.keys(RUN_OPTIONS).join(", "));
-    }
-  }
+  const o = parseOptions(RUN_OPTIONS, args);
+  const walk = o.value("--walk") ?? "chunks";
+  if (walk !== "chunks" && walk !== "unwind") throw new InvalidArgumentError("--walk", walk, "chunks | unwind");
+  const out: RunArguments = {
+    programs: o.positional,
+    plimmix: o.has("--plimmix"),
+    llcFlags: o.values("--llc-flag"),
+    optFlags: o.values("--opt-flag"),
+    stressEvery: o.has("--stress") ? parseStressEvery(o.value("--stress")!) : 0,
+    noGc: o.has("--no-gc"),
+    verify: o.has("--verify"),
+    poison: o.has("--poison"),
+    walk,
+    heapBytes: o.has("--heap") ? parseHeapSize(o.value("--heap")!) : 256 << 20,
+    safepointTimeoutMs: o.has("--safepoint-timeout") ? parseDurationMs(o.value("--safepoint-timeout")!, "--safepoint-timeout") : DEFAULT_SAFEPOINT_TIMEOUT_MS,
+    json: o.has("--json"),
+    ...(o.has("--svg") ? { svg: o.value("--svg")! } : {}),
+    ...(o.has("--progress") ? { progressMs: parseDurationMs(o.value("--progress")!, "--progress") } : {}),
+    ...(o.has("--llvm") ? { llvm: o.value("--llvm")! } : {}),
+    ...(o.has("--no-check") ? { noCheck: true } : {}),
+    ...(o.has("--strict-check") ? { strictCheck: true } : {}),
+  };
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
   if (out.noGc && out.stressEvery > 0) throw new InvalidArgumentError("run", "--no-gc with --stress", "at most one of them");
   return out;
@@ -198,6 +123,32 @@ function progressReporter(io: RunIo): { report: (p: NativeRunProgress) => void; 
 /** `--json` among the arguments, even when they failed to parse. */
 function jsonRequested(args: readonly string[]): boolean {
   return args.includes("--json");
+}
+
+/** What `run` prints on stdout: one JSON object (--json) or four lines of results and statistics. */
+function runReport(r: NativeRunResult, json: boolean): string {
+  if (json) {
+    return `${JSON.stringify({
+      // A verification failure (exit 4) is a failure with everything known: the same object.
+      ...(r.verifyFailures > 0 ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` } : {}),
+      result: r.result,
+      collections: r.collections,
+      framesScanned: r.framesScanned,
+      rootsRelocated: r.rootsRelocated,
+      objectsMoved: r.objectsMoved,
+      maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
+      verifyFailures: r.verifyFailures,
+      verifyFailureDetails: r.verifyFailureDetails.map(verifyFailureJson),
+      poisonedBytes: r.poisonedBytes,
+      phasesMs: Object.fromEntries(Object.entries(r.phasesMs).map(([k, v]) => [k, Number(v.toFixed(3))])),
+    })}\n`;
+  }
+  return (
+    `result: ${r.result}\n` +
+    `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
+    `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
+    `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`
+  );
 }
 
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
@@ -247,31 +198,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       stopReportingInterrupts();
       progress?.end();
     });
-    if (parsed.json) {
-      io.stdout(
-        `${JSON.stringify({
-          // A verification failure (exit 4) is a failure with everything known: the same object.
-          ...(r.verifyFailures > 0 ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` } : {}),
-          result: r.result,
-          collections: r.collections,
-          framesScanned: r.framesScanned,
-          rootsRelocated: r.rootsRelocated,
-          objectsMoved: r.objectsMoved,
-          maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
-          verifyFailures: r.verifyFailures,
-          verifyFailureDetails: r.verifyFailureDetails.map(verifyFailureJson),
-          poisonedBytes: r.poisonedBytes,
-          phasesMs: Object.fromEntries(Object.entries(r.phasesMs).map(([k, v]) => [k, Number(v.toFixed(3))])),
-        })}\n`,
-      );
-    } else {
-      io.stdout(
-        `result: ${r.result}\n` +
-          `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
-          `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
-          `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`,
-      );
-    }
+    io.stdout(runReport(r, parsed.json));
     if (parsed.svg !== undefined) io.stderr(`rootwalk run: heap map written to ${resolve(parsed.svg)}\n`);
     if (r.verifyFailures > 0) {
       io.stderr(verifyFailureReport("run", r.verifyFailures, r.verifyFailureDetails));

@@ -3,6 +3,9 @@ import { InvalidArgumentError, MalformedInputError, RootwalkError, hex, withCont
 import { loadStackSnapshot, type StackSnapshotJson, type WalkMethod } from "../../walker/stack-snapshot.js";
 import { walkStack } from "../../walker/walk-stack.js";
 import { describeSlot } from "../../walker/slot.js";
+import { COMMAND_USAGE } from "./command-usage.js";
+import { parseOptions } from "./options.js";
+import type { CliIo } from "./process-io.js";
 
 export const WALK_METHODS: readonly WalkMethod[] = ["segments", "find-ranges", "geometry", "naive"];
 
@@ -44,4 +47,14 @@ export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean
   } catch (e) {
     throw e instanceof RootwalkError ? withContext(e, path) : e;
   }
+}
+
+/** `rootwalk walk SNAPSHOT.json [--json] [--method M]`. */
+export function walkCli(args: readonly string[], io: CliIo): number {
+  const o = parseOptions(COMMAND_USAGE["walk"]!.options, args);
+  const method = (o.value("--method") ?? "segments") as WalkMethod;
+  if (!WALK_METHODS.includes(method)) throw new InvalidArgumentError("--method", method, WALK_METHODS.join(" | "));
+  if (o.positional.length !== 1) throw new InvalidArgumentError("walk", `${o.positional.length} files`, "one SNAPSHOT.json");
+  io.stdout(walkSnapshotFile(o.positional[0]!, method, o.has("--json")));
+  return 0;
 }

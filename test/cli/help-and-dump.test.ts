@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { COMMAND_USAGE } from "../../src/cli/main.js";
+import { COMMAND_USAGE } from "../../src/cli/command-usage.js";
 import { UnsupportedInputError } from "../../src/errors.js";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
 import { loadPlimmixFromElf } from "../../src/loader/plimmix-loader.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { COMMAND_USAGE } from "../../src/cli/main.js";
-import { RUN_OPTIONS, parseRunArguments } from "../../src/cli/run-command.js";
+import { COMMAND_USAGE } from "../../src/cli/command-usage.js";
+import { RUN_OPTIONS } from "../../src/cli/command-usage.js";
+import { parseRunArguments } from "../../src/cli/run-command.js";
 import { run } from "../support/run-cli.js";
 
 /*

@@ -1,0 +1,146 @@
+/*
+ * Every command's usage line, summary and option table: what `rootwalk help` and `COMMAND --help`
+ * print, and what each command parses (src/cli/options.ts reads the option spellings: an option is
+ * parsed exactly when its help lists it). A leaf: it imports nothing, so every command may read it.
+ */
+
+/** `rootwalk run` (README "Run"; src/cli/run-command.ts). */
+export const RUN_USAGE =
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
+
+/** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
+export const RUN_OPTIONS: Readonly<Record<string, string>> = {
+  "--plimmix": 'compile .ll sources as gc "plimmix" gcroot code (default: gc "statepoint-example" through RewriteStatepointsForGC)',
+  "--llc-flag=FLAG": "one more llc flag, after the defaults (repeatable)",
+  "--opt-flag=FLAG": "one more opt flag for statepoint code (repeatable)",
+  "--stress[=N]": "collect at every N-th gc_safepoint and allocation (N = 1 when omitted; only after '='), evacuating every movable object; implies --poison",
+  "--no-gc": "never collect (the heap must hold everything)",
+  "--verify": "check the heap and every root after each collection (exit 4 on failures)",
+  "--poison": "fill what each collection frees with 0xdeadbeec, so a stale pointer faults",
+  "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
+  "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
+  "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
+  "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
+  "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
+  "--json": "stdout carries one JSON object alone (the program's own stdout goes to stderr), on failure too: {error, exitCode, message, ...}",
+  "--llvm VERSION": "the LLVM major version to compile with, 14..19 (ROOTWALK_LLVM wins)",
+  "--no-check": "do not run rootwalk check on the IR first",
+  "--strict-check": "a finding of rootwalk check is an error (exit 1, nothing run)",
+};
+
+/**
+ * Each command's usage: every option it takes, with its meaning and units. `rootwalk help CMD`
+ * and `rootwalk CMD --help` print it; `rootwalk help` prints the usage lines. Values: `--opt
+ * value` and `--opt=value` both work; `--stress[=N]` takes its value only after `=`. Each option
+ * key is also the command's parser's input: its spelling says its syntax (`--json` a flag, `--heap
+ * SIZE` a value, `--stress[=N]` a value after '='; the grammar: src/cli/options.ts).
+ */
+export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: string; options: Readonly<Record<string, string>> }>> = {
+  dump: {
+    usage: "rootwalk dump FILE...|- [--format readobj|text|json] [--readobj-version 14..19]",
+    summary: "print the stack maps of objects, libraries, executables (- reads stdin); a bad file is reported and the others still printed (exit 1 at the end)",
+    options: {
+      "--format readobj|text|json": "readobj: what llvm-readobj --stackmap prints; text (default): addresses, frame sizes, CFA rules, roots; json: the same as one object",
+      "--readobj-version 14..19": "whose llvm-readobj text --format readobj imitates (default: the selected LLVM's)",
+    },
+  },
+  walk: {
+    usage: "rootwalk walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]",
+    summary: "walk a recorded stack (the snapshot format: README \"Walk snapshots\", schemas/stack-snapshot.schema.json) and print every frame and root",
+    options: {
+      "--json": "print {roots, transitions, frames, stoppedAt} as one JSON object",
+      "--method segments|find-ranges|geometry|naive": "how split stacks are crossed: libgcc's stacklet list (default), __splitstack_find ranges, geometry alone, or not at all",
+    },
+  },
+  roots: {
+    usage: "rootwalk roots CORE [EXECUTABLE] [--json] [--max-depth N]",
+    summary:
+      "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints " +
+      "(a root in a register is named by it: rbx, r12, ...)",
+    options: {
+      "--json": "print {threads: [{tid, frames: [...]}]} as one JSON object",
+      "--max-depth N": "walk at most N frames per thread (default 2000000, 1..1000000000; a deeper stack ends with depth-limit)",
+      EXECUTABLE: "the program's file, when it moved since the core was written (its build id must match)",
+    },
+  },
+  compile: {
+    usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o",
+    summary: "compile a program for rootwalk (llc -O2, default options); rootwalk check runs first and its findings are warnings",
+    options: {
+      "--statepoint": 'gc "statepoint-example" code: opt -passes=rewrite-statepoints-for-gc first (without it such code gets no stack maps: a warning)',
+      "--plimmix": 'gc "plimmix" gcroot code: llc with rootwalk\'s plugin (built on first use)',
+      "--llc-flag FLAG": "one more llc flag, after the defaults (repeatable)",
+      "--opt-flag FLAG": "one more opt flag for --statepoint (repeatable)",
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+      "--no-check": "do not run rootwalk check on the IR first",
+      "--strict-check": "a finding of rootwalk check is an error (exit 1, nothing built)",
+      "-o OUT.o": "the object file to write",
+    },
+  },
+  check: {
+    usage: "rootwalk check PROGRAM.ll|.bc...|PROGRAM.o|.so [--collects NAME,...]... [--json] [--llvm VERSION]",
+    summary:
+      "find GC-safety mistakes before the program runs: a function without a GC strategy holding a GC pointer, an integer made from one, a stale gcroot copy, an interior pointer argument, a GC pointer in a stack slot (each across a call that can collect), no gc_init; a .o/.so: calls that can collect without a safepoint record. Exit 0 clean, 1 findings",
+    options: {
+      "--collects NAME,...": "more functions that can collect (external functions the check cannot see into; repeatable)",
+      "--json": "print {programs, findings: [...], counts} as one JSON object",
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+    },
+  },
+  sim: {
+    usage:
+      "rootwalk sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress[=N]] [--verify] [--poison]\n" +
+      "             [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]",
+    summary: "the collector and walker on simulated stacks (--stress=N: collect at every N-th allocation; --threads 1..32, --scale 0.0001..10, --heap 1M..4G)",
+    options: {
+      "--workload NAME": "gcbench (default), mt-gcbench, deep-recursion or binary-trees",
+      "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 16M)",
+      "--stress[=N]": "collect at every N-th allocation (N = 1 when omitted; only after '='), evacuating every movable object",
+      "--verify": "check the heap and the roots after every collection",
+      "--poison": "fill what each collection frees with a poison pattern (implied by --stress)",
+      "--svg FILE": "write a heap map (SVG) after the run",
+      "--json": "print {collections, objectsMoved, maxPauseMs, verifyFailures, fragmentation} as one JSON object",
+      "--sweep": "find the minimum heap, then run at 1x..6x of it",
+      "--scale X": "multiply the workload's work and memory, 0.0001..10 (default 1; 0.02 with --stress)",
+      "--threads N": "mutator threads for mt-gcbench, 1..32 (default 4; each has a 32 MiB simulated stack)",
+      "--seed N": "random seed, 0..2^32-1 (default 42)",
+    },
+  },
+  run: {
+    usage: RUN_USAGE,
+    summary: "compile, link with the native runtime and run rw_main with the collector (--stress=N: collect at every N-th safepoint)",
+    options: RUN_OPTIONS,
+  },
+  demo: {
+    usage: "rootwalk demo [--llvm VERSION] [--out-dir DIR]",
+    summary: "compile and run the bundled example programs with and without the collector; heap maps go to DIR (default: the current folder)",
+    options: {
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+      "--out-dir DIR": "where the heap maps (SVG) go (default: the current folder)",
+    },
+  },
+  help: { usage: "rootwalk help [COMMAND]", summary: "print the usage of one command, or of all", options: {} },
+};
+
+export const USAGE = `usage: rootwalk <command> [options]      (rootwalk help COMMAND, rootwalk COMMAND --help)
+
+commands:
+${Object.values(COMMAND_USAGE)
+  .map((c) => `  ${c.usage.replace(/^rootwalk /, "").replace(/\n {13}/g, "\n      ")}\n        ${c.summary}`)
+  .join("\n")}
+  --version
+        print rootwalk's version and the LLVM it found
+
+LLVM: ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else --llvm VERSION, else the newest installed.
+Exit codes: 0 ok, 1 bad input or usage, 3 runtime or collector failure (or an internal error), 4 verification failure.
+Output is written whole before the exit, into a pipe too; a reader that stops early (| head) ends the command quietly, exit 0.
+`;
+
+/** `rootwalk help COMMAND`, `rootwalk COMMAND --help`: the usage, the summary and every option with its meaning. */
+export function commandHelp(command: string): string {
+  const c = COMMAND_USAGE[command]!;
+  const options = Object.entries(c.options);
+  const width = Math.max(0, ...options.map(([o]) => o.length));
+  const table = options.length === 0 ? "" : `\noptions:\n${options.map(([o, meaning]) => `  ${o.padEnd(width)}  ${meaning}`).join("\n")}\n`;
+  return `usage: ${c.usage}\n\n${c.summary}\n${table}`;
+}
