@@ -609,23 +609,26 @@ export function llvmStackMapLength(readWord: (address: number) => bigint, addres
   if (!Number.isSafeInteger(maxLengthBytes) || maxLengthBytes < 0) {
     throw new InvalidArgumentError("maxLengthBytes", String(maxLengthBytes), "a non-negative safe integer");
   }
+  const need = (rel: number, bytes: number, what: string): void => {
+    if (rel + bytes > maxLengthBytes) throw new TruncatedInputError(what, rel, bytes, maxLengthBytes - rel);
+  };
+  // Whole words only, so that no word read reaches past the bound.
+  const end = address + maxLengthBytes;
   let cachedAt = -1;
   let cachedWord = 0n;
-  const u8At = (rel: number): number => {
+  const u8At = (rel: number, what: string): number => {
     const a = address + rel;
     const wordAt = a - (a % 8);
     if (wordAt !== cachedAt) {
+      if (wordAt + 8 > end) throw new TruncatedInputError(what, wordAt - address, 8, end - wordAt);
       cachedWord = readWord(wordAt);
       cachedAt = wordAt;
     }
     return Number((cachedWord >> BigInt((a % 8) * 8)) & 0xffn);
   };
-  const need = (rel: number, bytes: number, what: string): void => {
-    if (rel + bytes > maxLengthBytes) throw new TruncatedInputError(what, rel, bytes, maxLengthBytes - rel);
-  };
   const u16At = (rel: number, what: string): number => {
     need(rel, 2, what);
-    return u8At(rel) | (u8At(rel + 1) << 8);
+    return u8At(rel, what) | (u8At(rel + 1, what) << 8);
   };
   const u32At = (rel: number, what: string): number => (u16At(rel, what) | (u16At(rel + 2, what) << 16)) >>> 0;
 
