@@ -1,7 +1,7 @@
 import { InvalidArgumentError, hex } from "../src/errors.js";
 import { CollectorError, HeapExhaustedError } from "./collector-error.js";
 import { NO_DEFRAG_THRESHOLD, defragThreshold, flagDefragCandidates } from "./defrag.js";
-import { type CycleStats, GcStats, type PhaseMs } from "./gc-stats.js";
+import { type CycleStats, GcStats } from "./gc-stats.js";
 import { GlobalRoots, type SlotMemory } from "./global-roots.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, DEFAULT_HEADROOM_FRACTION, LINES_IN_BLOCK, LOG_BYTES_IN_BLOCK } from "./heap-constants.js";
 import { type HeapMap, buildHeapMap } from "./heap-map-svg.js";
@@ -110,8 +110,6 @@ export class ImmixCollector implements AllocationOwner {
   quarantine: Quarantine | null = null;
   /** The registered global slots: the first root scanner of every collection. */
   readonly globals = new GlobalRoots();
-  /** The phase of the collection under way (a root scanner can tell a scan from a verification's root walk). */
-  phase: keyof PhaseMs | "idle" = "idle";
   /** Messages of the last collection's verification failures (empty when it passed). */
   verifyMessages: string[] = [];
   /** The last collection's verification failures, structured (at most maxVerifyMessages). */
@@ -299,13 +297,13 @@ export class ImmixCollector implements AllocationOwner {
     return buildHeapMap(this.space, this.mutators.flatMap((m) => m.unusedHoles()));
   }
 
-  /** The root bases every scanner reports now, in order (scanRoots is called once more on each). */
+  /** The root bases every scanner reports now, in order (scanRoots is called once more on each, for a verification). */
   rootBases(): number[] {
     const roots: number[] = [];
     this.rootStarts = [];
     for (const s of this.scanners) {
       this.rootStarts.push(roots.length);
-      s.scanRoots((b) => roots.push(b));
+      s.scanRoots((b) => roots.push(b), "verification");
     }
     return roots;
   }
@@ -366,14 +364,12 @@ export class ImmixCollector implements AllocationOwner {
       return this.collectNow(reason, forceDefrag);
     } finally {
       this.collecting = false;
-      this.phase = "idle";
     }
   }
 
   private collectNow(reason: string, forceDefrag: boolean): CycleStats {
     const space = this.space;
     const { verify, stress } = this.options;
-    this.phase = "verify";
     const tVerify0 = performance.now();
     const poisonWrites = this.checkQuarantine();
     const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages, this.describeRoot) : null;
@@ -397,11 +393,9 @@ export class ImmixCollector implements AllocationOwner {
     else this.oldCopies.clear();
 
     // 3-4. Trace.
-    this.phase = "scan";
     const tScan0 = performance.now();
-    for (const s of this.scanners) s.scanRoots(this.visitRoot);
+    for (const s of this.scanners) s.scanRoots(this.visitRoot, "collection");
     const tScan1 = performance.now();
-    this.phase = "traceEvacuate";
     this.drainMarkStack();
 
     // 5. Relocate roots.
@@ -413,7 +407,6 @@ export class ImmixCollector implements AllocationOwner {
     this.quarantine?.keepCopies(this.oldCopies);
 
     // 6. Sweep (and poison what it freed).
-    this.phase = "sweep";
     const tSweep0 = performance.now();
     const topBefore = space.immixTopBlock;
     if (poison) for (let b = 0; b < topBefore; b++) this.wasInUse[b] = space.blockState[b] === BLOCK_UNALLOCATED ? 0 : 1;
@@ -432,7 +425,6 @@ export class ImmixCollector implements AllocationOwner {
     for (const m of this.mutators) m.bytesUntilPoll = this.options.collectEveryBytes;
 
     const t1 = performance.now();
-    this.phase = "verify";
     const pauseMs = t1 - t0;
     const verifyFailures = this.finishVerification(before, poisonWrites);
 

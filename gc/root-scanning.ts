@@ -12,13 +12,14 @@
  * Null (0) bases are never visited.
  *
  * The collector may call scanRoots more than once per collection (with `verify` on it reads the
- * roots before and after to compare the reachable graph): each call reports the current roots
- * and replaces what the previous call remembered; updateRoots follows the last scanRoots before
- * it. `forward` accepts any base this scanner reported and returns it unchanged if it did not
- * move (large objects, pinned objects, objects outside evacuation candidates).
+ * roots before and after to compare the reachable graph), and outside one (verifyHeap,
+ * graphChecksum): each call says why (RootScanReason), reports the current roots and replaces what
+ * the previous call remembered; updateRoots follows the last scanRoots before it. `forward`
+ * accepts any base this scanner reported and returns it unchanged if it did not move (large
+ * objects, pinned objects, objects outside evacuation candidates).
  */
 export interface RootScanner {
-  scanRoots(visit: (baseAddress: number) => void): void;
+  scanRoots(visit: (baseAddress: number) => void, reason: RootScanReason): void;
   updateRoots(forward: (oldBaseAddress: number) => number): void;
   /**
    * Optional, for verification messages only (never on the scan path): where the `index`-th root
@@ -27,3 +28,14 @@ export interface RootScanner {
    */
   describeRoot?(index: number): string | undefined;
 }
+
+/**
+ * Why the collector calls scanRoots, so that a scanner (or what it reports to) needs no look at
+ * the collector's state:
+ *   "collection"    the one scan of a collection whose roots are traced, then updated: exactly
+ *                   one per collection, with the world stopped, followed by one updateRoots;
+ *   "verification"  a read of the roots to inspect the reachable graph (before and after a
+ *                   collection with `verify` on, verifyHeap, graphChecksum): its roots are only
+ *                   read, never traced or updated by it.
+ */
+export type RootScanReason = "collection" | "verification";

@@ -1,4 +1,4 @@
-import type { RootScanner } from "../gc/root-scanning.js";
+import type { RootScanReason, RootScanner } from "../gc/root-scanning.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { SafepointRegistry } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
@@ -16,6 +16,25 @@ export interface ThreadStack {
   label?: string;
 }
 
+/** One scanRoots as observers see it (after it returned): why, what it walked, how long it took. */
+export interface RootScanEvent {
+  reason: RootScanReason;
+  /** The stacks walked, in the order of lastWalkOf's thread indexes. */
+  threads: readonly ThreadStack[];
+  /** walkStacks (the stacks provider included), then visitRoots (the collector's tracing of each root), ms. */
+  walkMs: number;
+  visitMs: number;
+  frames: number;
+}
+
+/**
+ * Something attached to a scanner from outside (timing, logs, a second scan to compare with):
+ * called after every scanRoots, in the order attached; what it throws fails the scan.
+ */
+export interface RootScanObserver {
+  scanned(scan: RootScanEvent): void;
+}
+
 export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
   /**
    * Walk every stack a second time with the general unwinder and fail unless it agrees with the
@@ -31,9 +50,10 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
  * (walker/fast-scan.ts) and remembers each root's slot;
  * updateRoots rewrites them after the collector moved objects.
  *
- * scanRoots is two steps, which a runtime may call (and time) separately: walkStacks (every
- * thread's frames, root slots and the values in the base slots: the stack scan proper) then
- * visitRoots (each non-null base handed to the collector, which traces it).
+ * scanRoots is two steps, which a runtime may call separately: walkStacks (every thread's frames,
+ * root slots and the values in the base slots: the stack scan proper) then visitRoots (each
+ * non-null base handed to the collector, which traces it). Observers (addObserver) are told of
+ * each scanRoots with its reason and the time of each step.
  *
  * Per thread index it keeps one RootPairs, one Unwinder (rebound to each scan's memory and
  * snapshot), one fast loop state and the relocation scratch, so a scan allocates nothing once
@@ -62,9 +82,25 @@ export class StackRootScanner implements RootScanner {
     this.crossCheck = crossCheck ?? crossCheckByDefault();
   }
 
-  scanRoots(visit: (baseAddress: number) => void): void {
+  private readonly observers: RootScanObserver[] = [];
+
+  /** Attaches `observer`, told of every later scanRoots (never of walkStacks alone). */
+  addObserver(observer: RootScanObserver): void {
+    this.observers.push(observer);
+  }
+
+  scanRoots(visit: (baseAddress: number) => void, reason: RootScanReason): void {
+    if (this.observers.length === 0) {
+      this.walkStacks();
+      this.visitRoots(visit);
+      return;
+    }
+    const start = performance.now();
     this.walkStacks();
+    const walked = performance.now();
     this.visitRoots(visit);
+    const scan: RootScanEvent = { reason, threads: this.walked, walkMs: walked - start, visitMs: performance.now() - walked, frames: this.framesScanned };
+    for (const o of this.observers) o.scanned(scan);
   }
 
   /** Walks every thread's stack and records its root slots and base values (nothing is visited yet). */

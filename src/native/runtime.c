@@ -79,7 +79,7 @@ enum {
   ST_DEAD = 6,
 };
 
-/* JavaScript call kinds (native-runtime.ts has the same numbers). */
+/* JavaScript call kinds (thread-record.ts has the same numbers; callback-dispatch.ts answers them). */
 enum {
   JS_INIT = 1,
   JS_COLLECT = 2,

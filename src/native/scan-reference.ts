@@ -1,8 +1,12 @@
 import { readU64 } from "../bytes/word-codec.js";
 import koffi from "koffi";
 import { RootwalkError, hex } from "../errors.js";
-import type { RegistrySnapshot } from "../safepoints/registry.js";
+import type { RegistrySnapshot, SafepointRegistry } from "../safepoints/registry.js";
 import type { RootPairs } from "../../walker/frame-roots.js";
+import type { RootScanObserver, StackRootScanner } from "../../walker/stack-root-scanner.js";
+import { DEFAULT_MAX_DEPTH } from "../../walker/unwinder.js";
+import type { StoppedThreads } from "./stopped-threads.js";
+import type { ThreadRecords } from "./thread-record.js";
 
 /*
  * The NativeScan bench's C reference inside a native run (bench/native/native-scan-ref.c, a shared
@@ -103,5 +107,32 @@ export class NativeScanReference {
 
   private mismatch(thread: number, what: string): RootwalkError {
     return new RootwalkError("GC", `the C scan reference disagrees with rootwalk's scan of thread #${thread}: ${what}`);
+  }
+}
+
+/**
+ * The C reference attached to the root scanner: after every scan (collection or verification),
+ * each stopped thread is scanned again in C from its record and compared with the scanner's walk.
+ */
+export class ScanReferenceCheck implements RootScanObserver {
+  readonly reference: NativeScanReference;
+
+  constructor(
+    libraryPath: string,
+    private readonly registry: SafepointRegistry,
+    private readonly scanner: StackRootScanner,
+    private readonly stopped: StoppedThreads,
+    private readonly records: ThreadRecords,
+  ) {
+    this.reference = new NativeScanReference(libraryPath);
+  }
+
+  scanned(): void {
+    const snapshot = this.registry.snapshot();
+    this.stopped.threadsIfRead().forEach((s, i) => {
+      const walk = this.scanner.lastWalkOf(i);
+      if (walk === undefined) throw new RootwalkError("GC", `the scanner has no walk of thread #${s.index}`);
+      this.reference.scanAndCompare(snapshot, this.records.recordAddress(s.index), DEFAULT_MAX_DEPTH, s.index, walk);
+    });
   }
 }

@@ -1,3 +1,5 @@
+import koffi from "koffi";
+import { readU64, readU64BigInt, writeU64, writeU64BigInt } from "../bytes/word-codec.js";
 import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
 
 /*
@@ -50,3 +52,37 @@ export const JS_ALLOC = 3;
 export const JS_STUCK_START = 4;
 export const JS_STUCK_END = 5;
 export const JS_ADD_GLOBAL = 6;
+
+/**
+ * rw_threads as TypeScript reads and writes it: one koffi view of all MAX_THREADS records, word
+ * `k` of thread `t` through the word codec. Exact (bigint) access for the registers and clocks,
+ * whose values may exceed 2^53; plain numbers for addresses and states.
+ */
+export class ThreadRecords {
+  private readonly words: Uint32Array;
+
+  /** `address`: rw_threads_address(). */
+  constructor(readonly address: bigint) {
+    this.words = new Uint32Array(koffi.view(address, MAX_THREADS * RECORD_WORDS * 8));
+  }
+
+  word(t: number, k: number): number {
+    return readU64(this.words, (t * RECORD_WORDS + k) * 2);
+  }
+  wordBigInt(t: number, k: number): bigint {
+    return readU64BigInt(this.words, (t * RECORD_WORDS + k) * 2);
+  }
+  setWord(t: number, k: number, value: number): void {
+    writeU64(this.words, (t * RECORD_WORDS + k) * 2, value);
+  }
+  setWordBigInt(t: number, k: number, value: bigint): void {
+    writeU64BigInt(this.words, (t * RECORD_WORDS + k) * 2, value);
+  }
+  state(t: number): number {
+    return this.word(t, R_STATE);
+  }
+  /** Where thread t's record starts in native memory (for C that reads it: scan-reference.ts). */
+  recordAddress(t: number): bigint {
+    return this.address + BigInt(t * RECORD_WORDS * 8);
+  }
+}

@@ -1,7 +1,7 @@
 import Long from "long";
 import { ByteView } from "../bytes/byte-view.js";
 import { littleEndianWords } from "../bytes/little-endian-words.js";
-import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
+import { InvalidArgumentError, MalformedInputError, TruncatedInputError, hex } from "../errors.js";
 import { ROOT_TYPE_NONE, encodeLocationWord0 } from "../safepoints/frame-descriptors.js";
 
 /*
@@ -592,4 +592,58 @@ export function parseStackMapSection(bytes: Uint8Array, sectionOffset = 0): Stac
     offset += blob.sizeBytes;
   }
   return blobs;
+}
+
+/**
+ * The length in bytes of the StackMap v3 blob at `address` of live memory (the pointer passed to
+ * `gc_init`), found from its counts as `StackMapBlob.parse` finds it, reading only the header and
+ * each record's location and live-out counts, never at or past `address + maxLengthBytes`.
+ * `readWord(a)` returns the little-endian u64 at the 8-aligned address `a` (for a `Memory`:
+ * `(a) => memory.readWordBigInt(a)`); whatever it throws is passed on. Copy `length` bytes and
+ * `parseStackMapSection` them for everything else (version, reserved fields, locations). Error
+ * offsets are relative to `address`. The same job for `_GC_MAP_` blobs: plimmix-map.ts
+ * `plimmixMapLength`.
+ */
+export function llvmStackMapLength(readWord: (address: number) => bigint, address: number, maxLengthBytes: number): number {
+  if (!Number.isSafeInteger(address) || address <= 0) throw new InvalidArgumentError("stack map address", hex(address), "a non-null address");
+  if (!Number.isSafeInteger(maxLengthBytes) || maxLengthBytes < 0) {
+    throw new InvalidArgumentError("maxLengthBytes", String(maxLengthBytes), "a non-negative safe integer");
+  }
+  const need = (rel: number, bytes: number, what: string): void => {
+    if (rel + bytes > maxLengthBytes) throw new TruncatedInputError(what, rel, bytes, maxLengthBytes - rel);
+  };
+  // Whole words only, so that no word read reaches past the bound.
+  const end = address + maxLengthBytes;
+  let cachedAt = -1;
+  let cachedWord = 0n;
+  const u8At = (rel: number, what: string): number => {
+    const a = address + rel;
+    const wordAt = a - (a % 8);
+    if (wordAt !== cachedAt) {
+      if (wordAt + 8 > end) throw new TruncatedInputError(what, wordAt - address, 8, end - wordAt);
+      cachedWord = readWord(wordAt);
+      cachedAt = wordAt;
+    }
+    return Number((cachedWord >> BigInt((a % 8) * 8)) & 0xffn);
+  };
+  const u16At = (rel: number, what: string): number => {
+    need(rel, 2, what);
+    return u8At(rel, what) | (u8At(rel + 1, what) << 8);
+  };
+  const u32At = (rel: number, what: string): number => (u16At(rel, what) | (u16At(rel + 2, what) << 16)) >>> 0;
+
+  const numFunctions = u32At(HEADER_NUM_FUNCTIONS, "stack map header");
+  const numConstants = u32At(HEADER_NUM_CONSTANTS, "stack map header");
+  const numRecords = u32At(HEADER_NUM_RECORDS, "stack map header");
+  const recordsAt = HEADER_SIZE_BYTES + numFunctions * FUNCTION_SIZE_BYTES + numConstants * CONSTANT_SIZE_BYTES;
+  need(HEADER_SIZE_BYTES, recordsAt - HEADER_SIZE_BYTES, `stack map functions and constants (${numFunctions} functions, ${numConstants} constants)`);
+  let cursor = recordsAt;
+  for (let r = 0; r < numRecords; r++) {
+    const numLocations = u16At(cursor + RECORD_NUM_LOCATIONS, `stack map record #${r}`);
+    const liveOuts = cursor + padTo8(RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES);
+    const numLiveOuts = u16At(liveOuts + LIVE_OUTS_COUNT, `live-out header of record #${r}`);
+    cursor = padTo8(liveOuts + LIVE_OUTS_ARRAY + numLiveOuts * LIVE_OUT_SIZE_BYTES);
+    need(liveOuts, cursor - liveOuts, `live-outs of record #${r} (${numLiveOuts})`);
+  }
+  return cursor;
 }

@@ -6,6 +6,7 @@ import { symbolAt } from "../elf/symbol-at.js";
 import { RootwalkError, hex } from "../errors.js";
 import { type CfiRow, cfiRowAt } from "./cfi.js";
 import { EhFrameHdr } from "./eh-frame-hdr.js";
+import { parseProcMaps } from "./proc-maps.js";
 import { type Cie, type EhFrame, type Fde, parseEhFrame, parseFdeAt } from "./eh-frame.js";
 
 /*
@@ -256,15 +257,11 @@ export class ModuleMap {
     return new ModuleMap(modules);
   }
 
-  /** Parses `/proc/PID/maps` text into mappings (every line with a path or a [pseudo] name). */
+  /** The mappings of `/proc/PID/maps` text that have a path or a [pseudo] name (proc-maps.ts reads it). */
   static parseProcMaps(text: string): Mapping[] {
-    const out: Mapping[] = [];
-    for (const line of text.split("\n")) {
-      const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ ([0-9a-f]+) \S+ \d+\s*(.*)$/.exec(line);
-      if (m === null || m[4] === "" || m[4]!.endsWith(" (deleted)")) continue;
-      out.push({ start: parseInt(m[1]!, 16), end: parseInt(m[2]!, 16), fileOffset: parseInt(m[3]!, 16), path: m[4]! });
-    }
-    return out;
+    return parseProcMaps(text)
+      .filter((m) => m.path !== "" && !m.path.endsWith(" (deleted)"))
+      .map(({ start, end, fileOffset, path }) => ({ start, end, fileOffset, path }));
   }
 
   /** The module whose mappings span `address`, or undefined. */

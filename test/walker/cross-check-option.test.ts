@@ -38,7 +38,7 @@ describe("cross-checking is an option of the scanner and the walk", () => {
     const { registry, stack } = stackWithWrongRecipe();
     const scanner = new StackRootScanner(registry, () => [stack], { crossCheck: false });
     const roots: number[] = [];
-    scanner.scanRoots((b) => roots.push(b));
+    scanner.scanRoots((b) => roots.push(b), "collection");
     expect(scanner.lastWalkOf(0)?.pairs.baseSlots[0]).toBe(stack.chunks[0]!.sp + 8);
     expect(roots).toEqual([]);
   });

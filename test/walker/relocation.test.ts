@@ -67,7 +67,7 @@ describe("relocating root pairs", () => {
     ];
     const scanner = new StackRootScanner(registry, () => threads);
     const visited: number[] = [];
-    scanner.scanRoots((b) => visited.push(b));
+    scanner.scanRoots((b) => visited.push(b), "collection");
     expect(visited).toEqual([0x5000_0000, 0x5200_0000]);
     expect(scanner.framesScanned).toBe(4);
     scanner.updateRoots((old) => old + 0x10);

@@ -21,7 +21,7 @@ describe("StackRootScanner keeps its per-thread state across scans", () => {
     let threads: ThreadStack[] = [oneFrameStack(BASE, 0x5000_0000), oneFrameStack(BASE + 0x10_0000, 0x5100_0000)];
     const scanner = new StackRootScanner(registry, () => threads);
     const first: number[] = [];
-    scanner.scanRoots((b) => first.push(b));
+    scanner.scanRoots((b) => first.push(b), "collection");
     expect(first).toEqual([0x5000_0000, 0x5100_0000]);
 
     threads = [oneFrameStack(BASE + 0x20_0000, 0x5200_0000)];

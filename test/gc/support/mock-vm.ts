@@ -7,7 +7,7 @@ import { BYTES_IN_BLOCK } from "../../../gc/heap-constants.js";
 import { type CollectorOptions, ImmixCollector } from "../../../gc/immix-collector.js";
 import type { Mutator } from "../../../gc/immix-allocator.js";
 import type { ObjectModel } from "../../../gc/object-model.js";
-import type { RootScanner } from "../../../gc/root-scanning.js";
+import type { RootScanReason, RootScanner } from "../../../gc/root-scanning.js";
 
 export const HEAP_BASE = 0x7f12_3400_0000;
 
@@ -22,6 +22,8 @@ export class MockRootScanner implements RootScanner {
   roots: number[] = [];
   derived: { baseIndex: number; address: number }[] = [];
   scans = 0;
+  /** Why each scanRoots was called, in order. */
+  reasons: RootScanReason[] = [];
   updates = 0;
   /** A deliberately broken scanner: report roots but never write them back. */
   skipUpdates = false;
@@ -33,8 +35,9 @@ export class MockRootScanner implements RootScanner {
     this.roots = roots;
   }
 
-  scanRoots(visit: (baseAddress: number) => void): void {
+  scanRoots(visit: (baseAddress: number) => void, reason: RootScanReason): void {
     this.scans++;
+    this.reasons.push(reason);
     this.offsets = this.derived.map((d) => d.address - this.roots[d.baseIndex]!);
     for (const r of this.roots) if (r !== 0) visit(r);
   }

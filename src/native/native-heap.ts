@@ -1,0 +1,35 @@
+import koffi from "koffi";
+import { BYTES_IN_BLOCK } from "../../gc/heap-constants.js";
+import { ImmixCollector } from "../../gc/immix-collector.js";
+import { RootwalkError, hex } from "../errors.js";
+import { GlobalSlotMemory } from "./global-slot-memory.js";
+import type { RuntimeLibrary } from "./runtime-library.js";
+
+
+/**
+ * The heap and its collector: native memory reserved by runtime.c (rw_heap_reserve), seen as an
+ * ArrayBuffer through koffi.view, whole blocks, managed by the Immix collector. The stress quarantine protects
+ * the blocks it holds (rw_heap_protect): a stale read or write faults at once.
+ */
+export function createNativeCollector(
+  runtime: RuntimeLibrary,
+  options: { heapBytes: number; verify: boolean; stressEvery: number; poison?: boolean | undefined },
+): ImmixCollector {
+  const heapBytes = Math.floor(options.heapBytes / BYTES_IN_BLOCK) * BYTES_IN_BLOCK;
+  const heapPointer = runtime.rwHeapReserve(heapBytes) as bigint | null;
+  if (heapPointer === null || heapPointer === 0n) throw new RootwalkError("GC", `cannot reserve a heap of ${heapBytes} bytes`);
+  const protect = (address: number, bytes: number, accessible: boolean): void => {
+    const e = runtime.rwHeapProtect(address, bytes, accessible ? 1 : 0) as number;
+    if (e !== 0) throw new RootwalkError("GC", `mprotect(${hex(address)}, ${bytes}, ${accessible ? "read+write" : "none"}) failed: errno ${e}`);
+  };
+  const stress = options.stressEvery > 0;
+  return new ImmixCollector({
+    heap: {
+      base: Number(heapPointer),
+      buffer: koffi.view(heapPointer, heapBytes),
+      sizeBytes: heapBytes,
+      protection: { protect: (a, n) => protect(a, n, false), unprotect: (a, n) => protect(a, n, true) },
+    },
+    options: { verify: options.verify, stress, poison: options.poison === true || stress, globalMemory: new GlobalSlotMemory() },
+  });
+}

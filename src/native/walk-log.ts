@@ -1,0 +1,65 @@
+import { appendFileSync } from "node:fs";
+import { type WalkReport, reportWalk } from "../../walker/frame-report.js";
+import { RegisterContext } from "../../walker/register-context.js";
+import type { RootScanEvent, RootScanObserver } from "../../walker/stack-root-scanner.js";
+import { Unwinder } from "../../walker/unwinder.js";
+import { CALLEE_SAVED_NAMES } from "../safepoints/frame-descriptors.js";
+import type { SafepointRegistry } from "../safepoints/registry.js";
+import { NativeMemory } from "./native-memory.js";
+import type { ProcessModules } from "./process-modules.js";
+import type { RuntimeLibrary } from "./runtime-library.js";
+import { BELOW_SP_BYTES, type StoppedThread, type StoppedThreads, stackMappingEnd } from "./stopped-threads.js";
+import { R_REGS, type ThreadRecords } from "./thread-record.js";
+
+/** The environment variable that turns the walk log on (README, "Debugging a run"). */
+export const WALK_LOG_VARIABLE = "ROOTWALK_WALK_LOG";
+
+/**
+ * ROOTWALK_WALK_LOG=FILE (a debugging aid, README), attached to the root scanner: after each
+ * collection's root scan, every stopped thread's whole stack is walked as `--walk unwind` does
+ * and each frame (pc, SP, CFA, callee-saved registers, roots and their values) appended to FILE
+ * as one JSON line, with, as `scan`, the walk the scanner itself made (the same stack, chunks and
+ * strict mode: with `--walk chunks` the chunk walk, ending at the boundary); then
+ * rw_walk_logged(n) is called so that a debugger stopped there sees the same stop.
+ */
+export class WalkLog implements RootScanObserver {
+  private collections = 0;
+  private readonly rwWalkLogged;
+
+  constructor(
+    private readonly path: string,
+    runtime: RuntimeLibrary,
+    private readonly registry: SafepointRegistry,
+    private readonly stopped: StoppedThreads,
+    private readonly records: ThreadRecords,
+    private readonly modules: ProcessModules,
+  ) {
+    this.rwWalkLogged = runtime.bind("void rw_walk_logged(uint64_t collection)");
+  }
+
+  /** The walk log the environment asks for, or undefined. */
+  static fromEnvironment(runtime: RuntimeLibrary, registry: SafepointRegistry, stopped: StoppedThreads, records: ThreadRecords, modules: ProcessModules): WalkLog | undefined {
+    const path = process.env[WALK_LOG_VARIABLE];
+    return path === undefined ? undefined : new WalkLog(path, runtime, registry, stopped, records, modules);
+  }
+
+  scanned(scan: RootScanEvent): void {
+    if (scan.reason !== "collection") return;
+    const threads = this.stopped.threads().map((s) => ({ thread: s.index, ...this.walksOf(s) }));
+    this.collections++;
+    appendFileSync(this.path, `${JSON.stringify({ collection: this.collections, threads })}\n`);
+    this.rwWalkLogged(this.collections);
+  }
+
+  private walksOf(s: StoppedThread): WalkReport & { scan: WalkReport } {
+    const snapshot = this.registry.snapshot();
+    const modules = this.modules.modules;
+    const chunk = s.stack.chunks[0]!;
+    const low = chunk.sp - BELOW_SP_BYTES;
+    const memory = new NativeMemory(low, stackMappingEnd(chunk.sp) - low);
+    const registers = RegisterContext.from(Object.fromEntries(CALLEE_SAVED_NAMES.map((name, k) => [name, this.records.wordBigInt(s.index, R_REGS + k)])));
+    const whole = reportWalk(new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 }), memory, { sp: chunk.sp, ra: chunk.ra, registers });
+    const scan = reportWalk(new Unwinder(snapshot, s.stack.memory, { mode: "strict", modules }), s.stack.memory, s.stack.chunks);
+    return { ...whole, scan };
+  }
+}
