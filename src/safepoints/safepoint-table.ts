@@ -92,7 +92,8 @@ export class SafepointTable {
   find(address: number): number {
     const lo = address >>> 0;
     const hi = (address * TWO_NEG_32) >>> 0;
-    if (joinHalves(lo, hi) !== address) return -1;
+    // The word codec's joinHalves, inlined: this is the lookup hot path (src/bytes/word-codec.ts).
+    if (hi * TWO_32 + lo !== address) return -1;
     return this.findHalves(lo, hi);
   }
 
