@@ -15,6 +15,11 @@ import type { Architecture } from "./architecture.js";
  * With a frame record (`-frame-pointer=all`) the (x29, x30) pair may sit anywhere in the frame
  * (llc puts it above the other saves), so x29 is not a chain a walker may climb without the CFI.
  *
+ * Pointer authentication (Armv8.3 PAC, `-mbranch-protection=pac-ret`): `paciasp` signs x30 before
+ * it is saved, `autiasp` checks it before `ret`; the CFI marks the signed span with
+ * DW_CFA_AARCH64_negate_ra_state (0x2d), so an unwinder knows to strip the signature (the bits
+ * above the virtual address size) from a saved return address.
+ *
  * Callee-saved (AAPCS64 §6.1.1): x19-x28, plus x29 and x30, which every non-leaf frame saves and
  * restores as well; the walker tracks all twelve so that roots in callee-saved registers of outer
  * frames, and return addresses saved in x30, resolve. (d8-d15 are callee-saved too but hold no
@@ -81,6 +86,7 @@ export const AARCH64 = {
   returnAddressCfaOffsetBytes: undefined,
   spFixedInFixedSizeFrame: true,
   noUnwindFramePointerRule: undefined,
+  cfiNegateRaState: true,
   registerName,
   dwarfdumpName,
   signalContext: {

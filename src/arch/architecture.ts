@@ -50,6 +50,12 @@ export interface Architecture {
    * so CFA = rbp + 16 with the caller's rbp at CFA - 16.
    */
   readonly noUnwindFramePointerRule: { readonly cfaOffsetBytes: number; readonly savedFpCfaOffsetBytes: number } | undefined;
+  /**
+   * True when call-frame opcode 0x2d is DW_CFA_AARCH64_negate_ra_state (AArch64 pointer
+   * authentication: it toggles whether the return address is signed from that point on). On
+   * other machines 0x2d means something else (SPARC's DW_CFA_GNU_window_save) and is refused.
+   */
+  readonly cfiNegateRaState: boolean;
   /** rootwalk's spelling of a DWARF register (`rbx`, `sp`, `xmm3`), as dumps and errors print it. */
   registerName(dwarf: number): string;
   /** The name llvm-dwarfdump prints for a DWARF register (`RBX`, `RIP`). */

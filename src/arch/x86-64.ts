@@ -82,6 +82,7 @@ export const X86_64 = {
   returnAddressCfaOffsetBytes: -8,
   spFixedInFixedSizeFrame: false,
   noUnwindFramePointerRule: { cfaOffsetBytes: 16, savedFpCfaOffsetBytes: -16 },
+  cfiNegateRaState: false,
   registerName,
   dwarfdumpName,
   signalContext: {

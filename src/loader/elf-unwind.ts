@@ -1,6 +1,7 @@
 import type { ElfFile } from "../elf/elf-file.js";
 import { pcRelative32RelocationType } from "../elf/elf-constants.js";
 import { cfiRowAt } from "../unwind/cfi.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { parseEhFrame, type EhFrame } from "../unwind/eh-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
 import type { ObjectKind } from "./object-kind.js";
@@ -32,7 +33,8 @@ export function loadElfUnwind(
 function parseElfEhFrame(elf: ElfFile, kind: ObjectKind): EhFrame | undefined {
   const section = elf.section(".eh_frame");
   if (section === undefined || !section.hasFileBytes) return undefined;
-  if (kind !== "relocatable") return parseEhFrame(section.bytes(), { sectionAddress: section.addr });
+  const architecture = architectureOfMachine(elf.machine);
+  if (kind !== "relocatable") return parseEhFrame(section.bytes(), { sectionAddress: section.addr, architecture });
   const pcBeginTargets = new Map<number, number>();
   const pcRelative32 = pcRelative32RelocationType(elf.machine);
   for (const rel of elf.relocationSectionsFor(section.index)) {
@@ -47,5 +49,6 @@ function parseElfEhFrame(elf: ElfFile, kind: ObjectKind): EhFrame | undefined {
   return parseEhFrame(section.bytes(), {
     sectionAddress: 0,
     resolvePcBegin: (fieldOffset, decoded) => pcBeginTargets.get(fieldOffset) ?? decoded,
+    architecture,
   });
 }

@@ -1,11 +1,14 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeFile, dumpFiles } from "../../src/cli/dump-command.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../../src/loader/object-file.js";
 import { FLAG_DYNAMIC_FRAME, FLAG_FRAME_SIZE_DIFFERS, NO_CFA_RULE } from "../../src/safepoints/frame-descriptors.js";
 import { AARCH64 } from "../../src/arch/aarch64.js";
 import { CORPUS, compileCorpusEntry, type CorpusEntry } from "../ll/corpus.js";
-import { findLlvmTool, objdumpDisassembly, readobjRelocations, runTool } from "../support/llvm-tools.js";
+import { compileToObject, findLlvmTool, objdumpDisassembly, readobjRelocations, runTool } from "../support/llvm-tools.js";
+import { cfiTable } from "../../src/unwind/cfi.js";
 import { parseReadobjStackmap, statepointShape, type ReadobjLocation } from "../support/readobj-stackmap.js";
 import { dumpedRowAt, dwarfdump, type DumpedFde } from "../unwind/support/corpus.js";
 
@@ -179,5 +182,56 @@ describe("the .ll corpus built for AArch64", () => {
   it("checked the frame size of at least 30 call-site safepoints, with and without x29", () => {
     expect(framesChecked.sp + framesChecked.x29).toBeGreaterThanOrEqual(30);
     expect(framesChecked.x29).toBeGreaterThan(0);
+  });
+});
+
+/*
+ * Pointer authentication (`"sign-return-address"="all"`, what -mbranch-protection=pac-ret asks of
+ * llc): `paciasp` signs x30 first thing and the CFI says so with DW_CFA_AARCH64_negate_ra_state.
+ * rootwalk reads such objects and knows, row by row, where the return address is signed.
+ */
+const SIGNED_IR = `declare void @f()
+define void @g() #0 {
+  call void @f()
+  call void (i64, i32, ...) @llvm.experimental.stackmap(i64 7, i32 0)
+  call void @f()
+  ret void
+}
+declare void @llvm.experimental.stackmap(i64, i32, ...)
+attributes #0 = { "sign-return-address"="all" }
+`;
+
+describe("AArch64 code with signed return addresses", () => {
+  const source = join(mkdtempSync(join(tmpdir(), "rootwalk-pac-")), "pac.ll");
+  writeFileSync(source, SIGNED_IR);
+  const object = compileToObject(source, { llcFlags: [`-mtriple=${MTRIPLE}`, "-O2"] });
+
+  it("dump --format readobj equals llvm-readobj --stackmap byte for byte", () => {
+    expect(dumpFiles([object], "readobj")).toBe(runTool(findLlvmTool("llvm-readobj"), ["--stackmap", object]));
+  });
+
+  it("has the return address signed in the rows llvm-dwarfdump's negate_ra_state instructions say", () => {
+    const [dumped] = dwarfdump(object).fdes;
+    expect(dumped!.instructions).toContain("DW_CFA_AARCH64_negate_ra_state:");
+    // The sign state after each location, from llvm-dwarfdump's instruction list.
+    const toggles: { location: number; signed: boolean }[] = [];
+    let location = 0;
+    let signed = false;
+    for (const instruction of dumped!.instructions) {
+      const advance = /^DW_CFA_advance_loc\d?: (\d+)/.exec(instruction);
+      if (advance !== null) location += Number(advance[1]);
+      if (instruction.startsWith("DW_CFA_AARCH64_negate_ra_state")) toggles.push({ location, signed: (signed = !signed) });
+    }
+    const expectedAt = (offset: number): boolean => toggles.filter((t) => t.location <= offset).at(-1)?.signed ?? false;
+    const loaded = load(object);
+    const rows = cfiTable(loaded.unwind!.fdes[0]!);
+    const pcBegin = loaded.unwind!.fdes[0]!.pcBegin;
+    expect(rows[0]!.returnAddressSigned).toBe(false);
+    expect(rows.some((row) => row.returnAddressSigned)).toBe(true);
+    for (const row of rows) expect(row.returnAddressSigned, `row at +${row.startAddress - pcBegin}`).toBe(expectedAt(row.startAddress - pcBegin));
+    // The stackmap sits at the first call's return address: x30 there is signed.
+    expect(loaded.descriptors.count).toBe(1);
+    const ra = loaded.descriptors.returnAddress[0]!;
+    expect(rows.find((row) => row.startAddress <= ra - 1 + pcBegin && ra - 1 + pcBegin < row.endAddress)?.returnAddressSigned).toBe(true);
   });
 });
