@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +7,7 @@ import { describeFile, dumpFiles } from "../../src/cli/dump-command.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../../src/loader/object-file.js";
 import { FLAG_DYNAMIC_FRAME, FLAG_FRAME_SIZE_DIFFERS, NO_CFA_RULE } from "../../src/safepoints/frame-descriptors.js";
 import { AARCH64 } from "../../src/arch/aarch64.js";
-import { CORPUS, compileCorpusEntry, type CorpusEntry } from "../ll/corpus.js";
+import { CORPUS, compileCorpusEntry, corpusEntry, type CorpusEntry } from "../ll/corpus.js";
 import { compileToObject, findLlvmTool, objdumpDisassembly, readobjRelocations, runTool } from "../support/llvm-tools.js";
 import { cfiTable } from "../../src/unwind/cfi.js";
 import { parseReadobjStackmap, statepointShape, type ReadobjLocation } from "../support/readobj-stackmap.js";
@@ -233,5 +234,35 @@ describe("AArch64 code with signed return addresses", () => {
     expect(loaded.descriptors.count).toBe(1);
     const ra = loaded.descriptors.returnAddress[0]!;
     expect(rows.find((row) => row.startAddress <= ra - 1 + pcBegin && ra - 1 + pcBegin < row.endAddress)?.returnAddressSigned).toBe(true);
+  });
+});
+
+/*
+ * Linked AArch64 files from the cross gcc: a shared library (its stack maps' function addresses
+ * are R_AARCH64_RELATIVE relocations in .rela.dyn) and a PIE executable.
+ */
+describe("AArch64 shared libraries and executables", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rootwalk-a64-linked-"));
+  const object = compileForAarch64(corpusEntry("call-chain-frame-pointer"));
+  const harness = join(dir, "main.c");
+  writeFileSync(harness, "#include <stdint.h>\nint64_t chain_f0(int64_t *, int64_t *, int64_t *);\nvoid gc_safepoint_poll(void) {}\nint main(void) { int64_t a[2] = {1, 2}; return (int)chain_f0(a, a, a); }\n");
+  const library = join(dir, "libchain.so");
+  const executable = join(dir, "chain-pie");
+  execFileSync("aarch64-linux-gnu-gcc", ["-shared", "-fPIC", object, "-o", library]);
+  execFileSync("aarch64-linux-gnu-gcc", ["-pie", "-fPIE", harness, object, "-o", executable]);
+
+  it.each([
+    ["a shared library", library],
+    ["a PIE executable", executable],
+  ])("%s: readobj identity, and every function at its symbol's address", (_what, file) => {
+    expect(dumpFiles([file], "readobj")).toBe(runTool(findLlvmTool("llvm-readobj"), ["--stackmap", file]));
+    const symbols = new Map<string, number>();
+    for (const line of execFileSync("aarch64-linux-gnu-nm", [file], { encoding: "utf8" }).split("\n")) {
+      const m = /^([0-9a-f]+) T (chain_f\d)$/.exec(line);
+      if (m !== null) symbols.set(m[2]!, parseInt(m[1]!, 16));
+    }
+    expect(symbols.size).toBe(3);
+    const functions = load(file).descriptors.functions.map((fn) => [fn.name, fn.address]);
+    expect(new Map(functions as [string, number][])).toEqual(symbols);
   });
 });
