@@ -12,8 +12,8 @@ import type { Architecture } from "./architecture.js";
  * interrupted before its prologue may still hold it in x30 only. The caller's SP is the CFA.
  * llc reserves the outgoing-argument area in the prologue, so SP does not move in the body of a
  * fixed-size frame: the CFA is SP + StackSize there, whether or not the frame has a frame record.
- * With a frame record (`-frame-pointer=all`) the (x29, x30) pair may sit anywhere in the frame
- * (llc puts it above the other saves), so x29 is not a chain a walker may climb without the CFI.
+ * With a frame record (`-frame-pointer=all`) the (x29, x30) pair may sit at the bottom of the frame
+ * or above the locals (llc does both), so x29 is not a chain a walker may climb without the CFI.
  *
  * Pointer authentication (Armv8.3 PAC, `-mbranch-protection=pac-ret`): `paciasp` signs x30 before
  * it is saved, `autiasp` checks it before `ret`; the CFI marks the signed span with
@@ -36,7 +36,6 @@ import type { Architecture } from "./architecture.js";
 
 export const AARCH64_DWARF = {
   X0: 0,
-  X19: 19,
   FP: 29,
   LR: 30,
   SP: 31,
@@ -94,6 +93,7 @@ export const AARCH64 = {
     registersOffsetBytes: MCONTEXT_REGS_OFFSET_BYTES,
     spIndex: USER_PT_REGS.indexOf("sp"),
     pcIndex: USER_PT_REGS.indexOf("pc"),
+    // regs[n] is xn, and xn's DWARF number is n.
     calleeSavedIndex: CALLEE_SAVED_DWARF.map((dwarf) => dwarf),
   },
   coreRegisters: { offsetBytes: 112, names: USER_PT_REGS, sp: "sp", pc: "pc" },
