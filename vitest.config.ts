@@ -26,6 +26,8 @@ const CACHE_ENV = {
 
 export const LLVM19_SUITES = [
   "test/toolchain/corpus.test.ts",
+  "test/toolchain/corpus-aarch64.test.ts",
+  "test/walker/aarch64-frames-gdb.test.ts",
   "test/loader/corpus-maps.test.ts",
   "test/plimmix/plugin.test.ts",
   "test/plimmix/loaders-agree.test.ts",

@@ -1,6 +1,6 @@
 /*
  * What rootwalk needs to know about a processor architecture, in one description per architecture
- * (src/arch/x86-64.ts; AArch64 will be a second file implementing the same interface). Everything
+ * (src/arch/x86-64.ts, src/arch/aarch64.ts; src/arch/elf-architecture.ts picks one by e_machine). Everything
  * else asks the description: slot names, register contexts, the unwinder's frame-pointer climb,
  * native frames, signal frames, core files, `roots` output, and the tests that check the C runtime
  * against it (test/native-runtime/runtime-layout.test.ts).
@@ -27,10 +27,35 @@ export interface Architecture {
   /** Index of the frame pointer in calleeSavedDwarf. */
   readonly framePointerIndex: number;
   /**
-   * Where a frame's return address lies relative to its CFA (the caller's SP after the call
-   * returns): x86-64's `call` pushes it just below, at CFA - 8.
+   * Bytes the call instruction itself pushes below the caller's SP: x86-64's `call` pushes the
+   * 8-byte return address; AArch64's `bl` pushes nothing (the return address goes to x30). A
+   * frame's size (frame descriptors' frameSizeBytes) is CFA - SP - callPushBytes.
    */
-  readonly returnAddressCfaOffsetBytes: number;
+  readonly callPushBytes: number;
+  /**
+   * Where a frame's return address lies relative to its CFA (the caller's SP after the call
+   * returns) when the call pushed it: x86-64, at CFA - 8. Undefined when only the CFI rule for
+   * the return-address column says where it is (AArch64: saved with x30, or still in x30).
+   */
+  readonly returnAddressCfaOffsetBytes: number | undefined;
+  /**
+   * True when SP never moves in the body of a fixed-size frame (AArch64: outgoing arguments are
+   * stored into space the prologue reserved), so the recorded stack size is the frame size even
+   * where the CFA rule is frame-pointer based. False on x86-64, where arguments may be pushed.
+   */
+  readonly spFixedInFixedSizeFrame: boolean;
+  /**
+   * The frame rule a dynamic frame without unwind info is assumed to have, or undefined when
+   * none can be assumed: x86-64 frames of variable size always have `push rbp; mov rsp, rbp`,
+   * so CFA = rbp + 16 with the caller's rbp at CFA - 16.
+   */
+  readonly noUnwindFramePointerRule: { readonly cfaOffsetBytes: number; readonly savedFpCfaOffsetBytes: number } | undefined;
+  /**
+   * True when call-frame opcode 0x2d is DW_CFA_AARCH64_negate_ra_state (AArch64 pointer
+   * authentication: it toggles whether the return address is signed from that point on). On
+   * other machines 0x2d means something else (SPARC's DW_CFA_GNU_window_save) and is refused.
+   */
+  readonly cfiNegateRaState: boolean;
   /** rootwalk's spelling of a DWARF register (`rbx`, `sp`, `xmm3`), as dumps and errors print it. */
   registerName(dwarf: number): string;
   /** The name llvm-dwarfdump prints for a DWARF register (`RBX`, `RIP`). */

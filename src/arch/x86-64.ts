@@ -1,7 +1,7 @@
 import type { Architecture } from "./architecture.js";
 
 /*
- * x86-64 on Linux (System V psABI), the architecture rootwalk walks today.
+ * x86-64 on Linux (System V psABI).
  *
  * DWARF numbers (psABI Figure 3.36): 0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp,
  * 8-15 r8-r15, 16 the return-address column (rip), 17-32 xmm0-xmm15 (stack map live-outs and
@@ -78,7 +78,11 @@ export const X86_64 = {
   calleeSavedDwarf: CALLEE_SAVED_DWARF,
   calleeSavedNames: CALLEE_SAVED_NAMES,
   framePointerIndex: CALLEE_SAVED_DWARF.indexOf(X86_64_DWARF.RBP),
+  callPushBytes: 8,
   returnAddressCfaOffsetBytes: -8,
+  spFixedInFixedSizeFrame: false,
+  noUnwindFramePointerRule: { cfaOffsetBytes: 16, savedFpCfaOffsetBytes: -16 },
+  cfiNegateRaState: false,
   registerName,
   dwarfdumpName,
   signalContext: {

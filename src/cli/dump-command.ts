@@ -3,7 +3,8 @@ import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
 import { describeGcrootMaps, describeLlvmMaps, type MapDescription, type SafepointDescription } from "../loader/describe-safepoints.js";
 import { loadStackMapFile } from "../loader/stack-map-file.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
-import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
+import { ElfFile } from "../elf/elf-file.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { formatBlobLikeReadobj, formatReadobjFileHeader, isReadobjVersion, READOBJ_VERSIONS, type ReadobjVersion } from "../stackmap/readobj-format.js";
 import { activeLlvm } from "../toolchain/llvm-selection.js";
@@ -99,7 +100,7 @@ function dumpReadobj(bytes: Uint8Array, path: string): string {
   let elf: ElfFile;
   try {
     elf = ElfFile.parse(bytes);
-    requireX86_64(elf);
+    architectureOfMachine(elf.machine);
   } catch (e) {
     throw e instanceof RootwalkError ? withContext(e, path) : e;
   }

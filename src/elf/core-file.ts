@@ -1,10 +1,10 @@
 import { type ByteSource, FileSource, bytesSource } from "../bytes/byte-source.js";
 import { X86_64 } from "../arch/x86-64.js";
 import { ByteView } from "../bytes/byte-view.js";
-import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
+import { MalformedInputError, TruncatedInputError, UnsupportedInputError, hex } from "../errors.js";
 import { type CoreSegment, CoreMemory } from "./core-memory.js";
-import { ET_CORE, PT_LOAD } from "./elf-constants.js";
-import { ElfFile } from "./elf-file.js";
+import { EM_X86_64, ET_CORE, PT_LOAD, machineName } from "./elf-constants.js";
+import { E_MACHINE, ElfFile } from "./elf-file.js";
 
 /*
  * An ELF core file (ET_CORE, from `gcore` or the kernel), x86-64 Linux:
@@ -93,6 +93,11 @@ export class CoreFile {
     if (view.u32(0) !== 0x464c457f || view.u8(4) !== 2 || view.u8(5) !== 1) throw new MalformedInputError("ELF header", 0, "not a 64-bit little-endian ELF file", "an x86-64 core file");
     const type = view.u16(16);
     if (type !== ET_CORE) throw new MalformedInputError("ELF header e_type", 16, type, `${ET_CORE} (ET_CORE, a core file)`);
+    // The notes and registers below are x86-64's: another machine's core is refused, not misread.
+    const machine = view.u16(E_MACHINE);
+    if (machine !== EM_X86_64) {
+      throw new UnsupportedInputError("ELF header e_machine", E_MACHINE, machineName(machine), `${machineName(EM_X86_64)}: rootwalk reads x86-64 cores only`);
+    }
     const phoff = view.u64Number(32, "e_phoff");
     const phnum = view.u16(56);
     const headers = new ByteView(source.readAt(phoff, phnum * 56, "program headers"), phoff);

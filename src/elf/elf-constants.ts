@@ -156,6 +156,19 @@ export function relocationTypeName(machine: number, type: number): string {
   return name === undefined ? String(type) : `${name} (${type})`;
 }
 
+/**
+ * The 32-bit PC-relative relocation of a machine (what `.rela.eh_frame` of a `.o` uses for an
+ * FDE's pc_begin): R_X86_64_PC32, R_AARCH64_PREL32; undefined for other machines.
+ */
+export function pcRelative32RelocationType(machine: number): number | undefined {
+  return machine === EM_X86_64 ? R_X86_64_PC32 : machine === EM_AARCH64 ? R_AARCH64_PREL32 : undefined;
+}
+
+/** The name of a machine's 64-bit absolute relocation (what a `.o`'s stack maps use): "R_X86_64_64", "R_AARCH64_ABS64". */
+export function absolute64RelocationName(machine: number): string {
+  return machine === EM_AARCH64 ? "R_AARCH64_ABS64" : "R_X86_64_64";
+}
+
 /** "EM_X86_64 (62)" for messages. */
 export function machineName(machine: number): string {
   return machine === EM_X86_64 ? `EM_X86_64 (${machine})` : machine === EM_AARCH64 ? `EM_AARCH64 (${machine})` : String(machine);

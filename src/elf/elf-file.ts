@@ -406,11 +406,11 @@ function readProgramHeaders(view: ByteView, sections: readonly ElfSection[]): El
 }
 
 /**
- * rootwalk decodes x86-64 only (DWARF register numbers, CFI and relocations of that target): a
- * file for another machine is refused by name instead of being read with x86-64 register names.
+ * Formats rootwalk reads for x86-64 only (plimmix `_GC_MAP_` maps, OCaml frame tables): a file
+ * of another machine holding one is refused by name. `what` names the format in the message.
  */
-export function requireX86_64(elf: ElfFile): void {
+export function requireX86_64(elf: ElfFile, what: string): void {
   if (elf.machine !== EM_X86_64) {
-    throw new UnsupportedInputError("ELF header e_machine", 18, machineName(elf.machine), `${machineName(EM_X86_64)}: rootwalk reads x86-64 stack maps, registers and unwind info only`);
+    throw new UnsupportedInputError("ELF header e_machine", E_MACHINE, machineName(elf.machine), `${machineName(EM_X86_64)}: rootwalk reads ${what} of x86-64 only`);
   }
 }

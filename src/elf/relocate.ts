@@ -32,6 +32,7 @@ import { hex, MalformedInputError, UnsupportedInputError } from "../errors.js";
 import {
   EM_AARCH64,
   EM_X86_64,
+  absolute64RelocationName,
   ET_DYN,
   ET_EXEC,
   ET_REL,
@@ -130,7 +131,7 @@ function roleOf(elf: ElfFile, type: number): RelocationRole {
 
 function supportedTypes(elf: ElfFile): string {
   const aarch64 = elf.machine === EM_AARCH64;
-  if (elf.type === ET_REL) return aarch64 ? "R_AARCH64_ABS64" : "R_X86_64_64";
+  if (elf.type === ET_REL) return absolute64RelocationName(elf.machine);
   return aarch64 ? "R_AARCH64_RELATIVE, R_AARCH64_ABS64, R_AARCH64_GLOB_DAT" : "R_X86_64_RELATIVE, R_X86_64_64, R_X86_64_GLOB_DAT";
 }
 

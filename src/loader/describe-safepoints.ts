@@ -1,6 +1,4 @@
 import {
-  CALLEE_SAVED_COUNT,
-  CALLEE_SAVED_NAMES,
   FLAG_DYNAMIC_FRAME,
   FLAG_FRAME_POINTER_CFA,
   FLAG_FRAME_SIZE_DIFFERS,
@@ -13,7 +11,6 @@ import {
 } from "../safepoints/frame-descriptors.js";
 import type { MapFormat } from "../safepoints/registry.js";
 import { spellLocation } from "../stackmap/location-spelling.js";
-import { X86_64 } from "../arch/x86-64.js";
 import { LocationKind, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import { decodeStatepoint } from "../stackmap/statepoint.js";
 
@@ -83,7 +80,7 @@ export function describeLlvmMaps(
     const desc = describeDescriptor(descriptors, i, (loc) => spellDescriptorLocation(descriptors, loc, constantOf));
     const statepoint = (descriptors.flags[i]! & FLAG_STATEPOINT) !== 0 ? decodeStatepoint(blob, r) : undefined;
     const liveOuts: string[] = [];
-    for (let k = 0; k < blob.numLiveOuts(r); k++) liveOuts.push(`${X86_64.registerName(blob.liveOutDwarfReg(r, k))} (${blob.liveOutSizeBytes(r, k)} bytes)`);
+    for (let k = 0; k < blob.numLiveOuts(r); k++) liveOuts.push(`${descriptors.architecture.registerName(blob.liveOutDwarfReg(r, k))} (${blob.liveOutSizeBytes(r, k)} bytes)`);
     maps[b]!.safepoints.push({
       returnAddress: `0x${descriptors.returnAddress[i]!.toString(16)}`,
       function: fn.name ?? null,
@@ -144,13 +141,18 @@ export function describeDescriptor(
 ): Pick<SafepointDescription, "frameSizeBytes" | "frameRule" | "frameSizeDiffers" | "dynamicFrame" | "cfa" | "savedRegisters" | "deopt" | "roots" | "allocas"> {
   const flags = d.flags[i]!;
   const frameSize = d.frameSizeBytes[i]!;
+  const arch = d.architecture;
+  const savedCount = arch.calleeSavedNames.length;
   const savedRegisters: Record<string, number> = {};
-  for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
-    const off = d.savedRegOffsets[i * CALLEE_SAVED_COUNT + k]!;
-    if (off !== 0) savedRegisters[CALLEE_SAVED_NAMES[k]!] = off;
+  for (let k = 0; k < savedCount; k++) {
+    const off = d.savedRegOffsets[i * savedCount + k]!;
+    if (off !== 0) savedRegisters[arch.calleeSavedNames[k]!] = off;
   }
-  const cfa = d.cfaRegister[i] === NO_CFA_RULE ? null : `${X86_64.registerName(d.cfaRegister[i]!)}${signed(d.cfaOffsetBytes[i]!)}`;
-  const frameRule = frameSize >= 0 ? `sp+${frameSize}` : (flags & FLAG_FRAME_POINTER_CFA) !== 0 ? `rbp${signed(d.cfaOffsetBytes[i]! - 8)}` : "unknown";
+  const cfa = d.cfaRegister[i] === NO_CFA_RULE ? null : `${arch.registerName(d.cfaRegister[i]!)}${signed(d.cfaOffsetBytes[i]!)}`;
+  // Like `sp+N` (N = frame size: SP to the return-address slot on x86-64, to the CFA on AArch64),
+  // relative to the frame pointer when only that gives the frame.
+  const fpRule = `${arch.registerName(arch.dwarf.fp)}${signed(d.cfaOffsetBytes[i]! - arch.callPushBytes)}`;
+  const frameRule = frameSize >= 0 ? `sp+${frameSize}` : (flags & FLAG_FRAME_POINTER_CFA) !== 0 ? fpRule : "unknown";
   const locStart = d.locStart[i]!;
   const deopt: string[] = [];
   for (let k = 0; k < d.deoptCount[i]!; k++) deopt.push(spell(locStart + k));
@@ -182,7 +184,7 @@ export function spellDescriptorLocation(d: FrameDescriptors, loc: number, consta
   const w1 = d.locations[loc * 2 + 1]!;
   const kind = locationKind(w0);
   const constant = kind === LocationKind.ConstantIndex ? constantOf(w1) : String(w1);
-  return spellLocation(kind, locationDwarfReg(w0), w1, constant);
+  return spellLocation(d.architecture, kind, locationDwarfReg(w0), w1, constant);
 }
 
 function signed(n: number): string {

@@ -1,6 +1,7 @@
 import type { ElfFile } from "../elf/elf-file.js";
-import { R_X86_64_PC32 } from "../elf/elf-constants.js";
+import { pcRelative32RelocationType } from "../elf/elf-constants.js";
 import { cfiRowAt } from "../unwind/cfi.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { parseEhFrame, type EhFrame } from "../unwind/eh-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
 import type { ObjectKind } from "./object-kind.js";
@@ -32,12 +33,14 @@ export function loadElfUnwind(
 function parseElfEhFrame(elf: ElfFile, kind: ObjectKind): EhFrame | undefined {
   const section = elf.section(".eh_frame");
   if (section === undefined || !section.hasFileBytes) return undefined;
-  if (kind !== "relocatable") return parseEhFrame(section.bytes(), { sectionAddress: section.addr });
+  const architecture = architectureOfMachine(elf.machine);
+  if (kind !== "relocatable") return parseEhFrame(section.bytes(), { sectionAddress: section.addr, architecture });
   const pcBeginTargets = new Map<number, number>();
+  const pcRelative32 = pcRelative32RelocationType(elf.machine);
   for (const rel of elf.relocationSectionsFor(section.index)) {
     const symbols = elf.symbols();
     for (const r of elf.relocations(rel)) {
-      if (r.type !== R_X86_64_PC32) continue;
+      if (r.type !== pcRelative32) continue;
       const symbol = symbols[r.symbolIndex];
       if (symbol?.definedSectionIndex === undefined) continue;
       pcBeginTargets.set(r.offset, symbol.definedSectionIndex * SECTION_WINDOW + symbol.value + r.addend);
@@ -46,5 +49,6 @@ function parseElfEhFrame(elf: ElfFile, kind: ObjectKind): EhFrame | undefined {
   return parseEhFrame(section.bytes(), {
     sectionAddress: 0,
     resolvePcBegin: (fieldOffset, decoded) => pcBeginTargets.get(fieldOffset) ?? decoded,
+    architecture,
   });
 }

@@ -1,6 +1,7 @@
 import { MalformedInputError, UnsupportedInputError } from "../errors.js";
+import type { Architecture } from "../arch/architecture.js";
+import { X86_64 } from "../arch/x86-64.js";
 import {
-  CALLEE_SAVED_COUNT,
   FLAG_STATEPOINT,
   FrameDescriptorBuilder,
   FrameDescriptors,
@@ -38,6 +39,8 @@ export interface LlvmLoadOptions {
   /** The CFI row that applies at `address` of `sectionIndex`, if unwind info covers it. */
   unwindRowAt?: (address: number, sectionIndex: number | undefined) => UnwindRow | undefined;
   recognition?: StatepointRecognition;
+  /** Whose registers the maps and unwind rows name (the ELF file's e_machine). Default x86-64. */
+  architecture?: Architecture;
 }
 
 /**
@@ -70,11 +73,12 @@ export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: Ll
 class LlvmDescriptorLoader {
   readonly builder: FrameDescriptorBuilder;
   private readonly statepointIds: StatepointIdMatcher;
-  private readonly saved = new Int16Array(CALLEE_SAVED_COUNT);
+  private readonly architecture: Architecture;
+  private readonly saved: Int16Array;
   private readonly frame: SafepointFrame = { frameSizeBytes: 0, flags: 0, cfaRegister: 0, cfaOffsetBytes: 0 };
   private readonly shape = new Int32Array(SHAPE_SLOTS);
   private readonly safepoint: SafepointFields = {
-    returnAddress: 0, frameSizeBytes: 0, stackSizeBytes: 0, cfaRegister: 0, cfaOffsetBytes: 0, savedRegOffsets: this.saved, flags: 0,
+    returnAddress: 0, frameSizeBytes: 0, stackSizeBytes: 0, cfaRegister: 0, cfaOffsetBytes: 0, savedRegOffsets: new Int16Array(0), flags: 0,
     functionIndex: 0, blobIndex: 0, recordIndex: 0, locStart: 0, deoptCount: 0, pairStart: 0, pairCount: 0, allocaCount: 0,
   };
 
@@ -91,7 +95,11 @@ class LlvmDescriptorLoader {
       records += blob.numRecords;
       locations += blob.totalLocations;
     }
+    this.architecture = options.architecture ?? X86_64;
+    this.saved = new Int16Array(this.architecture.calleeSavedDwarf.length);
+    this.safepoint.savedRegOffsets = this.saved;
     this.builder = new FrameDescriptorBuilder({
+      architecture: this.architecture,
       safepoints: records,
       locations: blobs.length === 1 ? 0 : locations,
       pairs: Math.max(0, (locations - 3 * records) >> 1),
@@ -143,7 +151,7 @@ class LlvmDescriptorLoader {
     for (let r = first; r < end; r++) {
       const returnAddress = functionAddress + blob.instructionOffset(r);
       const lookupAt = returnAddress > functionAddress ? returnAddress - 1 : returnAddress;
-      frameAtSafepoint(unwindRowAt?.(lookupAt, sectionIndex), stackSize, saved, frame);
+      frameAtSafepoint(unwindRowAt?.(lookupAt, sectionIndex), stackSize, saved, frame, this.architecture);
 
       const isStatepoint = matchStatepoint(blob, r, statepointIds.claims(blob, r), shape);
       if (r === blob.wideRegisterRecord) {

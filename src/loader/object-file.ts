@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
-import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
+import { ElfFile } from "../elf/elf-file.js";
+import type { Architecture } from "../arch/architecture.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
+import { absolute64RelocationName } from "../elf/elf-constants.js";
 import { relocatedSection } from "../elf/relocate.js";
 import type { ElfSection } from "../elf/elf-section.js";
 import { MalformedInputError, RootwalkError, withContext } from "../errors.js";
@@ -19,6 +22,8 @@ export const STACKMAP_SECTION = ".llvm_stackmaps";
 export interface ObjectStackMaps {
   path: string;
   elf: ElfFile;
+  /** From e_machine: whose registers the maps and unwind info name. */
+  architecture: Architecture;
   kind: ObjectKind;
   soname: string | undefined;
   section: ElfSection;
@@ -48,7 +53,7 @@ export function loadObjectStackMaps(
 ): ObjectStackMaps | undefined {
   try {
     const elf = ElfFile.parse(bytes);
-    requireX86_64(elf);
+    const architecture = architectureOfMachine(elf.machine);
     const kind = elfObjectKind(elf);
     const relocated = relocatedSection(elf, STACKMAP_SECTION);
     if (relocated === undefined) return undefined;
@@ -63,7 +68,7 @@ export function loadObjectStackMaps(
         const target = relocated.targets.get(fieldOffset);
         const address = blob.functionAddressRaw(f);
         if (kind === "relocatable" && target === undefined) {
-          throw new MalformedInputError(`function #${f} address relocation`, section.offset + fieldOffset, "no relocation", "an R_X86_64_64 relocation against the function (.rela.llvm_stackmaps)");
+          throw new MalformedInputError(`function #${f} address relocation`, section.offset + fieldOffset, "no relocation", `an ${absolute64RelocationName(elf.machine)} relocation against the function (.rela.llvm_stackmaps)`);
         }
         list.push({
           address,
@@ -79,13 +84,14 @@ export function loadObjectStackMaps(
     const descriptors = buildLlvmDescriptors(blobs, {
       resolveFunction: (b, f) => functions[b]![f]!,
       unwindRowAt,
+      architecture,
       ...(options.recognition ? { recognition: options.recognition } : {}),
     });
     const hash = createHash("sha256").update(relocated.bytes);
     const ehFrame = elf.section(".eh_frame");
     if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
     return {
-      path, elf, kind, soname: elfSoname(elf), section, rawBlobs, relocatedBytes: relocated.bytes, blobs, functions, unwind, descriptors,
+      path, elf, architecture, kind, soname: elfSoname(elf), section, rawBlobs, relocatedBytes: relocated.bytes, blobs, functions, unwind, descriptors,
       contentKey: hash.digest("hex"),
     };
   } catch (e) {

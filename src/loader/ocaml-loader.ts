@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { symbolAt } from "../elf/symbol-at.js";
 import { MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
 import {
@@ -250,10 +251,11 @@ export interface OcamlObject {
 export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject | undefined {
   try {
     const elf = ElfFile.parse(bytes);
-    requireX86_64(elf);
+    architectureOfMachine(elf.machine);
     const kind = elfObjectKind(elf);
     const labels = findDataSymbols(elf, (s) => ocamlModuleName(s.name) !== undefined);
     if (labels.length === 0) return undefined;
+    requireX86_64(elf, "OCaml frame tables");
     const symbolValue = (name: string): number | undefined =>
       (elf.symbols().find((s) => s.name === name && s.definedSectionIndex !== undefined) ?? elf.dynamicSymbols().find((s) => s.name === name && s.definedSectionIndex !== undefined))?.value;
 

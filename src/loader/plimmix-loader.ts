@@ -3,6 +3,7 @@ import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
 import type { ElfSection } from "../elf/elf-section.js";
 import type { ElfSymbol } from "../elf/elf-symbol.js";
 import { relocatedSection, type RelocatedSection, type RelocationTarget } from "../elf/relocate.js";
@@ -204,10 +205,11 @@ export interface PlimmixObject {
 export function loadPlimmixFromElf(bytes: Uint8Array, path: string): PlimmixObject | undefined {
   try {
     const elf = ElfFile.parse(bytes);
-    requireX86_64(elf);
+    architectureOfMachine(elf.machine);
     const kind = elfObjectKind(elf);
     const labels = findDataSymbols(elf, (s) => s.name.startsWith(PLIMMIX_SYMBOL_PREFIX) && s.name.length > PLIMMIX_SYMBOL_PREFIX.length);
     if (labels.length === 0) return undefined;
+    requireX86_64(elf, "_GC_MAP_ maps");
 
     const modules: PlimmixModule[] = [];
     const rawMaps: PlimmixMap[] = [];

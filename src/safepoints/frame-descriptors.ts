@@ -1,4 +1,5 @@
 import { InvalidArgumentError, UnsupportedInputError } from "../errors.js";
+import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
 
 /*
@@ -12,12 +13,14 @@ import { X86_64 } from "../arch/x86-64.js";
  *                       frame, or a frame-pointer frame at a call that may push arguments):
  *                       then the CFA rule below, with the frame-pointer register, gives it.
  *   stackSizeBytes[i]   what the map recorded (LLVM StackSize; plimmix words * 8); -1 = UINT64_MAX
- *   cfaRegister[i]      DWARF register of the CFA rule at the safepoint (7 rsp, 6 rbp), or
+ *   cfaRegister[i]      DWARF register of the CFA rule at the safepoint (7 rsp, 6 rbp; AArch64 31 sp, 29 x29), or
  *   cfaOffsetBytes[i]   NO_CFA_RULE when no unwind information covers it; CFA = reg + offset
- *                       (on x86-64 the return-address slot is CFA - 8 and the caller's SP is CFA)
- *   savedRegOffsets     CALLEE_SAVED_COUNT entries per safepoint, in CALLEE_SAVED_DWARF order: the
- *                       offset from the CFA of the slot where this frame saved that register's
- *                       caller value, or 0 when this frame did not save it
+ *                       (the caller's SP is the CFA; on x86-64 the return-address slot is CFA - 8)
+ *   savedRegOffsets     one entry per callee-saved register of the descriptors' architecture per
+ *                       safepoint, in its calleeSavedDwarf order (CALLEE_SAVED_COUNT entries, in
+ *                       CALLEE_SAVED_DWARF order, on x86-64): the offset from the CFA of the slot
+ *                       where this frame saved that register's caller value, or 0 when this frame
+ *                       did not save it
  *   flags[i]            FLAG_* below
  *   functionIndex[i]    into `functions`
  *   blobIndex[i], recordIndex[i]   where it came from in the source map (for dumps and errors)
@@ -36,7 +39,9 @@ import { X86_64 } from "../arch/x86-64.js";
  *           the blob's constant pool (ConstantIndex)
  */
 
-// The architecture's facts these descriptors are laid out by (src/arch/x86-64.ts).
+// The architecture the walker walks (src/arch/x86-64.ts): its slot and context layouts are sized by
+// these. Descriptors of another architecture (FrameDescriptors.architecture) are decoded and dumped
+// with that architecture's registers, but not walked (src/safepoints/registry.ts refuses them).
 export const CALLEE_SAVED_DWARF = X86_64.calleeSavedDwarf;
 export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
 export const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames;
@@ -55,12 +60,25 @@ export const NO_CFA_RULE = 255;
  */
 export const DWARF_CFA = 254;
 
-const CALLEE_SAVED_INDEX_BY_DWARF = new Int8Array(256).fill(-1);
-CALLEE_SAVED_DWARF.forEach((reg, k) => (CALLEE_SAVED_INDEX_BY_DWARF[reg] = k));
+/** Per architecture: DWARF register -> index in its calleeSavedDwarf, or -1. Built once each. */
+const CALLEE_SAVED_INDEX_TABLES = new Map<Architecture, Int8Array>();
 
-/** Index of a DWARF register in CALLEE_SAVED_DWARF, or -1. */
-export function calleeSavedIndex(dwarfReg: number): number {
-  return dwarfReg >= 0 && dwarfReg < 256 ? CALLEE_SAVED_INDEX_BY_DWARF[dwarfReg]! : -1;
+function calleeSavedIndexTable(architecture: Architecture): Int8Array {
+  let table = CALLEE_SAVED_INDEX_TABLES.get(architecture);
+  if (table === undefined) {
+    table = new Int8Array(256).fill(-1);
+    for (const [k, reg] of architecture.calleeSavedDwarf.entries()) table[reg] = k;
+    CALLEE_SAVED_INDEX_TABLES.set(architecture, table);
+  }
+  return table;
+}
+const X86_64_CALLEE_SAVED_INDEX = calleeSavedIndexTable(X86_64);
+
+/** Index of a DWARF register in the architecture's calleeSavedDwarf (default CALLEE_SAVED_DWARF), or -1. */
+export function calleeSavedIndex(dwarfReg: number, architecture: Architecture = X86_64): number {
+  if (dwarfReg < 0 || dwarfReg >= 256) return -1;
+  const table = architecture === X86_64 ? X86_64_CALLEE_SAVED_INDEX : calleeSavedIndexTable(architecture);
+  return table[dwarfReg]!;
 }
 
 export const FLAG_DYNAMIC_FRAME = 1; // StackSize was UINT64_MAX (or plimmix -1)
@@ -149,15 +167,22 @@ export class FrameDescriptorBuilder {
   private pairs: Uint32Array;
   private pairWords = 0;
 
-  constructor(hints: { safepoints?: number; locations?: number; pairs?: number } = {}) {
+  /** The architecture whose registers the descriptors name (default x86-64). */
+  readonly architecture: Architecture;
+  /** Entries per safepoint in savedRegOffsets: the architecture's callee-saved count. */
+  private readonly savedPerSafepoint: number;
+
+  constructor(hints: { safepoints?: number; locations?: number; pairs?: number; architecture?: Architecture } = {}) {
     const cap = Math.max(16, hints.safepoints ?? 0);
     this.cap = cap;
+    this.architecture = hints.architecture ?? X86_64;
+    this.savedPerSafepoint = this.architecture.calleeSavedDwarf.length;
     this.returnAddress = new Float64Array(cap);
     this.frameSizeBytes = new Int32Array(cap);
     this.stackSizeBytes = new Int32Array(cap);
     this.cfaRegister = new Uint8Array(cap);
     this.cfaOffsetBytes = new Int32Array(cap);
-    this.savedRegOffsets = new Int16Array(cap * CALLEE_SAVED_COUNT);
+    this.savedRegOffsets = new Int16Array(cap * this.savedPerSafepoint);
     this.flags = new Uint8Array(cap);
     this.functionIndex = new Uint32Array(cap);
     this.blobIndex = new Uint32Array(cap);
@@ -237,9 +262,10 @@ export class FrameDescriptorBuilder {
     const savedColumn = this.savedRegOffsets;
     // The column is zero where nothing was written (fresh or grown, and each row is written
     // once), so only the registers this frame saved are stored.
-    for (let k = 0; k < CALLEE_SAVED_COUNT && k < saved.length; k++) {
+    const perSafepoint = this.savedPerSafepoint;
+    for (let k = 0; k < perSafepoint && k < saved.length; k++) {
       const offset = saved[k]!;
-      if (offset !== 0) savedColumn[i * CALLEE_SAVED_COUNT + k] = offset;
+      if (offset !== 0) savedColumn[i * perSafepoint + k] = offset;
     }
     this.flags[i] = s.flags;
     this.functionIndex[i] = s.functionIndex;
@@ -263,7 +289,7 @@ export class FrameDescriptorBuilder {
     this.stackSizeBytes = copyInto(new Int32Array(cap), this.stackSizeBytes);
     this.cfaRegister = copyInto(new Uint8Array(cap), this.cfaRegister);
     this.cfaOffsetBytes = copyInto(new Int32Array(cap), this.cfaOffsetBytes);
-    this.savedRegOffsets = copyInto(new Int16Array(cap * CALLEE_SAVED_COUNT), this.savedRegOffsets);
+    this.savedRegOffsets = copyInto(new Int16Array(cap * this.savedPerSafepoint), this.savedRegOffsets);
     this.flags = copyInto(new Uint8Array(cap), this.flags);
     this.functionIndex = copyInto(new Uint32Array(cap), this.functionIndex);
     this.blobIndex = copyInto(new Uint32Array(cap), this.blobIndex);
@@ -289,7 +315,7 @@ export class FrameDescriptorBuilder {
       exactLength(this.stackSizeBytes, n),
       exactLength(this.cfaRegister, n),
       exactLength(this.cfaOffsetBytes, n),
-      exactLength(this.savedRegOffsets, n * CALLEE_SAVED_COUNT),
+      exactLength(this.savedRegOffsets, n * this.savedPerSafepoint),
       exactLength(this.flags, n),
       exactLength(this.functionIndex, n),
       exactLength(this.blobIndex, n),
@@ -302,6 +328,7 @@ export class FrameDescriptorBuilder {
       exactLength(this.locations, this.locCount * 2),
       exactLength(this.pairs, this.pairWords),
       this.functions.slice(),
+      this.architecture,
     );
   }
 }
@@ -330,6 +357,8 @@ export class FrameDescriptors {
     /** Two location indices per pair: base, derived. */
     readonly pairs: Uint32Array,
     readonly functions: readonly FunctionInfo[],
+    /** Whose registers the locations, CFA rules and savedRegOffsets columns name. */
+    readonly architecture: Architecture = X86_64,
   ) {}
 
   /** Bytes held by the columns (what a safepoint costs in memory). */
@@ -358,6 +387,7 @@ export class FrameDescriptors {
       this.count, ras, this.frameSizeBytes, this.stackSizeBytes, this.cfaRegister, this.cfaOffsetBytes,
       this.savedRegOffsets, this.flags, this.functionIndex, this.blobIndex, this.recordIndex, this.locStart,
       this.deoptCount, this.pairStart, this.pairCount, this.allocaCount, this.locations, this.pairs, this.functions,
+      this.architecture,
     );
   }
 }

@@ -1,5 +1,6 @@
 import { Map as ImmutableMap } from "immutable";
 import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
+import { X86_64 } from "../arch/x86-64.js";
 import { FrameDescriptors } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
@@ -96,6 +97,12 @@ export class SafepointRegistry {
   register(map: MapToRegister): number {
     const loadBias = map.loadBias ?? 0;
     if (!Number.isSafeInteger(loadBias)) throw new InvalidArgumentError("loadBias", String(map.loadBias), "a safe integer");
+    // The walker's slots, contexts and fast path are laid out for x86-64's callee-saved registers
+    // (frame-descriptors.ts CALLEE_SAVED_*): maps of another architecture are dumped, not walked.
+    const architecture = map.descriptors.architecture;
+    if (architecture !== X86_64) {
+      throw new InvalidArgumentError(map.name, `${architecture.name} stack maps`, `${X86_64.name} stack maps: rootwalk dumps ${architecture.name} maps but does not walk ${architecture.name} stacks yet`);
+    }
     for (const module of this.current.modules.values()) {
       if (module.contentKey === map.contentKey && module.loadBias === loadBias) return module.handle;
     }

@@ -1,5 +1,4 @@
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
-import { X86_64 } from "../arch/x86-64.js";
 import { FLAG_FRAME_POINTER_CFA, locationDwarfReg, locationKind } from "./frame-descriptors.js";
 import type { RegisteredModule, RegistrySnapshot } from "./registry.js";
 
@@ -36,7 +35,7 @@ function location(module: RegisteredModule, loc: number): RootLocation {
   const d = module.descriptors;
   const w0 = d.locations[loc * 2]!;
   const w1 = d.locations[loc * 2 + 1]!;
-  const register = X86_64.registerName(locationDwarfReg(w0));
+  const register = d.architecture.registerName(locationDwarfReg(w0));
   switch (locationKind(w0)) {
     case LocationKind.Register:
       return { kind: "register", register };

@@ -1,4 +1,4 @@
-import { X86_64 } from "../arch/x86-64.js";
+import type { Architecture } from "../arch/architecture.js";
 
 function plusOffset(offset: number): string {
   return offset === 0 ? "" : offset > 0 ? `+${offset}` : `${offset}`;
@@ -7,16 +7,16 @@ function plusOffset(offset: number): string {
 /**
  * The spelling used by `rootwalk dump` for a location: `[sp+16]` (Indirect: the value is in that
  * slot), `sp+16` (Direct: the value is that address), `rbx` (Register), `const 0` (Constant and
- * ConstantIndex; the value as a decimal string).
+ * ConstantIndex; the value as a decimal string), with the architecture's register names.
  */
-export function spellLocation(kind: number, dwarfReg: number, offsetBytes: number, constant: string): string {
+export function spellLocation(architecture: Architecture, kind: number, dwarfReg: number, offsetBytes: number, constant: string): string {
   switch (kind) {
     case 1:
-      return X86_64.registerName(dwarfReg);
+      return architecture.registerName(dwarfReg);
     case 2:
-      return `${X86_64.registerName(dwarfReg)}${plusOffset(offsetBytes)}`;
+      return `${architecture.registerName(dwarfReg)}${plusOffset(offsetBytes)}`;
     case 3:
-      return `[${X86_64.registerName(dwarfReg)}${plusOffset(offsetBytes)}]`;
+      return `[${architecture.registerName(dwarfReg)}${plusOffset(offsetBytes)}]`;
     default:
       return `const ${constant}`;
   }

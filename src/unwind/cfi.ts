@@ -32,8 +32,13 @@ import { readEncodedPointer } from "./pointer-encoding.js";
  *
  * set_loc's operand is decoded like pc_begin (pcrel against the operand's own address) but is not
  * passed through `resolvePcBegin`, so in relocatable objects it is unrelocated; compilers do not
- * emit set_loc in .eh_frame. Register operands are uleb. 0x2d (GNU_window_save on SPARC, AARCH64_negate_ra_state on AArch64)
- * and every other value are unsupported.
+ * emit set_loc in .eh_frame. Register operands are uleb.
+ *
+ *   0x2d AARCH64_negate_ra_state  (no operand) toggles CfiRow.returnAddressSigned; only where the
+ *        CIE's architecture says so (Architecture.cfiNegateRaState): elsewhere 0x2d is SPARC's
+ *        GNU_window_save and, like every other value, unsupported. The sign state is a pseudo
+ *        register (aadwarf64's RA_SIGN_STATE, column 34): remember_state saves it, restore_state
+ *        brings it back, and a new FDE starts unsigned.
  *
  * Rows: the FDE describes a table whose rows start at pcBegin and at every location an advance
  * moves to. The row for `address` is the state after executing every instruction that comes
@@ -74,6 +79,7 @@ const DW_CFA_def_cfa_offset_sf = 0x13;
 const DW_CFA_val_offset = 0x14;
 const DW_CFA_val_offset_sf = 0x15;
 const DW_CFA_val_expression = 0x16;
+const DW_CFA_AARCH64_negate_ra_state = 0x2d;
 const DW_CFA_GNU_args_size = 0x2e;
 const DW_CFA_GNU_negative_offset_extended = 0x2f;
 
@@ -85,7 +91,7 @@ const EXPRESSION_OPCODES: ReadonlyMap<number, string> = new Map([
   [DW_CFA_expression, "DW_CFA_expression"],
   [DW_CFA_val_expression, "DW_CFA_val_expression"],
 ]);
-const SUPPORTED_OPCODES = "DW_CFA 0x00-0x0e, 0x11-0x15, 0x2e, 0x2f and the primary advance_loc/offset/restore (no DWARF expressions)";
+const SUPPORTED_OPCODES = "DW_CFA 0x00-0x0e, 0x11-0x15, 0x2e, 0x2f (0x2d on AArch64) and the primary advance_loc/offset/restore (no DWARF expressions)";
 
 /** A register rule other than offset(N) (those are in `CfiRow.savedRegisters`). */
 export type RegisterRule =
@@ -111,6 +117,8 @@ export interface CfiRow {
   otherRules: Map<number, RegisterRule>;
   /** Bytes of outgoing arguments pushed at this point (DW_CFA_GNU_args_size), 0 if none. */
   argsSizeBytes: number;
+  /** AArch64: the return address (x30, or where it was saved) is signed here (negate_ra_state). */
+  returnAddressSigned: boolean;
 }
 
 /** A register's rule in a row, including offset(N) and "no rule at all". */
@@ -174,6 +182,7 @@ interface SavedState {
   cfaOffset: number;
   offsets: Map<number, number>;
   others: Map<number, RegisterRule>;
+  returnAddressSigned: boolean;
 }
 
 class CfiState {
@@ -182,6 +191,7 @@ class CfiState {
   offsets = new Map<number, number>();
   others = new Map<number, RegisterRule>();
   argsSizeBytes = 0;
+  returnAddressSigned = false;
   readonly remembered: SavedState[] = [];
 
   setOffset(register: number, offset: number): void {
@@ -205,7 +215,13 @@ class CfiState {
   }
 
   snapshot(): SavedState {
-    return { cfaRegister: this.cfaRegister, cfaOffset: this.cfaOffset, offsets: new Map(this.offsets), others: new Map(this.others) };
+    return {
+      cfaRegister: this.cfaRegister,
+      cfaOffset: this.cfaOffset,
+      offsets: new Map(this.offsets),
+      others: new Map(this.others),
+      returnAddressSigned: this.returnAddressSigned,
+    };
   }
 
   load(saved: SavedState): void {
@@ -213,6 +229,7 @@ class CfiState {
     this.cfaOffset = saved.cfaOffset;
     this.offsets = saved.offsets;
     this.others = saved.others;
+    this.returnAddressSigned = saved.returnAddressSigned;
   }
 
   copy(): CfiState {
@@ -234,6 +251,7 @@ class CfiState {
       savedRegisters: new Map(this.offsets),
       otherRules: new Map(this.others),
       argsSizeBytes: this.argsSizeBytes,
+      returnAddressSigned: this.returnAddressSigned,
     };
   }
 }
@@ -385,6 +403,10 @@ function execute(
         state.setOther(register, { kind: "valOffset", offset: cursor.sleb128("DW_CFA_val_offset_sf offset") * daf });
         break;
       }
+      case DW_CFA_AARCH64_negate_ra_state:
+        if (!cie.architecture.cfiNegateRaState) throw unsupportedOpcode(opcode, opOffset);
+        state.returnAddressSigned = !state.returnAddressSigned;
+        break;
       case DW_CFA_GNU_args_size:
         state.argsSizeBytes = cursor.uleb128("DW_CFA_GNU_args_size size");
         break;
@@ -393,11 +415,14 @@ function execute(
         state.setOffset(register, -cursor.uleb128("DW_CFA_GNU_negative_offset_extended offset") * daf);
         break;
       }
-      default: {
-        const name = EXPRESSION_OPCODES.get(opcode);
-        throw new UnsupportedInputError(name ?? "call frame instruction", opOffset, name === undefined ? `opcode ${hex(opcode)}` : `${name} (${hex(opcode)})`, SUPPORTED_OPCODES);
-      }
+      default:
+        throw unsupportedOpcode(opcode, opOffset);
     }
   }
   return true;
+}
+
+function unsupportedOpcode(opcode: number, opOffset: number): UnsupportedInputError {
+  const name = EXPRESSION_OPCODES.get(opcode);
+  return new UnsupportedInputError(name ?? "call frame instruction", opOffset, name === undefined ? `opcode ${hex(opcode)}` : `${name} (${hex(opcode)})`, SUPPORTED_OPCODES);
 }

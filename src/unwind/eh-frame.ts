@@ -1,3 +1,5 @@
+import type { Architecture } from "../arch/architecture.js";
+import { X86_64 } from "../arch/x86-64.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { InvalidArgumentError, MalformedInputError, UnsupportedInputError, hex } from "../errors.js";
 import { DwarfCursor } from "./dwarf-cursor.js";
@@ -77,6 +79,8 @@ export interface Cie {
   readonly isSignalFrame: boolean;
   /** True when the augmentation starts with 'z' (FDEs then carry augmentation data). */
   readonly hasAugmentationData: boolean;
+  /** Whose CFI this is: decides the machine-specific opcodes (cfi.ts: 0x2d). */
+  readonly architecture: Architecture;
   /** Initial call-frame instructions, a zero-copy window whose baseOffset is its section offset. */
   readonly initialInstructions: ByteView;
 }
@@ -105,6 +109,8 @@ export interface ParseEhFrameOptions {
    * `.rela.eh_frame` (R_X86_64_PC32 against a text section: S + A).
    */
   resolvePcBegin?: (fieldOffsetInSection: number, decodedValue: number) => number;
+  /** Whose registers and CFI extensions the section uses (the ELF file's e_machine); default x86-64. */
+  architecture?: Architecture;
 }
 
 /** A parsed `.eh_frame`: CIEs and FDEs in section order and an address index over the FDEs. */
@@ -160,6 +166,7 @@ export class EhFrame {
 
 export function parseEhFrame(bytes: Uint8Array, options: ParseEhFrameOptions): EhFrame {
   const { sectionAddress, resolvePcBegin } = options;
+  const architecture = options.architecture ?? X86_64;
   if (!Number.isSafeInteger(sectionAddress) || sectionAddress < 0) {
     throw new InvalidArgumentError("sectionAddress", String(sectionAddress), "a non-negative safe integer");
   }
@@ -189,7 +196,7 @@ export function parseEhFrame(bytes: Uint8Array, options: ParseEhFrameOptions): E
     const cursor = new DwarfCursor(record);
     const id = cursor.u32("eh_frame CIE id / CIE pointer");
     if (id === CIE_ID) {
-      const cie = parseCie(offset, cursor, sectionAddress);
+      const cie = parseCie(offset, cursor, sectionAddress, architecture);
       cies.push(cie);
       ciesByOffset.set(offset, cie);
     } else {
@@ -205,7 +212,7 @@ export function parseEhFrame(bytes: Uint8Array, options: ParseEhFrameOptions): E
   return new EhFrame(sectionAddress, cies, fdes, terminatorOffset);
 }
 
-function parseCie(offset: number, cursor: DwarfCursor, sectionAddress: number): Cie {
+function parseCie(offset: number, cursor: DwarfCursor, sectionAddress: number, architecture: Architecture): Cie {
   const versionOffset = cursor.absolutePos;
   const version = cursor.u8("CIE version");
   if (version !== 1 && version !== 3) throw new UnsupportedInputError("CIE version", versionOffset, version, SUPPORTED_VERSIONS);
@@ -274,6 +281,7 @@ function parseCie(offset: number, cursor: DwarfCursor, sectionAddress: number): 
     personality,
     isSignalFrame,
     hasAugmentationData,
+    architecture,
     initialInstructions: cursor.view.slice(cursor.pos, cursor.view.lengthBytes - cursor.pos, "CIE initial instructions"),
   };
 }
@@ -341,7 +349,7 @@ function parseFde(
  * in `cies` by offset): the lazy path used with `.eh_frame_hdr`, which names FDEs by address so
  * a large library's whole `.eh_frame` is never parsed. Same checks as parseEhFrame.
  */
-export function parseFdeAt(bytes: Uint8Array, offset: number, sectionAddress: number, cies: Map<number, Cie>): Fde {
+export function parseFdeAt(bytes: Uint8Array, offset: number, sectionAddress: number, cies: Map<number, Cie>, architecture: Architecture = X86_64): Fde {
   const section = new ByteView(bytes);
   const record = recordAt(section, offset);
   const cursor = new DwarfCursor(record);
@@ -354,7 +362,7 @@ export function parseFdeAt(bytes: Uint8Array, offset: number, sectionAddress: nu
     if (cieCursor.u32("eh_frame CIE id") !== CIE_ID) {
       throw new MalformedInputError("FDE CIE pointer", offset + ID_OFFSET, hex(id), `the distance back to a CIE (no CIE at ${hex(cieOffset)})`);
     }
-    cie = parseCie(cieOffset, cieCursor, sectionAddress);
+    cie = parseCie(cieOffset, cieCursor, sectionAddress, architecture);
     cies.set(cieOffset, cie);
   }
   return parseFde(offset, cursor, cie, sectionAddress, undefined);

@@ -1,5 +1,5 @@
 // rootwalk help / CMD --help for every command, option spellings shared by sim and run, and dump
-// carrying on past a bad file like llvm-readobj, reading stdin for `-`, refusing other machines.
+// carrying on past a bad file like llvm-readobj, reading stdin for `-`, AArch64 dumped, other machines refused.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +10,8 @@ import { UnsupportedInputError } from "../../src/errors.js";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
 import { loadPlimmixFromElf } from "../../src/loader/plimmix-loader.js";
 import { loadOcamlFromElf } from "../../src/loader/ocaml-loader.js";
+import { registerFile } from "../../src/loader/register-maps.js";
+import { SafepointRegistry } from "../../src/safepoints/registry.js";
 import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
 import { runTool } from "../../src/toolchain/llvm-toolchain.js";
 import { run } from "../support/run-cli.js";
@@ -101,17 +103,35 @@ describe("dump", () => {
     expect(twice.stderr).toMatch(/stdin at most once/);
   });
 
-  it("an AArch64 object is refused by name, by dump and by the library", async () => {
+  it("an AArch64 object is dumped (test/toolchain/corpus-aarch64.test.ts checks its register names), and refused for walking by name", async () => {
     const a64 = objectFor("aarch64-linux-gnu");
     expect(runTool(activeLlvm().tool("llvm-readobj"), ["--file-headers", a64])).toMatch(/Machine: EM_AARCH64/);
-    for (const format of ["text", "json", "readobj"]) {
-      const r = await run("dump", "--format", format, a64);
-      expect(r.code).toBe(1);
-      expect(r.stderr.trim()).toMatch(/^rootwalk: .*sm-aarch64-linux-gnu.o: ELF header e_machine at offset 0x12: found EM_AARCH64 \(183\), supported EM_X86_64 \(62\)/);
-    }
+    const readobj = await run("dump", "--format", "readobj", a64);
+    expect(readobj.code).toBe(0);
+    expect(readobj.stdout).toBe(runTool(activeLlvm().tool("llvm-readobj"), ["--stackmap", a64]));
+    const text = await run("dump", a64);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/g at \.text\+0x0, stack size 16\n\s+0x8 {2}g\+0x8 {2}stackmap id 7 /);
     const bytes = readFileSync(a64);
+    expect(loadObjectStackMaps(bytes, a64)?.architecture.name).toBe("AArch64");
+    // No _GC_MAP_ or frame-table symbols: those loaders find nothing rather than refusing.
+    expect(loadPlimmixFromElf(bytes, a64)).toBeUndefined();
+    expect(loadOcamlFromElf(bytes, a64)).toBeUndefined();
+    expect(() => registerFile(new SafepointRegistry(), bytes, { path: a64 })).toThrow(/found AArch64 stack maps, expected x86-64 stack maps: rootwalk dumps AArch64 maps but does not walk AArch64 stacks yet/);
+  });
+
+  it("an object of any other machine is refused by name, by dump and by the library", async () => {
+    const other = join(scratch, "sm-riscv.o");
+    const bytes = readFileSync(objectFor("x86_64-linux-gnu"));
+    new DataView(bytes.buffer, bytes.byteOffset).setUint16(18, 243, true); // EM_RISCV
+    writeFileSync(other, bytes);
+    for (const format of ["text", "json", "readobj"]) {
+      const r = await run("dump", "--format", format, other);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toMatch(/^rootwalk: .*sm-riscv.o: ELF header e_machine at offset 0x12: found 243, supported EM_X86_64 \(62\) or EM_AARCH64 \(183\)/);
+    }
     for (const load of [loadObjectStackMaps, loadPlimmixFromElf, loadOcamlFromElf]) {
-      expect(() => load(bytes, a64)).toThrow(UnsupportedInputError);
+      expect(() => load(bytes, other)).toThrow(UnsupportedInputError);
     }
   });
 });

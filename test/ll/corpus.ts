@@ -393,12 +393,16 @@ export function corpusEntry(name: string): CorpusEntry {
   return found;
 }
 
-/** Compiles an entry to an object file (cached under `.cache/objects/`) and returns its path. */
-export function compileCorpusEntry(entry: CorpusEntry, options: { cacheDir?: string; llvm?: LlvmSelection } = {}): string {
+/**
+ * Compiles an entry to an object file (cached under `.cache/objects/`) and returns its path; for
+ * the host's x86-64 unless `mtriple` names another target (`aarch64-linux-gnu`), given to llc.
+ */
+export function compileCorpusEntry(entry: CorpusEntry, options: { cacheDir?: string; llvm?: LlvmSelection; mtriple?: string } = {}): string {
+  const llcFlags = [...(entry.llcFlags ?? []), ...(options.mtriple === undefined ? [] : [`-mtriple=${options.mtriple}`])];
   return compileToObject(irSource(entry.file), {
     ...(options.llvm === undefined ? {} : { llvm: options.llvm }),
     ...(entry.optPasses === undefined ? {} : { optPasses: entry.optPasses }),
-    ...(entry.llcFlags === undefined ? {} : { llcFlags: entry.llcFlags }),
+    ...(llcFlags.length === 0 ? {} : { llcFlags }),
     ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
   });
 }
