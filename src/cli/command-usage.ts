@@ -38,7 +38,7 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
 export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: string; options: Readonly<Record<string, string>> }>> = {
   dump: {
     usage: "rootwalk dump FILE...|- [--format readobj|text|json] [--readobj-version 14..19]",
-    summary: "print the stack maps of objects, libraries, executables (- reads stdin); a bad file is reported and the others still printed (exit 1 at the end)",
+    summary: "print the stack maps of x86-64 and AArch64 ELF objects, libraries, executables (- reads stdin); a bad file is reported and the others still printed (exit 1 at the end)",
     options: {
       "--format readobj|text|json": "readobj: what llvm-readobj --stackmap prints; text (default): addresses, frame sizes, CFA rules, roots; json: the same as one object",
       "--readobj-version 14..19": "whose llvm-readobj text --format readobj imitates (default: the selected LLVM's)",
