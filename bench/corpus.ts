@@ -42,12 +42,29 @@ export interface BenchCase {
   run(timing: TimingOptions): CaseResult | { name: string; skipped: string };
 }
 
-function result(name: string, unit: string, size: number, reference: string, ts: { iterations: number; samplesNsPerOp: number[] }, ref: { samplesNsPerOp: number[] }, extra?: CaseResult["extra"]): CaseResult {
+function result(
+  name: string,
+  unit: string,
+  size: number,
+  reference: string,
+  ts: { iterations: number; samplesNsPerOp: number[] },
+  ref: { samplesNsPerOp: number[] },
+  extra?: CaseResult["extra"],
+): CaseResult {
   const rootwalkNsPerOp = median(ts.samplesNsPerOp);
   const referenceNsPerOp = median(ref.samplesNsPerOp);
   return {
-    name, unit, size, reference, rootwalkNsPerOp, referenceNsPerOp, ratio: rootwalkNsPerOp / referenceNsPerOp,
-    rootwalkSamples: ts.samplesNsPerOp, referenceSamples: ref.samplesNsPerOp, iterations: ts.iterations, ...(extra ? { extra } : {}),
+    name,
+    unit,
+    size,
+    reference,
+    rootwalkNsPerOp,
+    referenceNsPerOp,
+    ratio: rootwalkNsPerOp / referenceNsPerOp,
+    rootwalkSamples: ts.samplesNsPerOp,
+    referenceSamples: ref.samplesNsPerOp,
+    iterations: ts.iterations,
+    ...(extra ? { extra } : {}),
   };
 }
 
@@ -294,7 +311,10 @@ function parseCase(records: number, quick: boolean): BenchCase {
  */
 function markPhaseSamples(markMs: readonly number[], iterations: number, repeats: number, marked: number): number[] {
   const timed = markMs.slice(markMs.length - iterations * repeats);
-  return Array.from({ length: repeats }, (_, r) => (timed.slice(r * iterations, (r + 1) * iterations).reduce((a, b) => a + b, 0) * 1e6) / (iterations * marked));
+  return Array.from(
+    { length: repeats },
+    (_, r) => (timed.slice(r * iterations, (r + 1) * iterations).reduce((a, b) => a + b, 0) * 1e6) / (iterations * marked),
+  );
 }
 
 function collectorCase(objects: number, quick: boolean): BenchCase {
@@ -361,7 +381,8 @@ function verifyCase(objects: number, quick: boolean): BenchCase {
       const ts = timeBatches(verify, reachable.objects, { ...timing, batchMs: Math.max(timing.batchMs, 1) });
       const collectNs = timeBatches(() => h.collector.collect("bench").markedObjects, reachable.objects, { ...timing, batchMs: Math.max(timing.batchMs, 1) });
       const ref = runReference("mark-ref.c", [file, ts.iterations, timing.repeats]);
-      if (ref["objects"] !== reachable.objects) throw new Error(`${name}: C marked ${String(ref["objects"])} objects, the verifier reached ${reachable.objects}`);
+      if (ref["objects"] !== reachable.objects)
+        throw new Error(`${name}: C marked ${String(ref["objects"])} objects, the verifier reached ${reachable.objects}`);
       return result(name, "reached object", objects, "C mark loop (bench/native/mark-ref.c) over the same graph: traversal only", ts, ref, {
         reachableObjects: reachable.objects,
         verifyOverCollect: median(ts.samplesNsPerOp) / median(collectNs.samplesNsPerOp),
@@ -437,7 +458,13 @@ export async function measureNativeScan(runs: number): Promise<NativeScanResult>
     "bench/native/native-scan-ref.c: the same stopped stacks and the same table + recipes, in C, in the same collections",
     { iterations: medianRun.collections, samplesNsPerOp: tsNs },
     { samplesNsPerOp: refNs },
-    { rootwalkFramesPerSec: 1e9 / median(tsNs), referenceFramesPerSec: 1e9 / median(refNs), rootVisitNsPerFrame: visitNs, framesPerRun: medianRun.scanFrames, rootPairsPerRun: medianRun.reference.pairs },
+    {
+      rootwalkFramesPerSec: 1e9 / median(tsNs),
+      referenceFramesPerSec: 1e9 / median(refNs),
+      rootVisitNsPerFrame: visitNs,
+      framesPerRun: medianRun.scanFrames,
+      rootPairsPerRun: medianRun.reference.pairs,
+    },
   );
   return {
     framesPerSec: 1e9 / median(tsNs),

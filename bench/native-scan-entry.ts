@@ -13,6 +13,13 @@ if (program === undefined || runtime === undefined || scanReference === undefine
   process.exit(1);
 }
 const r = await runNativeProgram({ program, runtime, heapBytes: 64 << 20, stressEvery: 1, noGc: false, verify: false, scanReference });
-const line = { result: r.result, collections: r.collections, scanMs: r.scanMs, scanFrames: r.scanFrames, rootVisitMs: r.rootVisitMs, reference: r.scanReference };
+const line = {
+  result: r.result,
+  collections: r.collections,
+  scanMs: r.scanMs,
+  scanFrames: r.scanFrames,
+  rootVisitMs: r.rootVisitMs,
+  reference: r.scanReference,
+};
 process.stdout.write(`${JSON.stringify(line)}\n`);
 setImmediate(() => process.exit(0));

@@ -18,7 +18,7 @@ function escapeXml(s: string): string {
 
 export function ratiosSvg(results: readonly CaseResult[], title: string): string {
   const plotWidth = WIDTH - LABEL_WIDTH - 80;
-  const x = (ratio: number): number => LABEL_WIDTH + (Math.log2(Math.min(Math.max(ratio, 0.25), MAX_RATIO)) + 2) / (Math.log2(MAX_RATIO) + 2) * plotWidth;
+  const x = (ratio: number): number => LABEL_WIDTH + ((Math.log2(Math.min(Math.max(ratio, 0.25), MAX_RATIO)) + 2) / (Math.log2(MAX_RATIO) + 2)) * plotWidth;
   const rows: string[] = [];
   let y = 50;
   let layer = "";
@@ -43,7 +43,9 @@ export function ratiosSvg(results: readonly CaseResult[], title: string): string
   for (const g of [0.25, 0.5, 1, 1.5, 2, 4, 8, 16, 32, 64]) {
     const gx = x(g).toFixed(1);
     const strong = g === 1;
-    grid.push(`<line x1="${gx}" y1="40" x2="${gx}" y2="${height - 30}" stroke="${strong ? "#333" : "#ddd"}" stroke-dasharray="${g === 1.5 || g === 2 ? "4 3" : "none"}"/>`);
+    grid.push(
+      `<line x1="${gx}" y1="40" x2="${gx}" y2="${height - 30}" stroke="${strong ? "#333" : "#ddd"}" stroke-dasharray="${g === 1.5 || g === 2 ? "4 3" : "none"}"/>`,
+    );
     grid.push(`<text x="${gx}" y="${height - 14}" text-anchor="middle" font-size="11">${g}x</text>`);
   }
   return [

@@ -58,7 +58,9 @@ function table(results: readonly CaseResult[], skipped: readonly { name: string;
     "-".repeat(92),
   ];
   for (const r of results) {
-    lines.push(`${pad(r.name, 36)} ${pad(r.unit, 13)} ${pad(r.rootwalkNsPerOp.toFixed(2), 15, true)} ${pad(r.referenceNsPerOp.toFixed(2), 16, true)} ${pad(`${r.ratio.toFixed(2)}x`, 8, true)}`);
+    lines.push(
+      `${pad(r.name, 36)} ${pad(r.unit, 13)} ${pad(r.rootwalkNsPerOp.toFixed(2), 15, true)} ${pad(r.referenceNsPerOp.toFixed(2), 16, true)} ${pad(`${r.ratio.toFixed(2)}x`, 8, true)}`,
+    );
   }
   for (const s of skipped) lines.push(`${pad(s.name, 36)} skipped: ${s.skipped}`);
   return lines.join("\n");
@@ -91,7 +93,9 @@ async function main(): Promise<void> {
       log(`${c.name}: skipped (${r.skipped})`);
     } else {
       results.push(r);
-      log(`${c.name}: ${r.rootwalkNsPerOp.toFixed(2)} vs ${r.referenceNsPerOp.toFixed(2)} ns/${r.unit} = ${r.ratio.toFixed(2)}x  (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      log(
+        `${c.name}: ${r.rootwalkNsPerOp.toFixed(2)} vs ${r.referenceNsPerOp.toFixed(2)} ns/${r.unit} = ${r.ratio.toFixed(2)}x  (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      );
     }
   }
 
@@ -105,7 +109,10 @@ async function main(): Promise<void> {
     );
   }
 
-  const bytesPerSafepoint = results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ?? results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ?? null;
+  const bytesPerSafepoint =
+    results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ??
+    results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ??
+    null;
   const summary = {
     mode: cli.quick ? "quick" : "full",
     walkRatio: ratioOf(results, "Walk/10k-frames-16-sites"),
@@ -123,7 +130,15 @@ async function main(): Promise<void> {
     bytesPerSafepoint,
     scanPathBytesPerSafepoint: (results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["scanPathBytesPerSafepoint"] as number | undefined) ?? null,
     // Issue 10's targets (upper bounds, except nativeFramesPerSec).
-    targets: { walkRatio: 2, walkRatioManySites: 1.5, lookupRatio: 1.3, lookupMissRatio: 1.5, parseRatio: 3, nativeFramesPerSec: 40e6, scanPathBytesPerSafepoint: 64 },
+    targets: {
+      walkRatio: 2,
+      walkRatioManySites: 1.5,
+      lookupRatio: 1.3,
+      lookupMissRatio: 1.5,
+      parseRatio: 3,
+      nativeFramesPerSec: 40e6,
+      scanPathBytesPerSafepoint: 64,
+    },
     timing,
     node: process.version,
     elapsedSeconds: Math.round((performance.now() - started) / 100) / 10,
@@ -135,7 +150,10 @@ async function main(): Promise<void> {
   const resultsDir = join(repoRoot(), "bench", "results");
   writeFileAtomic(join(resultsDir, cli.quick ? "latest-quick.json" : "latest.json"), `${JSON.stringify(summary, null, 2)}\n`);
   if (!cli.quick && cli.filters.length === 0) {
-    writeFileAtomic(join(resultsDir, "ratios.svg"), ratiosSvg(results, `rootwalk / native reference (lower is better), ${new Date().toISOString().slice(0, 10)}, node ${process.version}`));
+    writeFileAtomic(
+      join(resultsDir, "ratios.svg"),
+      ratiosSvg(results, `rootwalk / native reference (lower is better), ${new Date().toISOString().slice(0, 10)}, node ${process.version}`),
+    );
   }
 
   if (cli.json) {
@@ -144,9 +162,15 @@ async function main(): Promise<void> {
     log("");
     log(table(results, skipped));
     log("");
-    log(`bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"} (all columns), ${summary.scanPathBytesPerSafepoint?.toFixed(1) ?? "n/a"} on the scan path (table + scan recipes; target 64)`);
-    log(`walkRatio ${summary.walkRatio?.toFixed(2)} (target 2), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target 1.5), parseRatio ${summary.parseRatio?.toFixed(2)} (target 3), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target 1.3), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target 1.5)`);
-    log(`results: bench/results/${cli.quick ? "latest-quick.json" : "latest.json"}${!cli.quick && cli.filters.length === 0 ? ", bench/results/ratios.svg" : ""}  (${summary.elapsedSeconds} s)`);
+    log(
+      `bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"} (all columns), ${summary.scanPathBytesPerSafepoint?.toFixed(1) ?? "n/a"} on the scan path (table + scan recipes; target 64)`,
+    );
+    log(
+      `walkRatio ${summary.walkRatio?.toFixed(2)} (target 2), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target 1.5), parseRatio ${summary.parseRatio?.toFixed(2)} (target 3), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target 1.3), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target 1.5)`,
+    );
+    log(
+      `results: bench/results/${cli.quick ? "latest-quick.json" : "latest.json"}${!cli.quick && cli.filters.length === 0 ? ", bench/results/ratios.svg" : ""}  (${summary.elapsedSeconds} s)`,
+    );
   }
 }
 

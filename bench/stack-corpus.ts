@@ -96,7 +96,20 @@ export function buildStackCorpus(name: string, spec: SyntheticMapSpec, frames: n
     // Odd addresses next to real ones: never a key, same hash neighbourhood.
     missQueries[q] = sites[Math.floor(random() * sites.length)]!.ra + 1;
   }
-  return { name, spec, sites, snapshot, memory, start, frames, roots, rootValueSum, hitQueries, missQueries, tableBytesPerSafepoint: tableBytesPerSafepoint(snapshot) };
+  return {
+    name,
+    spec,
+    sites,
+    snapshot,
+    memory,
+    start,
+    frames,
+    roots,
+    rootValueSum,
+    hitQueries,
+    missQueries,
+    tableBytesPerSafepoint: tableBytesPerSafepoint(snapshot),
+  };
 }
 
 /** The file bench/native/walk-ref.c reads (layout documented there). */

@@ -59,7 +59,8 @@ export function encodeSyntheticStackMap(spec: SyntheticMapSpec): Uint8Array {
   const { functions, recordsPerFunction, rootsPerRecord } = spec;
   if (recordsPerFunction * 48 + 16 > FUNCTION_SPACING_BYTES) throw new Error("too many records per function for the spacing");
   const derivedOffset = spec.derivedOffsetBytes ?? 0;
-  if (derivedOffset % 8 !== 0 || 8 * (rootsPerRecord - 1) + derivedOffset + 8 > functionStackSizeBytes(0)) throw new Error("derived slots outside the smallest frame");
+  if (derivedOffset % 8 !== 0 || 8 * (rootsPerRecord - 1) + derivedOffset + 8 > functionStackSizeBytes(0))
+    throw new Error("derived slots outside the smallest frame");
   const locations = 3 + 2 * rootsPerRecord;
   const records = functions * recordsPerFunction;
   const bytes = new Uint8Array(16 + 24 * functions + records * recordSizeBytes(locations));

@@ -59,7 +59,14 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
     for (let i = 0; i < pairs.count; i++) sum += values[i]!;
     return frames + sum + pairs.count;
   };
-  const output = (): WalkOutput => ({ frames, pairs: pairs.count, baseSlots: pairs.baseSlots, derivedSlots: pairs.derivedSlots, pairFrames: pairs.frames, baseValues: pairs.baseValues });
+  const output = (): WalkOutput => ({
+    frames,
+    pairs: pairs.count,
+    baseSlots: pairs.baseSlots,
+    derivedSlots: pairs.derivedSlots,
+    pairFrames: pairs.frames,
+    baseValues: pairs.baseValues,
+  });
   return { walk, output };
 }
 
@@ -67,7 +74,12 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
  * Runs bench/native/walk-ref.c (or `executable`, an altered build of it) on `c`, `iterations`
  * walks per sample, and reads back the output of its last walk.
  */
-export function referenceWalk(c: StackCorpus, iterations: number, repeats: number, executable = buildReference("walk-ref.c")): { samples: NativeSamples; output: WalkOutput } {
+export function referenceWalk(
+  c: StackCorpus,
+  iterations: number,
+  repeats: number,
+  executable = buildReference("walk-ref.c"),
+): { samples: NativeSamples; output: WalkOutput } {
   const input = inputPath(`stack-${c.name}.bin`);
   const outputFile = inputPath(`stack-${c.name}.out`);
   writeFileAtomic(input, stackCorpusFile(c, new Float64Array(0)));
@@ -81,7 +93,8 @@ function readReferenceOutput(file: Uint8Array): WalkOutput {
   const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
   const frames = readU64(words, 0);
   const pairs = readU64(words, 2);
-  if (bytes.byteLength !== 16 + pairs * 28) throw new ReferenceMismatchError(`the C walker's output has ${bytes.byteLength} bytes, expected ${16 + pairs * 28} for ${pairs} pairs`);
+  if (bytes.byteLength !== 16 + pairs * 28)
+    throw new ReferenceMismatchError(`the C walker's output has ${bytes.byteLength} bytes, expected ${16 + pairs * 28} for ${pairs} pairs`);
   const column = (start: number): number[] => Array.from({ length: pairs }, (_, i) => readU64(words, start + 2 * i));
   return {
     frames,
@@ -97,7 +110,8 @@ function readReferenceOutput(file: Uint8Array): WalkOutput {
 export function firstWalkDifference(rootwalk: WalkOutput, reference: WalkOutput): string | undefined {
   if (rootwalk.frames !== reference.frames) return `frame count: C ${reference.frames}, rootwalk ${rootwalk.frames}`;
   if (rootwalk.pairs !== reference.pairs) return `root pair count: C ${reference.pairs}, rootwalk ${rootwalk.pairs}`;
-  const pair = (o: WalkOutput, i: number): string => `(base ${hex(o.baseSlots[i]!)}, derived ${hex(o.derivedSlots[i]!)}, frame #${o.pairFrames[i]}, value ${hex(o.baseValues[i]!)})`;
+  const pair = (o: WalkOutput, i: number): string =>
+    `(base ${hex(o.baseSlots[i]!)}, derived ${hex(o.derivedSlots[i]!)}, frame #${o.pairFrames[i]}, value ${hex(o.baseValues[i]!)})`;
   for (let i = 0; i < rootwalk.pairs; i++) {
     if (
       rootwalk.baseSlots[i] !== reference.baseSlots[i] ||

@@ -38,7 +38,13 @@ export class HeapExhaustedError extends CollectorError {
     readonly requestBytes: number,
     address: number,
   ) {
-    super("OUT_OF_MEMORY", `allocation of ${requestBytes} bytes`, address, `${liveBytes} live bytes of ${maxHeapBytes}`, "room for the object after a collection");
+    super(
+      "OUT_OF_MEMORY",
+      `allocation of ${requestBytes} bytes`,
+      address,
+      `${liveBytes} live bytes of ${maxHeapBytes}`,
+      "room for the object after a collection",
+    );
     this.message = `heap exhausted: ${liveBytes} live bytes of ${maxHeapBytes} (an allocation of ${requestBytes} bytes did not fit after a full collection)`;
   }
 }

@@ -1,12 +1,5 @@
 import { hex } from "../src/errors.js";
-import {
-  BYTES_IN_BLOCK,
-  BYTES_IN_LINE,
-  LARGE_PAGES_IN_BLOCK,
-  LINES_IN_BLOCK,
-  LOG_LINES_IN_BLOCK,
-  LOG_LINES_IN_LARGE_PAGE,
-} from "./heap-constants.js";
+import { BYTES_IN_BLOCK, BYTES_IN_LINE, LARGE_PAGES_IN_BLOCK, LINES_IN_BLOCK, LOG_LINES_IN_BLOCK, LOG_LINES_IN_LARGE_PAGE } from "./heap-constants.js";
 import { BLOCK_STATE_NAMES, BLOCK_UNALLOCATED, type BlockStateName, type HeapSpace } from "./heap-space.js";
 import type { Hole } from "./immix-allocator.js";
 import { PAGE_FREE } from "./large-object-space.js";
@@ -105,7 +98,13 @@ export interface HeapMapSvgOptions {
 
 /** Fill of each LINE_* kind, and what the legend calls it. */
 export const LINE_COLORS = ["#e6e6e6", "#2f6db5", "#f0a030", "#8e44ad", "#9cc7ef"] as const;
-const LINE_LEGEND = ["free", "live (marked by the last collection)", "evacuated (objects copied out)", "large object", "allocated since the last collection"] as const;
+const LINE_LEGEND = [
+  "free",
+  "live (marked by the last collection)",
+  "evacuated (objects copied out)",
+  "large object",
+  "allocated since the last collection",
+] as const;
 /** Block outline of each block state, and what the legend calls it. */
 export const STATE_STROKE: Readonly<Record<BlockStateName | "large", string>> = {
   unallocated: "#bbbbbb",
@@ -217,20 +216,26 @@ export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}):
   y += 2;
   legendRow(
     "lines:",
-    LINE_LEGEND.map((label, k) => ({ label, swatch: (x, top) => `<rect x="${x}" y="${top}" width="${SWATCH_PX}" height="${SWATCH_PX}" fill="${LINE_COLORS[k]}"/>` })),
+    LINE_LEGEND.map((label, k) => ({
+      label,
+      swatch: (x, top) => `<rect x="${x}" y="${top}" width="${SWATCH_PX}" height="${SWATCH_PX}" fill="${LINE_COLORS[k]}"/>`,
+    })),
   );
   legendRow(
     "block outline:",
     (Object.keys(STATE_STROKE) as (BlockStateName | "large")[]).map((state) => ({
       label: STATE_LEGEND[state],
-      swatch: (x, top) => `<rect x="${x + 1}" y="${top + 1}" width="${SWATCH_PX - 2}" height="${SWATCH_PX - 2}" fill="#ffffff" stroke="${STATE_STROKE[state]}" stroke-width="2"/>`,
+      swatch: (x, top) =>
+        `<rect x="${x + 1}" y="${top + 1}" width="${SWATCH_PX - 2}" height="${SWATCH_PX - 2}" fill="#ffffff" stroke="${STATE_STROKE[state]}" stroke-width="2"/>`,
     })),
   );
   const gridTop = y + PAD_PX;
   const height = gridTop + rows * (blockPx + gap) + gap;
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="${FONT_PX}">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="${FONT_PX}">`,
+  );
   out.push(`<title>${escapeXml(title)}</title>`);
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
   out.push(`<g id="header">`, ...header, `</g>`);
@@ -250,12 +255,16 @@ export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}):
         const at = row * LINES_PER_ROW;
         if (i === LINES_PER_ROW || block.lines[at + i] !== block.lines[at + runStart]) {
           const kind = block.lines[at + runStart]!;
-          out.push(`<rect x="${bx + runStart * cell}" y="${by + row * cell}" width="${(i - runStart) * cell}" height="${cell}" fill="${LINE_COLORS[kind] ?? "#000"}"/>`);
+          out.push(
+            `<rect x="${bx + runStart * cell}" y="${by + row * cell}" width="${(i - runStart) * cell}" height="${cell}" fill="${LINE_COLORS[kind] ?? "#000"}"/>`,
+          );
           runStart = i;
         }
       }
     }
-    out.push(`<rect x="${bx - 0.5}" y="${by - 0.5}" width="${blockPx + 1}" height="${blockPx + 1}" fill="none" stroke="${STATE_STROKE[block.state] ?? "#000"}"/></g>`);
+    out.push(
+      `<rect x="${bx - 0.5}" y="${by - 0.5}" width="${blockPx + 1}" height="${blockPx + 1}" fill="none" stroke="${STATE_STROKE[block.state] ?? "#000"}"/></g>`,
+    );
   });
   out.push("</svg>");
   return out.join("\n");

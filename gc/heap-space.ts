@@ -143,7 +143,11 @@ export class HeapSpace implements HeapMemory {
   private recyclableHead = 0;
   private recyclableTail = 0;
 
-  constructor(region: HeapRegion, limitBytes: number, private readonly headroomFraction: number) {
+  constructor(
+    region: HeapRegion,
+    limitBytes: number,
+    private readonly headroomFraction: number,
+  ) {
     const { base, buffer } = region;
     const byteOffset = region.byteOffset ?? 0;
     if (!Number.isSafeInteger(base) || base <= 0 || base % 8 !== 0) {

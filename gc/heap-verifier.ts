@@ -106,7 +106,9 @@ export function inspectGraph(
 
   /** Where a pointer was read: root `slot` (holder -1) or pointer slot `slot` of object `holder`. */
   const where = (holder: number, slot: number): VerifyFailureLocation =>
-    holder < 0 ? { kind: "root", index: slot, description: describeRoot(slot) } : { kind: "field", object: holder, offsetBytes: model.pointerSlotAddress(space, holder, slot) - holder };
+    holder < 0
+      ? { kind: "root", index: slot, description: describeRoot(slot) }
+      : { kind: "field", object: holder, offsetBytes: model.pointerSlotAddress(space, holder, slot) - holder };
   const fail = (holder: number, slot: number, target: number, reason: string): void => {
     failures++;
     if (details.length < maxMessages) details.push({ location: where(holder, slot), value: target, reason, expected: "a live object" });
@@ -190,7 +192,12 @@ function reportOverlaps(
           "a pointer into an object was reported as an object's address (a derived pointer as a base?)";
         const holder = findHolder(space, model, objects, roots, inner);
         const location = holder === null ? { kind: "object" as const, object: obj } : where(holder.holder, holder.slot);
-        details.push({ location, value: inner, reason: location.kind === "object" ? `object ${hex(inner)} starts inside it: ${reason}` : reason, expected: "an object's address" });
+        details.push({
+          location,
+          value: inner,
+          reason: location.kind === "object" ? `object ${hex(inner)} starts inside it: ${reason}` : reason,
+          expected: "an object's address",
+        });
       }
     }
   }
@@ -232,7 +239,13 @@ class ObjectStartBits {
 }
 
 /** The first root (holder -1) or pointer field of `objects` that holds `value`, or null. */
-function findHolder(space: HeapSpace, model: ObjectModel, objects: readonly number[], roots: readonly number[], value: number): { holder: number; slot: number } | null {
+function findHolder(
+  space: HeapSpace,
+  model: ObjectModel,
+  objects: readonly number[],
+  roots: readonly number[],
+  value: number,
+): { holder: number; slot: number } | null {
   const r = roots.indexOf(value);
   if (r >= 0) return { holder: -1, slot: r };
   for (const obj of objects) {

@@ -74,8 +74,16 @@ export class ImmixAllocator implements Mutator {
   ) {}
 
   alloc(pointerSlots: number, rawBytes: number): number {
-    if (!(pointerSlots >= 0 && pointerSlots <= MAX_POINTER_SLOTS && rawBytes >= 0 && rawBytes <= MAX_RAW_BYTES) || pointerSlots % 1 !== 0 || rawBytes % 1 !== 0) {
-      throw new InvalidArgumentError("alloc(pointerSlots, rawBytes)", `(${pointerSlots}, ${rawBytes})`, `integers in [0, ${MAX_POINTER_SLOTS}] and [0, ${MAX_RAW_BYTES}]`);
+    if (
+      !(pointerSlots >= 0 && pointerSlots <= MAX_POINTER_SLOTS && rawBytes >= 0 && rawBytes <= MAX_RAW_BYTES) ||
+      pointerSlots % 1 !== 0 ||
+      rawBytes % 1 !== 0
+    ) {
+      throw new InvalidArgumentError(
+        "alloc(pointerSlots, rawBytes)",
+        `(${pointerSlots}, ${rawBytes})`,
+        `integers in [0, ${MAX_POINTER_SLOTS}] and [0, ${MAX_RAW_BYTES}]`,
+      );
     }
     const size = this.model.allocationBytes(pointerSlots, rawBytes);
     if ((this.bytesUntilPoll -= size) < 0) this.owner?.poll(this);

@@ -135,7 +135,8 @@ export class ImmixCollector implements AllocationOwner {
     this.traceObject(base);
   };
   private readonly forwardRoot = (oldBase: number): number => this.forward(oldBase);
-  private readonly largeIsLive = (firstPage: number): boolean => this.space.isMarked(this.space.base + firstPage * BYTES_IN_LARGE_PAGE + this.model.headerBytes);
+  private readonly largeIsLive = (firstPage: number): boolean =>
+    this.space.isMarked(this.space.base + firstPage * BYTES_IN_LARGE_PAGE + this.model.headerBytes);
 
   private collecting = false;
   private headroomExhausted = false;
@@ -170,12 +171,15 @@ export class ImmixCollector implements AllocationOwner {
       maxVerifyMessages: o.maxVerifyMessages ?? 20,
     };
     const { headroomFraction, growthThreshold, growthFactor, collectEveryBytes } = this.options;
-    if (!(headroomFraction >= 0 && headroomFraction < 0.5)) throw new InvalidArgumentError("options.headroomFraction", String(headroomFraction), "a fraction in [0, 0.5)");
-    if (!(growthThreshold > 0 && growthThreshold <= 1)) throw new InvalidArgumentError("options.growthThreshold", String(growthThreshold), "a fraction in (0, 1]");
+    if (!(headroomFraction >= 0 && headroomFraction < 0.5))
+      throw new InvalidArgumentError("options.headroomFraction", String(headroomFraction), "a fraction in [0, 0.5)");
+    if (!(growthThreshold > 0 && growthThreshold <= 1))
+      throw new InvalidArgumentError("options.growthThreshold", String(growthThreshold), "a fraction in (0, 1]");
     if (!(growthFactor > 1)) throw new InvalidArgumentError("options.growthFactor", String(growthFactor), "a factor above 1");
     if (!(collectEveryBytes >= 0)) throw new InvalidArgumentError("options.collectEveryBytes", String(collectEveryBytes), "a byte count >= 0");
     const hold = this.options.quarantineCollections;
-    if (!(Number.isInteger(hold) && hold >= 0)) throw new InvalidArgumentError("options.quarantineCollections", String(hold), "a whole number of collections >= 0");
+    if (!(Number.isInteger(hold) && hold >= 0))
+      throw new InvalidArgumentError("options.quarantineCollections", String(hold), "a whole number of collections >= 0");
     this.model = config.model ?? DEFAULT_OBJECT_MODEL;
     this.space = new HeapSpace(config.heap, o.initialSizeBytes ?? config.heap.sizeBytes, headroomFraction);
     this.copier = new ImmixAllocator(this.space, this.model, null, true);
@@ -273,7 +277,11 @@ export class ImmixCollector implements AllocationOwner {
 
   private requireObject(address: number, what: string): void {
     const offset = address - this.space.base;
-    const inImmix = offset >= 0 && offset < this.space.immixTopBlock * BYTES_IN_BLOCK && offset % 8 === 0 && this.space.blockState[offset >>> LOG_BYTES_IN_BLOCK] !== BLOCK_UNALLOCATED;
+    const inImmix =
+      offset >= 0 &&
+      offset < this.space.immixTopBlock * BYTES_IN_BLOCK &&
+      offset % 8 === 0 &&
+      this.space.blockState[offset >>> LOG_BYTES_IN_BLOCK] !== BLOCK_UNALLOCATED;
     if (!inImmix && !(offset >= 0 && this.space.los.isObjectAt(offset, this.model.headerBytes))) {
       throw new CollectorError("BAD_POINTER", what, address, "no object", "the address of an object of this heap");
     }
@@ -294,7 +302,10 @@ export class ImmixCollector implements AllocationOwner {
   }
 
   heapMap(): HeapMap {
-    return buildHeapMap(this.space, this.mutators.flatMap((m) => m.unusedHoles()));
+    return buildHeapMap(
+      this.space,
+      this.mutators.flatMap((m) => m.unusedHoles()),
+    );
   }
 
   /** The root bases every scanner reports now, in order (scanRoots is called once more on each, for a verification). */
@@ -327,7 +338,8 @@ export class ImmixCollector implements AllocationOwner {
   // --- allocation failure -------------------------------------------------------------------
 
   allocationFailed(allocator: ImmixAllocator, sizeBytes: number): number {
-    if (this.collecting) throw new CollectorError("REENTRANT", `allocation of ${sizeBytes} bytes`, this.space.base, "a collection in progress", "no allocation while collecting");
+    if (this.collecting)
+      throw new CollectorError("REENTRANT", `allocation of ${sizeBytes} bytes`, this.space.base, "a collection in progress", "no allocation while collecting");
     this.collectGuarded("allocation failure", false);
     let start = allocator.allocStorage(sizeBytes);
     while (start < 0 && this.space.limitBytes < this.space.maxBytes) {
@@ -358,7 +370,8 @@ export class ImmixCollector implements AllocationOwner {
   }
 
   private collectGuarded(reason: string, forceDefrag: boolean): CycleStats {
-    if (this.collecting) throw new CollectorError("REENTRANT", `collection (${reason})`, this.space.base, "a collection in progress", "one collection at a time");
+    if (this.collecting)
+      throw new CollectorError("REENTRANT", `collection (${reason})`, this.space.base, "a collection in progress", "one collection at a time");
     this.collecting = true;
     try {
       return this.collectNow(reason, forceDefrag);
@@ -486,7 +499,10 @@ export class ImmixCollector implements AllocationOwner {
     const after = this.verifyHeap();
     count += before.failures + after.failures;
     this.verifyMessages.push(...before.messages.map((m) => `before: ${m}`), ...after.messages);
-    this.verifyFailures.push(...before.details.map((f) => ({ ...f, phase: "before" as const })), ...after.details.map((f) => ({ ...f, phase: "after" as const })));
+    this.verifyFailures.push(
+      ...before.details.map((f) => ({ ...f, phase: "before" as const })),
+      ...after.details.map((f) => ({ ...f, phase: "after" as const })),
+    );
     if (before.checksum !== after.checksum || before.objects !== after.objects) {
       count++;
       const reason = `reachable graph changed: ${before.objects} objects, checksum ${before.checksum} before; ${after.objects} objects, checksum ${after.checksum} after`;
@@ -599,7 +615,13 @@ export class ImmixCollector implements AllocationOwner {
   private forward(oldBase: number): number {
     const space = this.space;
     const offset = oldBase - space.base;
-    if (offset >= 0 && offset < space.immixTopBlock * BYTES_IN_BLOCK && (offset & 7) === 0 && !space.isMarked(oldBase) && this.model.isForwarded(space, oldBase)) {
+    if (
+      offset >= 0 &&
+      offset < space.immixTopBlock * BYTES_IN_BLOCK &&
+      (offset & 7) === 0 &&
+      !space.isMarked(oldBase) &&
+      this.model.isForwarded(space, oldBase)
+    ) {
       return this.model.forwardee(space, oldBase);
     }
     return oldBase;

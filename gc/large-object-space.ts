@@ -74,7 +74,9 @@ export class LargeObjectSpace {
   /** True when `offset` (from the heap base) is `headerBytes` into the first page of an object. */
   isObjectAt(offset: number, headerBytes: number): boolean {
     const page = offset >>> LOG_BYTES_IN_LARGE_PAGE;
-    return page >= this.bottomPage && page < this.totalPages && this.pageKind[page] === PAGE_OBJECT_START && offset === page * BYTES_IN_LARGE_PAGE + headerBytes;
+    return (
+      page >= this.bottomPage && page < this.totalPages && this.pageKind[page] === PAGE_OBJECT_START && offset === page * BYTES_IN_LARGE_PAGE + headerBytes
+    );
   }
 
   /**
@@ -87,7 +89,7 @@ export class LargeObjectSpace {
     const run = this.runPages;
     let freed = 0;
     let lastFree = -1;
-    for (let p = this.bottomPage; p < this.totalPages; ) {
+    for (let p = this.bottomPage; p < this.totalPages;) {
       const n = run[p]!;
       if (kind[p] === PAGE_OBJECT_START && !isLive(p)) {
         kind.fill(PAGE_FREE, p, p + n);

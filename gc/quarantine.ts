@@ -92,7 +92,7 @@ export class Quarantine implements FreedBlockHold {
     const blocks = this.fresh.sort((a, b) => a - b);
     this.fresh = [];
     if (this.protection === undefined) return;
-    for (let i = 0; i < blocks.length; ) {
+    for (let i = 0; i < blocks.length;) {
       let j = i + 1;
       while (j < blocks.length && blocks[j] === blocks[j - 1]! + 1) j++;
       this.protection.protect(this.space.blockAddress(blocks[i]!), (j - i) * BYTES_IN_BLOCK);
@@ -163,7 +163,7 @@ export class Quarantine implements FreedBlockHold {
       if (space.blockState[b] !== BLOCK_REUSABLE) continue;
       // The holes the last sweep found (and poisoned), as the allocators would see them.
       const end = (b + 1) << LOG_LINES_IN_BLOCK;
-      for (let l = space.firstAvailableLine(b << LOG_LINES_IN_BLOCK, end); l < end; ) {
+      for (let l = space.firstAvailableLine(b << LOG_LINES_IN_BLOCK, end); l < end;) {
         const holeEnd = space.firstUnavailableLine(l + 1, end);
         check(space.lineAddress(l), space.lineAddress(holeEnd), cycle - 1);
         l = space.firstAvailableLine(holeEnd, end);

@@ -8,16 +8,7 @@
  */
 
 export type ErrorCode =
-  | "TRUNCATED"
-  | "MALFORMED"
-  | "UNSUPPORTED"
-  | "DUPLICATE_SAFEPOINT"
-  | "INVALID_ARGUMENT"
-  | "MEMORY_ACCESS"
-  | "GC"
-  | "WALK"
-  | "TOOL"
-  | "UNSAFE_CACHE";
+  "TRUNCATED" | "MALFORMED" | "UNSUPPORTED" | "DUPLICATE_SAFEPOINT" | "INVALID_ARGUMENT" | "MEMORY_ACCESS" | "GC" | "WALK" | "TOOL" | "UNSAFE_CACHE";
 
 export class RootwalkError extends Error {
   readonly code: ErrorCode;
@@ -41,10 +32,7 @@ export class TruncatedInputError extends RootwalkError {
     readonly neededBytes: number,
     readonly availableBytes: number,
   ) {
-    super(
-      "TRUNCATED",
-      `${what} at offset ${hex(offset)}: found ${Math.max(0, availableBytes)} bytes, expected ${neededBytes}`,
-    );
+    super("TRUNCATED", `${what} at offset ${hex(offset)}: found ${Math.max(0, availableBytes)} bytes, expected ${neededBytes}`);
   }
 }
 
@@ -102,14 +90,16 @@ export class ToolError extends RootwalkError {
  * `path:where: message`, and the path (a cache directory, a hashed object name) is what grows.
  */
 export function printableDiagnostic(text: string, maxLines: number, maxColumns = 400): string {
-  return text
-    .split("\n")
-    // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are replaced
-    .map((line) => line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "?").trimEnd())
-    .filter((line) => line.trim() !== "")
-    .slice(0, maxLines)
-    .map((line) => (line.length > maxColumns ? elideMiddle(line, maxColumns) : line))
-    .join("\n");
+  return (
+    text
+      .split("\n")
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are replaced
+      .map((line) => line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, "?").trimEnd())
+      .filter((line) => line.trim() !== "")
+      .slice(0, maxLines)
+      .map((line) => (line.length > maxColumns ? elideMiddle(line, maxColumns) : line))
+      .join("\n")
+  );
 }
 
 function elideMiddle(line: string, maxColumns: number): string {

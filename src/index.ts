@@ -24,7 +24,14 @@ export { safepointAt, listSafepoints, type SafepointInfo, type RootLocation } fr
 export { SafepointRegistry, RegistrySnapshot, type MapToRegister, type RegisteredModule, type MapFormat } from "./safepoints/registry.js";
 export { buildLlvmDescriptors, type LlvmLoadOptions, type UnwindRow, type ResolvedFunction } from "./loader/llvm-map-loader.js";
 export { loadObjectStackMaps, type ObjectStackMaps } from "./loader/object-file.js";
-export { registerFile, registerObjectFile, registerPlimmixFile, registerOcamlFile, registerStackMapBytes, type RegisterFileOptions } from "./loader/register-maps.js";
+export {
+  registerFile,
+  registerObjectFile,
+  registerPlimmixFile,
+  registerOcamlFile,
+  registerStackMapBytes,
+  type RegisterFileOptions,
+} from "./loader/register-maps.js";
 export { loadStackMapFile, StackMapFormatError, STACK_MAP_FORMATS, type StackMapFile } from "./loader/stack-map-file.js";
 export { describeLlvmMaps, type MapDescription, type SafepointDescription } from "./loader/describe-safepoints.js";
 export { compileToObject, linkSharedLibrary, findLlvmTool } from "./toolchain/llvm-toolchain.js";

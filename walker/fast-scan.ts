@@ -207,7 +207,8 @@ export class FastLoop {
 
   enterChunk(chunk: ManagedChunk, w: number, ra: number, firstIndex: number): void {
     // Frames at or above the chunk's stack top are the general unwinder's ("stack-top").
-    this.topWord = (chunk.stackTop === undefined ? this.wordCount : Math.min(this.wordCount, Math.max(0, Math.ceil((chunk.stackTop - this.wordsBase) / 4)))) | 0;
+    this.topWord =
+      (chunk.stackTop === undefined ? this.wordCount : Math.min(this.wordCount, Math.max(0, Math.ceil((chunk.stackTop - this.wordsBase) / 4)))) | 0;
     const boundaryRa = chunk.boundaryRa ?? 0;
     this.boundaryLo = boundaryRa >>> 0;
     this.boundaryHi = (boundaryRa / TWO_32) >>> 0;

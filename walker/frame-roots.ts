@@ -107,7 +107,10 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
     // 8-aligned): no decoding beyond the first words, no further range check.
     const derivedOffset = locations[derivedLoc * 2 + 1]!;
     const baseOffset = locations[baseLoc * 2 + 1]!;
-    if (isFastRootLocation(w0 & LOCATION_SHAPE_MASK, derivedOffset, span) && isFastRootLocation(locations[baseLoc * 2]! & LOCATION_SHAPE_MASK, baseOffset, span)) {
+    if (
+      isFastRootLocation(w0 & LOCATION_SHAPE_MASK, derivedOffset, span) &&
+      isFastRootLocation(locations[baseLoc * 2]! & LOCATION_SHAPE_MASK, baseOffset, span)
+    ) {
       const baseSlot = sp + baseOffset;
       out.push(baseSlot, sp + derivedOffset, u.index, u.slotValue(baseSlot));
       continue;
@@ -157,7 +160,12 @@ export function locationSlot(u: Unwinder, loc: number): number {
       const reg = locationDwarfReg(w0);
       const k = calleeSavedIndex(reg);
       const slot = k < 0 ? UNKNOWN_SLOT : u.regSlot(k);
-      if (slot === UNKNOWN_SLOT) unresolvable(u, `a root in register ${reg}`, k < 0 ? "it is not callee-saved, so it cannot hold a value across a call" : "no callee saved it and the register context does not hold it");
+      if (slot === UNKNOWN_SLOT)
+        unresolvable(
+          u,
+          `a root in register ${reg}`,
+          k < 0 ? "it is not callee-saved, so it cannot hold a value across a call" : "no callee saved it and the register context does not hold it",
+        );
       return slot;
     }
     default:
@@ -180,7 +188,12 @@ function registerValuePlusOffset(u: Unwinder, reg: number, offset: number, loc: 
 function checkSlot(u: Unwinder, slot: number): void {
   if (slot >= u.sp && slot + 8 <= u.cfa && (slot & 7) === 0) return; // inside the checked frame
   if (slot >= 0 && ((slot & 7) !== 0 || !u.memory.contains(slot, 8))) {
-    throw new WalkError(slot, u.index, `root slot ${hex(slot)} of safepoint ${hex(u.ra)} is outside the stack's memory or misaligned`, "a corrupt frame pointer or register value, or a stack map for different code");
+    throw new WalkError(
+      slot,
+      u.index,
+      `root slot ${hex(slot)} of safepoint ${hex(u.ra)} is outside the stack's memory or misaligned`,
+      "a corrupt frame pointer or register value, or a stack map for different code",
+    );
   }
 }
 
@@ -188,4 +201,3 @@ function unresolvable(u: Unwinder, what: string, why: string): never {
   // Always an error: a root that cannot be found can be neither relocated nor skipped safely.
   throw new WalkError(u.ra, u.index, `${what} at safepoint ${hex(u.ra)} cannot be resolved: ${why}`, "a register context without the callee-saved registers");
 }
-

@@ -26,7 +26,8 @@ export class RegisterContext {
       const value = registers[name];
       if (value === undefined) return;
       const exact = typeof value === "bigint" ? value : Number.isSafeInteger(value) ? BigInt(value) : -1n;
-      if (exact < 0n || exact > U64_MAX) throw new InvalidArgumentError(`register ${name}`, String(value), "an unsigned 64-bit integer (a bigint, or a number below 2^53)");
+      if (exact < 0n || exact > U64_MAX)
+        throw new InvalidArgumentError(`register ${name}`, String(value), "an unsigned 64-bit integer (a bigint, or a number below 2^53)");
       context.exact[k] = exact;
       context.values[k] = Number(exact);
       context.knownMask |= 1 << k;

@@ -60,7 +60,13 @@ export function fastScan(snapshot: RegistrySnapshot, memory: Memory, start: Walk
   return scanWith("fast", snapshot, memory, start, options);
 }
 
-function scanWith(path: "general" | "fast", snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): ScanOutcome {
+function scanWith(
+  path: "general" | "fast",
+  snapshot: RegistrySnapshot,
+  memory: Memory,
+  start: WalkStart | readonly ManagedChunk[],
+  options: UnwinderOptions,
+): ScanOutcome {
   const u = new Unwinder(snapshot, memory, options);
   const out = new RootPairs();
   const log = new FrameLog();
@@ -106,7 +112,10 @@ export function crossCheckScan(snapshot: RegistrySnapshot, memory: Memory, start
   const fast = fastScan(snapshot, memory, start, options);
   for (const key of Object.keys(general) as (keyof ScanOutcome)[]) {
     if (JSON.stringify(general[key]) !== JSON.stringify(fast[key])) {
-      throw new RootwalkError("WALK", `fast scan and general unwinder disagree on ${key}: ${JSON.stringify(fast[key]).slice(0, 200)} vs ${JSON.stringify(general[key]).slice(0, 200)}`);
+      throw new RootwalkError(
+        "WALK",
+        `fast scan and general unwinder disagree on ${key}: ${JSON.stringify(fast[key]).slice(0, 200)} vs ${JSON.stringify(general[key]).slice(0, 200)}`,
+      );
     }
   }
   return general;

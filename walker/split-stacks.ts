@@ -98,7 +98,8 @@ export function splitStackTransition(split: SplitStacks, at: StuckFrame, memory:
       const ranges = split.findRanges ?? [];
       const here = ranges[k];
       const next = ranges[k + 1];
-      if (here === undefined || next === undefined) return `return address ${hex(at.ra)} into __morestack, but __splitstack_find listed ${ranges.length} ranges`;
+      if (here === undefined || next === undefined)
+        return `return address ${hex(at.ra)} into __morestack, but __splitstack_find listed ${ranges.length} ranges`;
       if (at.sp < here.lo || at.sp > here.hi) return `SP ${hex(at.sp)} is not in range #${k} [${hex(here.lo)}, ${hex(here.hi)})`;
       const oldStack = here.nextSp + X86_64_MORESTACK_SAVE_AREA_BYTES;
       if (oldStack < next.lo || oldStack > next.hi) return `next_sp + 96 = ${hex(oldStack)} is not in range #${k + 1}`;

@@ -45,7 +45,8 @@ export interface LoadedSnapshot {
 
 function num(value: string | number | undefined, what: string): number {
   const n = typeof value === "number" ? value : value === undefined ? Number.NaN : Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new MalformedInputError(`snapshot field ${what}`, 0, String(value), "a non-negative integer (hex string or number)");
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new MalformedInputError(`snapshot field ${what}`, 0, String(value), "a non-negative integer (hex string or number)");
   return n;
 }
 
@@ -59,7 +60,8 @@ function checkObjects(list: unknown, field: string, optional: boolean): void {
   if (list === undefined && optional) return;
   if (!Array.isArray(list)) throw new MalformedInputError(`snapshot field ${field}`, 0, jsonKind(list), "an array");
   list.forEach((item, i) => {
-    if (typeof item !== "object" || item === null || Array.isArray(item)) throw new MalformedInputError(`snapshot ${field}[${i}]`, 0, jsonKind(item), "an object");
+    if (typeof item !== "object" || item === null || Array.isArray(item))
+      throw new MalformedInputError(`snapshot ${field}[${i}]`, 0, jsonKind(item), "an object");
   });
 }
 
@@ -106,16 +108,29 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
       builder.addPair(loc, loc);
     }
     builder.addSafepoint({
-      returnAddress: num(c.ra, `callsites[${r}].ra`), frameSizeBytes: stackSize, stackSizeBytes: stackSize, cfaRegister: NO_CFA_RULE,
-      cfaOffsetBytes: 0, savedRegOffsets: [], flags: FLAG_NO_UNWIND_INFO, functionIndex: fi, blobIndex: 0, recordIndex: r, locStart,
-      deoptCount: 0, pairStart, pairCount: c.rootSpOffsets.length, allocaCount: 0,
+      returnAddress: num(c.ra, `callsites[${r}].ra`),
+      frameSizeBytes: stackSize,
+      stackSizeBytes: stackSize,
+      cfaRegister: NO_CFA_RULE,
+      cfaOffsetBytes: 0,
+      savedRegOffsets: [],
+      flags: FLAG_NO_UNWIND_INFO,
+      functionIndex: fi,
+      blobIndex: 0,
+      recordIndex: r,
+      locStart,
+      deoptCount: 0,
+      pairStart,
+      pairCount: c.rootSpOffsets.length,
+      allocaCount: 0,
     });
   });
   const registry = new SafepointRegistry();
   registry.register({ name: "snapshot", format: "llvm-v3", descriptors: builder.finish(), contentKey: "snapshot" });
   const entryRaSlot = num(json.entryRaSlot, "entryRaSlot");
   const start: WalkStart = { sp: entryRaSlot + 8, ra: memory.readWord(entryRaSlot) };
-  const morestack = json.morestackStart === undefined ? [] : [{ start: num(json.morestackStart, "morestackStart"), sizeBytes: num(json.morestackSize, "morestackSize") }];
+  const morestack =
+    json.morestackStart === undefined ? [] : [{ start: num(json.morestackStart, "morestackStart"), sizeBytes: num(json.morestackSize, "morestackSize") }];
   return {
     memory,
     registry,
@@ -126,13 +141,23 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
           return undefined;
         case "segments":
           return {
-            method, morestack,
-            stacklets: (json.segments ?? []).map((s, i) => ({ lo: num(s.lo, `segments[${i}].lo`), hi: num(s.hi, `segments[${i}].hi`), oldStack: num(s.oldStack, `segments[${i}].oldStack`) })),
+            method,
+            morestack,
+            stacklets: (json.segments ?? []).map((s, i) => ({
+              lo: num(s.lo, `segments[${i}].lo`),
+              hi: num(s.hi, `segments[${i}].hi`),
+              oldStack: num(s.oldStack, `segments[${i}].oldStack`),
+            })),
           };
         case "find-ranges":
           return {
-            method, morestack,
-            findRanges: (json.splitstackFindRanges ?? []).map((s, i) => ({ lo: num(s.lo, `ranges[${i}].lo`), hi: num(s.hi, `ranges[${i}].hi`), nextSp: num(s.nextSp, `ranges[${i}].nextSp`) })),
+            method,
+            morestack,
+            findRanges: (json.splitstackFindRanges ?? []).map((s, i) => ({
+              lo: num(s.lo, `ranges[${i}].lo`),
+              hi: num(s.hi, `ranges[${i}].hi`),
+              nextSp: num(s.nextSp, `ranges[${i}].nextSp`),
+            })),
           };
         case "geometry":
           // Geometry alone: neither the stacklet list nor where __morestack is.

@@ -12,7 +12,16 @@ import {
 import type { RegisteredModule, RegistrySnapshot } from "../src/safepoints/registry.js";
 import type { MappedModule, ModuleMap } from "../src/unwind/module-map.js";
 import type { RegisterContext } from "./register-context.js";
-import { GREG_PC_BYTES, GREG_SP_BYTES, type NativeStep, UCONTEXT_GREGS_BYTES, SIGRETURN_CODE_BYTES, isSigreturnTrampoline, nativeStep, signalFrameSlots } from "./native-frame.js";
+import {
+  GREG_PC_BYTES,
+  GREG_SP_BYTES,
+  type NativeStep,
+  UCONTEXT_GREGS_BYTES,
+  SIGRETURN_CODE_BYTES,
+  isSigreturnTrampoline,
+  nativeStep,
+  signalFrameSlots,
+} from "./native-frame.js";
 import { UNKNOWN_SLOT, contextSlot, readSlot } from "./slot.js";
 import { type SplitStackTransition, type SplitStacks, splitStackTransition } from "./split-stacks.js";
 
@@ -431,7 +440,12 @@ export class Unwinder {
       const k = FRAME_POINTER_INDEX;
       const rbp = readSlot(this.regSlots[k]!, this.memory, this.contexts);
       if (Number.isNaN(rbp)) {
-        this.fail("unreadable", this.ra, `frame needs its frame pointer (rbp) and no frame saved it and no register context holds it`, "the safepoint trampoline did not capture rbp");
+        this.fail(
+          "unreadable",
+          this.ra,
+          `frame needs its frame pointer (rbp) and no frame saved it and no register context holds it`,
+          "the safepoint trampoline did not capture rbp",
+        );
         return;
       }
       this.cfa = rbp + d.cfaOffsetBytes[i]!;
@@ -439,7 +453,12 @@ export class Unwinder {
       // slot; pushed arguments can only add to it.
       const fixedBytes = Math.max(0, d.stackSizeBytes[i]!);
       if (d.cfaRegister[i] !== DWARF_RBP || this.cfa + RA_CFA_OFFSET_BYTES - this.sp < fixedBytes) {
-        this.fail("no-progress", this.ra, `frame pointer ${hex(rbp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`, "a corrupt saved rbp or starting SP");
+        this.fail(
+          "no-progress",
+          this.ra,
+          `frame pointer ${hex(rbp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`,
+          "a corrupt saved rbp or starting SP",
+        );
         return;
       }
     } else {
@@ -497,7 +516,12 @@ export class Unwinder {
       return;
     }
     if (!ok) {
-      this.fail("no-unwind-info", this.ra, `${hex(this.ra)} (${modules.describe(this.ra)}) has no safepoint and ${this.step.problem}`, "a frame without unwind information, or a corrupt stack");
+      this.fail(
+        "no-unwind-info",
+        this.ra,
+        `${hex(this.ra)} (${modules.describe(this.ra)}) has no safepoint and ${this.step.problem}`,
+        "a frame without unwind information, or a corrupt stack",
+      );
       return;
     }
     if (this.kind === "managed-unsafe" && this.options.mode === "strict") {
@@ -505,7 +529,9 @@ export class Unwinder {
         "managed-not-at-safepoint",
         this.ra,
         `managed frame ${modules.describe(this.ra)} is stopped at ${hex(this.ra)}, which is not a safepoint: its roots are unknown`,
-        this.index === 0 ? "the thread was stopped in the middle of managed code (a signal, a debugger, a crash)" : "a call from managed code without a statepoint, or a corrupt stack",
+        this.index === 0
+          ? "the thread was stopped in the middle of managed code (a signal, a debugger, a crash)"
+          : "a call from managed code without a statepoint, or a corrupt stack",
       );
       return;
     }
@@ -565,7 +591,12 @@ export class Unwinder {
       if (!this.memory.contains(this.sp, 8)) {
         this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size, frame pointer or return address");
       } else {
-        this.fail("sp-out-of-range", this.cfa + RA_CFA_OFFSET_BYTES, `return-address slot ${hex(this.cfa + RA_CFA_OFFSET_BYTES)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
+        this.fail(
+          "sp-out-of-range",
+          this.cfa + RA_CFA_OFFSET_BYTES,
+          `return-address slot ${hex(this.cfa + RA_CFA_OFFSET_BYTES)} is outside the stack's memory`,
+          "a corrupt frame size or frame pointer",
+        );
       }
     }
   }

@@ -52,7 +52,35 @@ const CALLEE_SAVED_NAMES = ["rbx", "rbp", "r12", "r13", "r14", "r15"] as const;
 /** uc_mcontext.gregs, by name (glibc REG_*). */
 const GREGS = ["r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rdi", "rsi", "rbp", "rbx", "rdx", "rax", "rcx", "rsp", "rip"] as const;
 /** struct user_regs_struct, in order. */
-const USER_REGS = ["r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"] as const;
+const USER_REGS = [
+  "r15",
+  "r14",
+  "r13",
+  "r12",
+  "rbp",
+  "rbx",
+  "r11",
+  "r10",
+  "r9",
+  "r8",
+  "rax",
+  "rcx",
+  "rdx",
+  "rsi",
+  "rdi",
+  "orig_rax",
+  "rip",
+  "cs",
+  "eflags",
+  "rsp",
+  "ss",
+  "fs_base",
+  "gs_base",
+  "ds",
+  "es",
+  "fs",
+  "gs",
+] as const;
 
 export type X86_64CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
 export type X86_64UserRegister = (typeof USER_REGS)[number];

@@ -40,7 +40,8 @@ export class FileSource implements ByteSource {
   }
 
   readAt(offset: number, lengthBytes: number, what: string): Uint8Array {
-    if (offset < 0 || lengthBytes < 0 || offset + lengthBytes > this.sizeBytes) throw new TruncatedInputError(what, offset, lengthBytes, this.sizeBytes - offset);
+    if (offset < 0 || lengthBytes < 0 || offset + lengthBytes > this.sizeBytes)
+      throw new TruncatedInputError(what, offset, lengthBytes, this.sizeBytes - offset);
     const out = new Uint8Array(lengthBytes);
     let done = 0;
     while (done < lengthBytes) {

@@ -42,11 +42,10 @@ export function checkBinary(path: string, options: BinaryCheckOptions = {}): Che
   } catch (error) {
     throw error instanceof RootwalkError && !error.message.startsWith(path) ? withContext(error, path) : error;
   }
-  for (const map of maps)
-    for (const s of map.safepoints) if (s.function !== null) recorded.add(`${s.function}+${s.instructionOffset}`);
+  for (const map of maps) for (const s of map.safepoints) if (s.function !== null) recorded.add(`${s.function}+${s.instructionOffset}`);
   const calls = disassembledCalls(path, options.llvm ?? activeLlvm());
   const collecting = new Set<string>([...COLLECTING_RUNTIME_ENTRY_POINTS, ...(options.collects ?? [])]);
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const call of calls) {
       if (collecting.has(call.callee) && !collecting.has(call.function)) {

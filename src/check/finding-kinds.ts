@@ -4,11 +4,13 @@
  */
 export const FINDING_KINDS = {
   "no-gc-strategy": {
-    meaning: "a function without a GC strategy holds a GC pointer across a call that can collect: no stack map covers it, the collector neither sees nor updates it",
+    meaning:
+      "a function without a GC strategy holds a GC pointer across a call that can collect: no stack map covers it, the collector neither sees nor updates it",
     fix: 'give the function a GC strategy (gc "statepoint-example" or gc "plimmix" with the pointer in a gcroot slot), or do not keep the pointer across the call',
   },
   "integer-across-safepoint": {
-    meaning: "an integer made from a GC pointer (ptrtoint, or arithmetic on it) is live across a call that can collect: the object may move and the integer still holds the old address",
+    meaning:
+      "an integer made from a GC pointer (ptrtoint, or arithmetic on it) is live across a call that can collect: the object may move and the integer still holds the old address",
     fix: "keep the pointer itself live across the call and make the integer after it",
   },
   "stale-gcroot-copy": {
@@ -16,11 +18,13 @@ export const FINDING_KINDS = {
     fix: "store the pointer in a gcroot slot before the call and load it again from the slot after the call",
   },
   "interior-pointer-argument": {
-    meaning: "a pointer into the middle of a GC object is passed to a call that can collect: in the callee it is a base, and the collector takes every base for an object's address",
+    meaning:
+      "a pointer into the middle of a GC object is passed to a call that can collect: in the callee it is a base, and the collector takes every base for an object's address",
     fix: "pass the object's pointer and the offset as two arguments, and make the interior pointer in the callee",
   },
   "gc-pointer-in-stack-slot": {
-    meaning: "a GC pointer is kept in an ordinary stack slot (an alloca that is not a gcroot) and read after a call that can collect: the collector does not see the slot",
+    meaning:
+      "a GC pointer is kept in an ordinary stack slot (an alloca that is not a gcroot) and read after a call that can collect: the collector does not see the slot",
     fix: "statepoint style: keep the pointer in an SSA value (run mem2reg/sroa first); gcroot style: register the slot with llvm.gcroot",
   },
   "missing-gc-init": {

@@ -23,7 +23,8 @@ export function parseCollects(values: readonly string[]): string[] {
 
 /** Checks `programs` (IR together, each binary alone). */
 export async function checkPrograms(programs: readonly string[], collects: readonly string[]): Promise<CheckResult> {
-  if (programs.length === 0) throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);
+  if (programs.length === 0)
+    throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);
   const kinds = programs.map((program) => {
     try {
       return programInputKind(program);

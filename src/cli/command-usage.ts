@@ -38,18 +38,21 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
 export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: string; options: Readonly<Record<string, string>> }>> = {
   dump: {
     usage: "rootwalk dump FILE...|- [--format readobj|text|json] [--readobj-version 14..19]",
-    summary: "print the stack maps of x86-64 and AArch64 ELF objects, libraries, executables (- reads stdin); a bad file is reported and the others still printed (exit 1 at the end)",
+    summary:
+      "print the stack maps of x86-64 and AArch64 ELF objects, libraries, executables (- reads stdin); a bad file is reported and the others still printed (exit 1 at the end)",
     options: {
-      "--format readobj|text|json": "readobj: what llvm-readobj --stackmap prints; text (default): addresses, frame sizes, CFA rules, roots; json: the same as one object",
+      "--format readobj|text|json":
+        "readobj: what llvm-readobj --stackmap prints; text (default): addresses, frame sizes, CFA rules, roots; json: the same as one object",
       "--readobj-version 14..19": "whose llvm-readobj text --format readobj imitates (default: the selected LLVM's)",
     },
   },
   walk: {
     usage: "rootwalk walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]",
-    summary: "walk a recorded stack (the snapshot format: README \"Walk snapshots\", schemas/stack-snapshot.schema.json) and print every frame and root",
+    summary: 'walk a recorded stack (the snapshot format: README "Walk snapshots", schemas/stack-snapshot.schema.json) and print every frame and root',
     options: {
       "--json": "print {roots, transitions, frames, stoppedAt} as one JSON object",
-      "--method segments|find-ranges|geometry|naive": "how split stacks are crossed: libgcc's stacklet list (default), __splitstack_find ranges, geometry alone, or not at all",
+      "--method segments|find-ranges|geometry|naive":
+        "how split stacks are crossed: libgcc's stacklet list (default), __splitstack_find ranges, geometry alone, or not at all",
     },
   },
   roots: {
@@ -64,7 +67,8 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     },
   },
   compile: {
-    usage: "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o",
+    usage:
+      "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o",
     summary: "compile a program for rootwalk (llc -O2, default options); rootwalk check runs first and its findings are warnings",
     options: {
       "--statepoint": 'gc "statepoint-example" code: opt -passes=rewrite-statepoints-for-gc first (without it such code gets no stack maps: a warning)',

@@ -72,8 +72,19 @@ export async function runDemo(io: CliIo, llvmRequest?: string, outDir = "."): Pr
     const r = JSON.parse(collected.stdout) as RunJson;
     const same = r.result === reference.result && r.result === DEMO_EXPECTED_RESULT;
     io.stdout(`[${v.name}] result ${r.result} (${same ? "the same" : "DIFFERENT"}), ${r.collections} collections in ${(collected.ms / 1000).toFixed(1)} s\n\n`);
-    if (!same) throw new ToolError("rootwalk run", `${v.name}: result ${r.result} with the collector, ${reference.result} without, expected ${DEMO_EXPECTED_RESULT}`);
-    rows.push([v.name, r.result, String(r.collections), String(r.framesScanned), String(r.rootsRelocated), String(r.objectsMoved), `${r.maxPauseMs.toFixed(2)} ms`, String(r.verifyFailures), `${(collected.ms / 1000).toFixed(1)} s`]);
+    if (!same)
+      throw new ToolError("rootwalk run", `${v.name}: result ${r.result} with the collector, ${reference.result} without, expected ${DEMO_EXPECTED_RESULT}`);
+    rows.push([
+      v.name,
+      r.result,
+      String(r.collections),
+      String(r.framesScanned),
+      String(r.rootsRelocated),
+      String(r.objectsMoved),
+      `${r.maxPauseMs.toFixed(2)} ms`,
+      String(r.verifyFailures),
+      `${(collected.ms / 1000).toFixed(1)} s`,
+    ]);
     svgs.push(svg);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));

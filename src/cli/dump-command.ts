@@ -121,15 +121,23 @@ export function describeFile(bytes: Uint8Array, path: string): MapDescription[] 
   if (plimmix !== undefined) {
     const labels = plimmix.functions.flat();
     maps.push(
-      ...describeGcrootMaps(path, "plimmix-v1", plimmix.maps.map((m) => ({ sectionOffset: m.sectionOffset, safepoints: m.numSafepoints })), plimmix.descriptors, (fi) =>
-        functionLabel(plimmix.elf, plimmix.kind, labels[fi] ?? plimmix.descriptors.functions[fi]!),
+      ...describeGcrootMaps(
+        path,
+        "plimmix-v1",
+        plimmix.maps.map((m) => ({ sectionOffset: m.sectionOffset, safepoints: m.numSafepoints })),
+        plimmix.descriptors,
+        (fi) => functionLabel(plimmix.elf, plimmix.kind, labels[fi] ?? plimmix.descriptors.functions[fi]!),
       ),
     );
   }
   if (ocaml !== undefined) {
     maps.push(
-      ...describeGcrootMaps(path, "ocaml", ocaml.tables.map((t) => ({ sectionOffset: t.sectionOffset, safepoints: t.numDescriptors })), ocaml.descriptors, (fi) =>
-        functionLabel(ocaml.elf, ocaml.kind, ocaml.functions[fi]!),
+      ...describeGcrootMaps(
+        path,
+        "ocaml",
+        ocaml.tables.map((t) => ({ sectionOffset: t.sectionOffset, safepoints: t.numDescriptors })),
+        ocaml.descriptors,
+        (fi) => functionLabel(ocaml.elf, ocaml.kind, ocaml.functions[fi]!),
       ),
     );
   }
@@ -138,7 +146,7 @@ export function describeFile(bytes: Uint8Array, path: string): MapDescription[] 
 
 function functionLabel(elf: ElfFile, kind: string, fn: { address: number; sectionIndex?: number | undefined }): string {
   if (kind === "relocatable") {
-    const section = fn.sectionIndex === undefined ? "?" : elf.sections[fn.sectionIndex]?.name ?? "?";
+    const section = fn.sectionIndex === undefined ? "?" : (elf.sections[fn.sectionIndex]?.name ?? "?");
     return `${section}+0x${fn.address.toString(16)}`;
   }
   return `0x${fn.address.toString(16)}`;
@@ -158,12 +166,20 @@ function formatText(maps: readonly MapDescription[], paths: readonly string[]): 
     for (const s of map.safepoints) {
       const fnKey = `${s.function}@${s.functionAddress}`;
       if (fnKey !== lastFunction) {
-        lines.push(`  ${s.function ?? "<unnamed>"} at ${s.functionAddress}, stack size ${s.stackSizeBytes === "18446744073709551615" ? "dynamic (UINT64_MAX)" : s.stackSizeBytes}`);
+        lines.push(
+          `  ${s.function ?? "<unnamed>"} at ${s.functionAddress}, stack size ${s.stackSizeBytes === "18446744073709551615" ? "dynamic (UINT64_MAX)" : s.stackSizeBytes}`,
+        );
         lastFunction = fnKey;
       }
-      lines.push(`    ${s.returnAddress}  ${s.function ?? ""}+0x${s.instructionOffset.toString(16)}  ${s.kind}${s.id === null ? "" : ` id ${s.id}`}  ${frameText(s)}`);
+      lines.push(
+        `    ${s.returnAddress}  ${s.function ?? ""}+0x${s.instructionOffset.toString(16)}  ${s.kind}${s.id === null ? "" : ` id ${s.id}`}  ${frameText(s)}`,
+      );
       if (Object.keys(s.savedRegisters).length > 0) {
-        lines.push(`      saved: ${Object.entries(s.savedRegisters).map(([r, o]) => `${r} at cfa${o}`).join(", ")}`);
+        lines.push(
+          `      saved: ${Object.entries(s.savedRegisters)
+            .map(([r, o]) => `${r} at cfa${o}`)
+            .join(", ")}`,
+        );
       }
       if (s.kind === "statepoint") lines.push(`      cc ${s.callingConvention} flags ${s.statepointFlags}  deopt: ${s.deopt.join(", ") || "none"}`);
       if (s.roots.length > 0) lines.push(`      roots: ${s.roots.map(rootText).join("; ")}`);

@@ -84,7 +84,10 @@ export function suggestedHeapBytes(liveBytes: number, requestBytes: number, heap
  */
 export function describeFailure(e: unknown): { line: string; exitCode: number; internal: boolean } {
   if (e instanceof HeapExhaustedError) {
-    const advice = e.maxHeapBytes >= MAX_HEAP_BYTES - (1 << 20) ? "the heap is at its 4G maximum" : `try --heap ${spellHeapSize(suggestedHeapBytes(e.liveBytes, e.requestBytes, e.maxHeapBytes))}`;
+    const advice =
+      e.maxHeapBytes >= MAX_HEAP_BYTES - (1 << 20)
+        ? "the heap is at its 4G maximum"
+        : `try --heap ${spellHeapSize(suggestedHeapBytes(e.liveBytes, e.requestBytes, e.maxHeapBytes))}`;
     return { line: `heap exhausted: ${e.liveBytes} live bytes of ${e.maxHeapBytes}; ${advice}`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
   }
   if (e instanceof CollectorError) return { line: `collector failure: ${firstLine(e.message)}`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
@@ -98,7 +101,11 @@ export function describeFailure(e: unknown): { line: string; exitCode: number; i
     return { line: `${e.path ?? e.syscall ?? "file"}: ${what}`, exitCode: EXIT_BAD_INPUT, internal: false };
   }
   if (e instanceof RangeError && /call stack|Invalid array length|Array buffer allocation failed/.test(e.message)) {
-    return { line: `out of resources: ${e.message} (the input asks for more than this process can hold; try a smaller size or scale)`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
+    return {
+      line: `out of resources: ${e.message} (the input asks for more than this process can hold; try a smaller size or scale)`,
+      exitCode: EXIT_RUNTIME_FAILURE,
+      internal: false,
+    };
   }
   const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   const stack = process.env["ROOTWALK_DEBUG"] && e instanceof Error && e.stack ? `\n${e.stack}` : "";

@@ -52,7 +52,8 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
       io.stdout(commandHelp(command));
       return 0;
     }
-    if (!Object.hasOwn(COMMANDS, command)) throw new InvalidArgumentError("command", command, `${Object.keys(COMMAND_USAGE).join(" | ")} | --version (rootwalk help lists them)`);
+    if (!Object.hasOwn(COMMANDS, command))
+      throw new InvalidArgumentError("command", command, `${Object.keys(COMMAND_USAGE).join(" | ")} | --version (rootwalk help lists them)`);
     return await COMMANDS[command]!(args, io);
   } catch (e) {
     const failure = describeFailure(e);

@@ -28,7 +28,10 @@ export const PROCESS_IO: CliIo = { stdout: (t) => process.stdout.write(t), stder
  * write (a full disk under a redirection) is one line and exit 3. Once per process.
  */
 export function endQuietlyWhenReaderCloses(): void {
-  for (const [fd, stream] of [[1, process.stdout], [2, process.stderr]] as const) {
+  for (const [fd, stream] of [
+    [1, process.stdout],
+    [2, process.stderr],
+  ] as const) {
     stream.on("error", (e: NodeJS.ErrnoException) => {
       if (e.code === "EPIPE") process.exit(0);
       try {

@@ -76,14 +76,22 @@ function registerModules(core: CoreFile, executable: string | undefined): { snap
   const files: Mapping[] = core.files.map((f) => ({ ...f }));
   if (executable !== undefined) {
     const program = core.executablePath();
-    if (program === undefined) throw new InvalidArgumentError("core", "no NT_AUXV entry AT_PHDR or AT_ENTRY inside a mapped file", "the auxiliary vector to name the program's mapping (EXECUTABLE takes its place)");
+    if (program === undefined)
+      throw new InvalidArgumentError(
+        "core",
+        "no NT_AUXV entry AT_PHDR or AT_ENTRY inside a mapped file",
+        "the auxiliary vector to name the program's mapping (EXECUTABLE takes its place)",
+      );
     for (const f of files) if (f.path === program) f.path = executable;
   }
   // The vDSO (clock_gettime, gettimeofday, the signal return on some kernels) has no file: its
   // image and CFI come from the core's memory.
   const vdso = core.vdsoImage();
   if (vdso !== undefined) files.push({ start: vdso.start, end: vdso.start + vdso.bytes.length, fileOffset: 0, path: VDSO_NAME });
-  const modules = ModuleMap.fromMappings(files, { readFile: (path) => readFileSync(path), pseudoImage: (m) => (m.path === VDSO_NAME ? vdso?.bytes : undefined) });
+  const modules = ModuleMap.fromMappings(files, {
+    readFile: (path) => readFileSync(path),
+    pseudoImage: (m) => (m.path === VDSO_NAME ? vdso?.bytes : undefined),
+  });
   const registry = new SafepointRegistry();
   for (const m of modules.modules) {
     if (m.path === VDSO_NAME) continue; // no stack maps in the kernel's code
@@ -100,7 +108,11 @@ function registerModules(core: CoreFile, executable: string | undefined): { snap
     // where the mapped one had one, is not the file that was mapped (its stack maps and CFI could
     // name other addresses). A core without the notes page cannot be checked.
     if (coreId !== undefined && fileId !== coreId) {
-      throw new InvalidArgumentError(m.path, fileId === undefined ? "no build id" : `build id ${fileId}`, `build id ${coreId} (the file mapped when the core was written)`);
+      throw new InvalidArgumentError(
+        m.path,
+        fileId === undefined ? "no build id" : `build id ${fileId}`,
+        `build id ${coreId} (the file mapped when the core was written)`,
+      );
     }
     if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, bytes, { path: m.path, loadBias: m.loadBias });
   }
@@ -166,7 +178,10 @@ export function rootsCommand(corePath: string, executable: string | undefined, o
         frames++;
         roots += f.roots.length;
       });
-      const limited = end.stopReason === "depth-limit" ? { ...end, stopDetail: `${end.stopDetail}, the --max-depth limit (${options.maxDepth}; a larger one walks further)` } : end;
+      const limited =
+        end.stopReason === "depth-limit"
+          ? { ...end, stopDetail: `${end.stopDetail}, the --max-depth limit (${options.maxDepth}; a larger one walks further)` }
+          : end;
       out.add(format.threadEnd(t.tid, i, frames, roots, limited));
     });
     out.add(format.end);
@@ -228,11 +243,18 @@ const JSON_FORMAT: RootsFormat = {
   begin: '{"threads":[',
   frame(tid, thread, f) {
     const head = f.index === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : ",";
-    return head + JSON.stringify({
-      kind: f.kind, pc: hex(f.pc), sp: hex(f.sp), cfa: f.cfa === null ? null : hex(f.cfa), function: f.function ?? null,
-      registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
-      roots: f.roots.map((r) => (r.register !== undefined ? { register: r.register, value: hex(r.value) } : { slot: hex(r.slot), value: hex(r.value) })),
-    });
+    return (
+      head +
+      JSON.stringify({
+        kind: f.kind,
+        pc: hex(f.pc),
+        sp: hex(f.sp),
+        cfa: f.cfa === null ? null : hex(f.cfa),
+        function: f.function ?? null,
+        registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
+        roots: f.roots.map((r) => (r.register !== undefined ? { register: r.register, value: hex(r.value) } : { slot: hex(r.slot), value: hex(r.value) })),
+      })
+    );
   },
   threadEnd(tid, thread, frames, _roots, end) {
     const head = frames === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : "";

@@ -130,7 +130,9 @@ function runReport(r: NativeRunResult, json: boolean): string {
   if (json) {
     return `${JSON.stringify({
       // A verification failure (exit 4) is a failure with everything known: the same object.
-      ...(r.verifyFailures > 0 ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` } : {}),
+      ...(r.verifyFailures > 0
+        ? { error: failureKind(EXIT_VERIFY_FAILURE), exitCode: EXIT_VERIFY_FAILURE, message: `${r.verifyFailures} heap verification failures` }
+        : {}),
       result: r.result,
       collections: r.collections,
       framesScanned: r.framesScanned,
@@ -147,7 +149,9 @@ function runReport(r: NativeRunResult, json: boolean): string {
     `result: ${r.result}\n` +
     `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
     `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
-    `phases: ${Object.entries(r.phasesMs).map(([k, v]) => `${k} ${v.toFixed(3)} ms`).join(", ")}\n`
+    `phases: ${Object.entries(r.phasesMs)
+      .map(([k, v]) => `${k} ${v.toFixed(3)} ms`)
+      .join(", ")}\n`
   );
 }
 
@@ -168,12 +172,15 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     if (parsed.noCheck !== true && !(await checkBeforeBuild(sources, parsed.strictCheck === true, io.stderr, "rootwalk run"))) return 1;
     const objects: string[] = [];
     for (const [k, program] of parsed.programs.entries()) {
-      if (kinds[k] === "source") objects.push(await compileProgram(program, {
-          mode: parsed.plimmix ? "plimmix" : "statepoint",
-          llcFlags: parsed.llcFlags,
-          optFlags: parsed.optFlags,
-          onWarning: (line) => io.stderr(`rootwalk run: ${line}\n`),
-        }));
+      if (kinds[k] === "source")
+        objects.push(
+          await compileProgram(program, {
+            mode: parsed.plimmix ? "plimmix" : "statepoint",
+            llcFlags: parsed.llcFlags,
+            optFlags: parsed.optFlags,
+            onWarning: (line) => io.stderr(`rootwalk run: ${line}\n`),
+          }),
+        );
       else objects.push(program); // built by the user: linked (.o) or loaded (.so) as it is
     }
     const runtime = buildRuntime();
@@ -210,7 +217,8 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     io.stderr(`rootwalk run: ${failure.line}\n`);
     // --json: a script parsing stdout gets one object on failure too (the failures that end the
     // process inside the runtime write theirs there: runtime.c json_failure, same fields).
-    if (jsonRequested(args)) io.stdout(`${JSON.stringify({ error: failureKind(failure.exitCode, failure.internal), exitCode: failure.exitCode, message: failure.line })}\n`);
+    if (jsonRequested(args))
+      io.stdout(`${JSON.stringify({ error: failureKind(failure.exitCode, failure.internal), exitCode: failure.exitCode, message: failure.line })}\n`);
     return failure.exitCode;
   }
 }

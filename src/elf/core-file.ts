@@ -90,7 +90,8 @@ export class CoreFile {
     // vsyscall page (0xffffffffff600000) that ElfFile rightly refuses for a program.
     const view = new ByteView(source.readAt(0, Math.min(64, source.sizeBytes), "ELF header"));
     view.need(0, 64, "ELF header");
-    if (view.u32(0) !== 0x464c457f || view.u8(4) !== 2 || view.u8(5) !== 1) throw new MalformedInputError("ELF header", 0, "not a 64-bit little-endian ELF file", "an x86-64 core file");
+    if (view.u32(0) !== 0x464c457f || view.u8(4) !== 2 || view.u8(5) !== 1)
+      throw new MalformedInputError("ELF header", 0, "not a 64-bit little-endian ELF file", "an x86-64 core file");
     const type = view.u16(16);
     if (type !== ET_CORE) throw new MalformedInputError("ELF header e_type", 16, type, `${ET_CORE} (ET_CORE, a core file)`);
     // The notes and registers below are x86-64's: another machine's core is refused, not misread.
@@ -112,9 +113,11 @@ export class CoreFile {
       const vaddrHi = headers.u32(at + 20);
       const fileSize = headers.u64Number(at + 32, "p_filesz");
       if (offset + fileSize > source.sizeBytes) throw new TruncatedInputError(`segment ${i}`, offset, fileSize, source.sizeBytes - offset);
-      if (ptype === PT_LOAD && fileSize > 0 && vaddrHi < 0x200000) segments.push({ vaddr: headers.u64Number(at + 16, "p_vaddr"), fileOffset: offset, fileSizeBytes: fileSize });
+      if (ptype === PT_LOAD && fileSize > 0 && vaddrHi < 0x200000)
+        segments.push({ vaddr: headers.u64Number(at + 16, "p_vaddr"), fileOffset: offset, fileSizeBytes: fileSize });
       if (ptype !== PT_NOTE) continue;
-      if (fileSize > MAX_NOTES_BYTES) throw new MalformedInputError(`PT_NOTE segment ${i}`, offset, `${fileSize} bytes`, `at most ${MAX_NOTES_BYTES} bytes of notes`);
+      if (fileSize > MAX_NOTES_BYTES)
+        throw new MalformedInputError(`PT_NOTE segment ${i}`, offset, `${fileSize} bytes`, `at most ${MAX_NOTES_BYTES} bytes of notes`);
       for (const note of readNotes(source.readAt(offset, fileSize, `PT_NOTE segment ${i}`), offset)) {
         if (note.name !== "CORE") continue;
         if (note.type === NT_PRSTATUS) threads.push(readPrstatus(note.desc, note.descOffset));
@@ -231,7 +234,13 @@ function readNotes(bytes: Uint8Array, baseOffset: number): Note[] {
     const type = view.u32(at + 8);
     const nameAt = at + 12;
     const descAt = nameAt + align4(namesz);
-    if (descAt + descsz > bytes.length) throw new MalformedInputError("core note", baseOffset + at, `${namesz}+${descsz} bytes`, `at most ${bytes.length - at - 12} bytes of name and descriptor`);
+    if (descAt + descsz > bytes.length)
+      throw new MalformedInputError(
+        "core note",
+        baseOffset + at,
+        `${namesz}+${descsz} bytes`,
+        `at most ${bytes.length - at - 12} bytes of name and descriptor`,
+      );
     const name = new TextDecoder().decode(bytes.subarray(nameAt, nameAt + Math.max(0, namesz - 1)));
     notes.push({ name, type, desc: bytes.subarray(descAt, descAt + descsz), descOffset: baseOffset + descAt });
     at = descAt + align4(descsz);
@@ -268,7 +277,8 @@ function readNtFile(desc: Uint8Array, offset: number): CoreMappedFile[] {
   const count = view.u64Number(0, "NT_FILE count");
   const pageSize = view.u64Number(8, "NT_FILE page size");
   let names = 16 + count * 24;
-  if (names > desc.length) throw new MalformedInputError("NT_FILE", offset, `${count} entries`, `at most ${Math.floor((desc.length - 16) / 24)} in ${desc.length} bytes`);
+  if (names > desc.length)
+    throw new MalformedInputError("NT_FILE", offset, `${count} entries`, `at most ${Math.floor((desc.length - 16) / 24)} in ${desc.length} bytes`);
   const out: CoreMappedFile[] = [];
   for (let i = 0; i < count; i++) {
     const end = desc.indexOf(0, names);
@@ -276,8 +286,14 @@ function readNtFile(desc: Uint8Array, offset: number): CoreMappedFile[] {
     const path = new TextDecoder().decode(desc.subarray(names, end));
     names = end + 1;
     const at = 16 + i * 24;
-    out.push({ start: view.u64Number(at, "NT_FILE start"), end: view.u64Number(at + 8, "NT_FILE end"), fileOffset: view.u64Number(at + 16, "NT_FILE offset") * pageSize, path });
+    out.push({
+      start: view.u64Number(at, "NT_FILE start"),
+      end: view.u64Number(at + 8, "NT_FILE end"),
+      fileOffset: view.u64Number(at + 16, "NT_FILE offset") * pageSize,
+      path,
+    });
   }
-  if (out.some((f) => f.end < f.start)) throw new MalformedInputError("NT_FILE", offset, "an entry with end < start", `ranges (${out.map((f) => hex(f.start)).join(", ")})`);
+  if (out.some((f) => f.end < f.start))
+    throw new MalformedInputError("NT_FILE", offset, "an entry with end < start", `ranges (${out.map((f) => hex(f.start)).join(", ")})`);
   return out;
 }

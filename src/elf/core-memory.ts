@@ -71,7 +71,7 @@ export class CoreMemory implements Memory {
     if (i < 0) return undefined;
     const s = this.segments[i]!;
     const out = new Uint8Array(n);
-    for (let done = 0; done < n; ) {
+    for (let done = 0; done < n;) {
       const offset = address + done - s.vaddr;
       const inChunk = offset % CHUNK_BYTES;
       const view = this.chunk(s, offset - inChunk);

@@ -347,7 +347,12 @@ function toSection(view: ByteView, h: RawSectionHeader, name: string): ElfSectio
   if (h.type !== SHT_NOBITS && h.type !== SHT_NULL) {
     const what = `section ${h.index}${name === "" ? "" : ` (${name})`} contents`;
     if (h.offset > view.lengthBytes) {
-      throw new MalformedInputError(`${what} sh_offset`, h.headerOffset + SH_OFFSET, hex(h.offset), `an offset within the file (size ${hex(view.lengthBytes)})`);
+      throw new MalformedInputError(
+        `${what} sh_offset`,
+        h.headerOffset + SH_OFFSET,
+        hex(h.offset),
+        `an offset within the file (size ${hex(view.lengthBytes)})`,
+      );
     }
     if (h.offset + h.size > view.lengthBytes) {
       throw new TruncatedInputError(what, h.offset, h.size, view.lengthBytes - h.offset);
@@ -411,6 +416,11 @@ function readProgramHeaders(view: ByteView, sections: readonly ElfSection[]): El
  */
 export function requireX86_64(elf: ElfFile, what: string): void {
   if (elf.machine !== EM_X86_64) {
-    throw new UnsupportedInputError("ELF header e_machine", E_MACHINE, machineName(elf.machine), `${machineName(EM_X86_64)}: rootwalk reads ${what} of x86-64 only`);
+    throw new UnsupportedInputError(
+      "ELF header e_machine",
+      E_MACHINE,
+      machineName(elf.machine),
+      `${machineName(EM_X86_64)}: rootwalk reads ${what} of x86-64 only`,
+    );
   }
 }

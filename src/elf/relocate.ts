@@ -159,8 +159,7 @@ function objectTarget(elf: ElfFile, symbol: ElfSymbol | undefined, value: number
   if (symbol === undefined) return { symbolName: undefined, sectionIndex: undefined, sectionName: undefined, value, kind: "absolute" };
   const sectionIndex = symbol.definedSectionIndex;
   const sectionName = sectionIndex === undefined ? undefined : elf.sections[sectionIndex]?.name;
-  const symbolName =
-    symbol.type === STT_SECTION ? (sectionIndex === undefined ? undefined : functionStartingAt(elf, sectionIndex, value)?.name) : symbol.name;
+  const symbolName = symbol.type === STT_SECTION ? (sectionIndex === undefined ? undefined : functionStartingAt(elf, sectionIndex, value)?.name) : symbol.name;
   return { symbolName, sectionIndex, sectionName, value, kind: "absolute" };
 }
 
@@ -226,7 +225,12 @@ function applyRelr(elf: ElfFile, relr: ElfSection, result: RelocatedSection): vo
     }
     const hi = view.getUint32(fieldOffset + 4, true);
     if (hi > 0x1fffff) {
-      throw new MalformedInputError(`${section.name} field relocated by ${relr.describe()}`, section.offset + fieldOffset, hex(view.getBigUint64(fieldOffset, true)), "a link-time address below 2^53");
+      throw new MalformedInputError(
+        `${section.name} field relocated by ${relr.describe()}`,
+        section.offset + fieldOffset,
+        hex(view.getBigUint64(fieldOffset, true)),
+        "a link-time address below 2^53",
+      );
     }
     const value = joinHalves(view.getUint32(fieldOffset, true), hi);
     result.targets.set(fieldOffset, addressTarget(elf, value, "relative"));

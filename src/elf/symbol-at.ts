@@ -16,9 +16,7 @@ import type { ElfSymbol } from "./elf-symbol.js";
  * Undefined, absolute and common symbols never match.
  */
 export function symbolAt(elf: ElfFile, sectionIndex: number | undefined, address: number): ElfSymbol | undefined {
-  return (
-    functionIndex(elf.symbols(), sectionIndex).find(address) ?? functionIndex(elf.dynamicSymbols(), sectionIndex).find(address)
-  );
+  return functionIndex(elf.symbols(), sectionIndex).find(address) ?? functionIndex(elf.dynamicSymbols(), sectionIndex).find(address);
 }
 
 /** A function symbol that starts exactly at `address` (the preferred one among aliases). */

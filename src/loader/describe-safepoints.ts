@@ -67,8 +67,13 @@ export function describeLlvmMaps(
   functionLabel: (blobIndex: number, functionIndex: number) => string,
 ): MapDescription[] {
   const maps: MapDescription[] = blobs.map((blob, b) => ({
-    file, format: "llvm-v3", blob: b, sectionOffset: `0x${blob.sectionOffset.toString(16)}`,
-    functions: blob.numFunctions, records: blob.numRecords, safepoints: [],
+    file,
+    format: "llvm-v3",
+    blob: b,
+    sectionOffset: `0x${blob.sectionOffset.toString(16)}`,
+    functions: blob.numFunctions,
+    records: blob.numRecords,
+    safepoints: [],
   }));
   for (let i = 0; i < descriptors.count; i++) {
     const b = descriptors.blobIndex[i]!;
@@ -80,7 +85,8 @@ export function describeLlvmMaps(
     const desc = describeDescriptor(descriptors, i, (loc) => spellDescriptorLocation(descriptors, loc, constantOf));
     const statepoint = (descriptors.flags[i]! & FLAG_STATEPOINT) !== 0 ? decodeStatepoint(blob, r) : undefined;
     const liveOuts: string[] = [];
-    for (let k = 0; k < blob.numLiveOuts(r); k++) liveOuts.push(`${descriptors.architecture.registerName(blob.liveOutDwarfReg(r, k))} (${blob.liveOutSizeBytes(r, k)} bytes)`);
+    for (let k = 0; k < blob.numLiveOuts(r); k++)
+      liveOuts.push(`${descriptors.architecture.registerName(blob.liveOutDwarfReg(r, k))} (${blob.liveOutSizeBytes(r, k)} bytes)`);
     maps[b]!.safepoints.push({
       returnAddress: `0x${descriptors.returnAddress[i]!.toString(16)}`,
       function: fn.name ?? null,
@@ -112,7 +118,13 @@ export function describeGcrootMaps(
   const functionsOf = maps.map(() => new Set<number>());
   for (let i = 0; i < descriptors.count; i++) functionsOf[descriptors.blobIndex[i]!]?.add(descriptors.functionIndex[i]!);
   const out: MapDescription[] = maps.map((m, b) => ({
-    file, format, blob: b, sectionOffset: `0x${m.sectionOffset.toString(16)}`, functions: functionsOf[b]!.size, records: m.safepoints, safepoints: [],
+    file,
+    format,
+    blob: b,
+    sectionOffset: `0x${m.sectionOffset.toString(16)}`,
+    functions: functionsOf[b]!.size,
+    records: m.safepoints,
+    safepoints: [],
   }));
   for (let i = 0; i < descriptors.count; i++) {
     const fi = descriptors.functionIndex[i]!;

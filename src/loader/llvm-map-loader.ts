@@ -1,12 +1,7 @@
 import { MalformedInputError, UnsupportedInputError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
-import {
-  FLAG_STATEPOINT,
-  FrameDescriptorBuilder,
-  FrameDescriptors,
-  type SafepointFields,
-} from "../safepoints/frame-descriptors.js";
+import { FLAG_STATEPOINT, FrameDescriptorBuilder, FrameDescriptors, type SafepointFields } from "../safepoints/frame-descriptors.js";
 import type { StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import {
   DEFAULT_STATEPOINT_RECOGNITION,
@@ -78,8 +73,21 @@ class LlvmDescriptorLoader {
   private readonly frame: SafepointFrame = { frameSizeBytes: 0, flags: 0, cfaRegister: 0, cfaOffsetBytes: 0 };
   private readonly shape = new Int32Array(SHAPE_SLOTS);
   private readonly safepoint: SafepointFields = {
-    returnAddress: 0, frameSizeBytes: 0, stackSizeBytes: 0, cfaRegister: 0, cfaOffsetBytes: 0, savedRegOffsets: new Int16Array(0), flags: 0,
-    functionIndex: 0, blobIndex: 0, recordIndex: 0, locStart: 0, deoptCount: 0, pairStart: 0, pairCount: 0, allocaCount: 0,
+    returnAddress: 0,
+    frameSizeBytes: 0,
+    stackSizeBytes: 0,
+    cfaRegister: 0,
+    cfaOffsetBytes: 0,
+    savedRegOffsets: new Int16Array(0),
+    flags: 0,
+    functionIndex: 0,
+    blobIndex: 0,
+    recordIndex: 0,
+    locStart: 0,
+    deoptCount: 0,
+    pairStart: 0,
+    pairCount: 0,
+    allocaCount: 0,
   };
 
   constructor(
@@ -126,7 +134,12 @@ class LlvmDescriptorLoader {
       const dynamic = blob.hasDynamicFrame(f);
       const stackSize = dynamic ? -1 : blob.stackSizeBytes(f);
       if (!dynamic && !(stackSize >= 0 && stackSize < 2 ** 31)) {
-        throw new MalformedInputError(`stack size of function #${f}`, blob.sectionOffset + blob.functionAddressFieldOffset(f) + 8, blob.stackSizeLong(f).toString(), "below 2^31, or UINT64_MAX for a dynamic frame");
+        throw new MalformedInputError(
+          `stack size of function #${f}`,
+          blob.sectionOffset + blob.functionAddressFieldOffset(f) + 8,
+          blob.stackSizeLong(f).toString(),
+          "below 2^31, or UINT64_MAX for a dynamic frame",
+        );
       }
       const functionIndex = this.builder.addFunction({ name: resolved?.name, address: functionAddress, stackSizeBytes: stackSize });
       this.addRecords(blob, b, f, functionIndex, functionAddress, stackSize, resolved?.sectionIndex, blobLocations);

@@ -17,7 +17,6 @@ import { elfSoname } from "../elf/dynamic.js";
 
 export const STACKMAP_SECTION = ".llvm_stackmaps";
 
-
 /** The LLVM stack maps of one ELF file, decoded, relocated and joined with its unwind info. */
 export interface ObjectStackMaps {
   path: string;
@@ -41,16 +40,11 @@ export interface ObjectStackMaps {
   contentKey: string;
 }
 
-
 /**
  * Reads the `.llvm_stackmaps` of an ELF object, shared library or executable. Returns undefined
  * when the file has no such section. Errors carry the path.
  */
-export function loadObjectStackMaps(
-  bytes: Uint8Array,
-  path: string,
-  options: { recognition?: StatepointRecognition } = {},
-): ObjectStackMaps | undefined {
+export function loadObjectStackMaps(bytes: Uint8Array, path: string, options: { recognition?: StatepointRecognition } = {}): ObjectStackMaps | undefined {
   try {
     const elf = ElfFile.parse(bytes);
     const architecture = architectureOfMachine(elf.machine);
@@ -68,7 +62,12 @@ export function loadObjectStackMaps(
         const target = relocated.targets.get(fieldOffset);
         const address = blob.functionAddressRaw(f);
         if (kind === "relocatable" && target === undefined) {
-          throw new MalformedInputError(`function #${f} address relocation`, section.offset + fieldOffset, "no relocation", `an ${absolute64RelocationName(elf.machine)} relocation against the function (.rela.llvm_stackmaps)`);
+          throw new MalformedInputError(
+            `function #${f} address relocation`,
+            section.offset + fieldOffset,
+            "no relocation",
+            `an ${absolute64RelocationName(elf.machine)} relocation against the function (.rela.llvm_stackmaps)`,
+          );
         }
         list.push({
           address,
@@ -91,7 +90,18 @@ export function loadObjectStackMaps(
     const ehFrame = elf.section(".eh_frame");
     if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
     return {
-      path, elf, architecture, kind, soname: elfSoname(elf), section, rawBlobs, relocatedBytes: relocated.bytes, blobs, functions, unwind, descriptors,
+      path,
+      elf,
+      architecture,
+      kind,
+      soname: elfSoname(elf),
+      section,
+      rawBlobs,
+      relocatedBytes: relocated.bytes,
+      blobs,
+      functions,
+      unwind,
+      descriptors,
       contentKey: hash.digest("hex"),
     };
   } catch (e) {

@@ -257,7 +257,10 @@ export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject |
     if (labels.length === 0) return undefined;
     requireX86_64(elf, "OCaml frame tables");
     const symbolValue = (name: string): number | undefined =>
-      (elf.symbols().find((s) => s.name === name && s.definedSectionIndex !== undefined) ?? elf.dynamicSymbols().find((s) => s.name === name && s.definedSectionIndex !== undefined))?.value;
+      (
+        elf.symbols().find((s) => s.name === name && s.definedSectionIndex !== undefined) ??
+        elf.dynamicSymbols().find((s) => s.name === name && s.definedSectionIndex !== undefined)
+      )?.value;
 
     const sections = new RelocatedSections(elf);
     const modules: OcamlModule[] = [];
@@ -273,7 +276,12 @@ export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject |
         const fieldOffset = table.returnAddressFieldOffset(d);
         const target = relocated.targets.get(offsetInSection + fieldOffset);
         if (kind === "relocatable" && target === undefined) {
-          throw new MalformedInputError(`return address of frametable descriptor #${d}`, table.sectionOffset + fieldOffset, "no relocation", `an R_X86_64_64 relocation (.rela${section.name})`);
+          throw new MalformedInputError(
+            `return address of frametable descriptor #${d}`,
+            table.sectionOffset + fieldOffset,
+            "no relocation",
+            `an R_X86_64_64 relocation (.rela${section.name})`,
+          );
         }
         ras.push({ address: table.returnAddress(d), sectionIndex: kind === "relocatable" ? target?.sectionIndex : undefined });
       }
@@ -317,7 +325,17 @@ export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject |
     const ehFrame = elf.section(".eh_frame");
     if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
     return {
-      path, elf, kind, soname: elfSoname(elf), modules, rawTables, tables, returnAddresses, functions, unwind, descriptors,
+      path,
+      elf,
+      kind,
+      soname: elfSoname(elf),
+      modules,
+      rawTables,
+      tables,
+      returnAddresses,
+      functions,
+      unwind,
+      descriptors,
       contentKey: hash.digest("hex"),
     };
   } catch (e) {
@@ -325,4 +343,3 @@ export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject |
     throw e;
   }
 }
-

@@ -88,7 +88,12 @@ export function buildPlimmixDescriptors(maps: readonly PlimmixMap[], options: Pl
       const recorded = map.frameSizeBytes(f);
       const numRoots = map.numRootsOf(f);
       if (numRoots > MAX_ROOTS_PER_SAFEPOINT) {
-        throw new UnsupportedInputError(`root count of _GC_MAP_ function #${f}`, map.sectionOffset + map.functionOffset(f) + 16, numRoots, `at most ${MAX_ROOTS_PER_SAFEPOINT} roots`);
+        throw new UnsupportedInputError(
+          `root count of _GC_MAP_ function #${f}`,
+          map.sectionOffset + map.functionOffset(f) + 16,
+          numRoots,
+          `at most ${MAX_ROOTS_PER_SAFEPOINT} roots`,
+        );
       }
       const functionIndex = builder.addFunction({ name: resolved.name, address: resolved.address, stackSizeBytes: recorded });
 
@@ -97,7 +102,10 @@ export function buildPlimmixDescriptors(maps: readonly PlimmixMap[], options: Pl
       const pairStart = builder.nextPairIndex;
       for (let r = 0; r < numRoots; r++) {
         const rootType = ROOT_TYPE_ATOMIC + map.rootType(f, r);
-        const loc = builder.addLocation(encodeLocationWord0(LocationKind.Indirect, rootType, DWARF_CFA, 8), plimmixRootCfaOffset(map.rootOffsetBytes(f, r), recorded));
+        const loc = builder.addLocation(
+          encodeLocationWord0(LocationKind.Indirect, rootType, DWARF_CFA, 8),
+          plimmixRootCfaOffset(map.rootOffsetBytes(f, r), recorded),
+        );
         builder.addPair(loc, loc);
       }
 
@@ -265,7 +273,17 @@ export function loadPlimmixFromElf(bytes: Uint8Array, path: string): PlimmixObje
     const ehFrame = elf.section(".eh_frame");
     if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
     return {
-      path, elf, kind, soname: elfSoname(elf), modules, rawMaps, maps, functions, globals, unwind, descriptors,
+      path,
+      elf,
+      kind,
+      soname: elfSoname(elf),
+      modules,
+      rawMaps,
+      maps,
+      functions,
+      globals,
+      unwind,
+      descriptors,
       contentKey: hash.digest("hex"),
     };
   } catch (e) {
@@ -303,13 +321,23 @@ export class RelocatedSections {
   locate(label: ElfSymbol, what: string): { section: ElfSection; relocated: RelocatedSection; offsetInSection: number } {
     const section = this.elf.sections[label.definedSectionIndex!];
     if (section === undefined || !section.hasFileBytes) {
-      throw new MalformedInputError(`section of ${what} symbol "${label.name}"`, 0, section?.describe() ?? String(label.sectionIndex), "a section with file contents (.data)");
+      throw new MalformedInputError(
+        `section of ${what} symbol "${label.name}"`,
+        0,
+        section?.describe() ?? String(label.sectionIndex),
+        "a section with file contents (.data)",
+      );
     }
     let relocated = this.cache.get(section.index);
     if (relocated === undefined) {
       relocated = relocatedSection(this.elf, section.name);
       if (relocated === undefined || relocated.section.index !== section.index) {
-        throw new UnsupportedInputError(`section of ${what} symbol "${label.name}"`, section.headerOffset, section.describe(), "a section whose name is unique in the file");
+        throw new UnsupportedInputError(
+          `section of ${what} symbol "${label.name}"`,
+          section.headerOffset,
+          section.describe(),
+          "a section whose name is unique in the file",
+        );
       }
       this.cache.set(section.index, relocated);
     }
@@ -335,4 +363,3 @@ function nameLinkedAddresses(elf: ElfFile, functions: ResolvedFunction[][], glob
   for (const list of functions) for (const fn of list) fn.name ??= functionNames.get(fn.address);
   for (const list of globals) for (const g of list) g.name ??= objectNames.get(g.address);
 }
-

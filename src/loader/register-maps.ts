@@ -37,7 +37,13 @@ export function registerFile(registry: SafepointRegistry, bytes: Uint8Array, opt
     throw new StackMapFormatError(options.path, found, expected);
   }
   const loaded = file.llvm ?? file.plimmix ?? file.ocaml!;
-  return registry.register({ name: options.path, format: file.formats[0]!, descriptors: loaded.descriptors, loadBias: options.loadBias ?? 0, contentKey: loaded.contentKey });
+  return registry.register({
+    name: options.path,
+    format: file.formats[0]!,
+    descriptors: loaded.descriptors,
+    loadBias: options.loadBias ?? 0,
+    contentKey: loaded.contentKey,
+  });
 }
 
 /** registerFile for LLVM stack maps (`.llvm_stackmaps`); throws StackMapFormatError without them. */

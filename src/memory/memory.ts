@@ -147,7 +147,12 @@ export class RangedMemory implements Memory {
         return p;
       }
     }
-    throw new MemoryAccessError(address, WORD_BYTES, operation, `outside every valid range (${this.parts.map((p) => `[${hex(p.base)}, ${hex(p.base + p.sizeBytes)})`).join(", ")})`);
+    throw new MemoryAccessError(
+      address,
+      WORD_BYTES,
+      operation,
+      `outside every valid range (${this.parts.map((p) => `[${hex(p.base)}, ${hex(p.base + p.sizeBytes)})`).join(", ")})`,
+    );
   }
 
   contains(address: number, sizeBytes: number): boolean {

@@ -96,7 +96,11 @@ function sonameDirectory(path: string): string {
  */
 export function linkProgram(objects: readonly string[], runtime: string, names: readonly string[] = objects): string {
   if (objects.length === 0) throw new InvalidArgumentError("program", "no objects", "at least one object");
-  refuseRuntimeSymbolClash(objects.map((o) => resolve(o)), names, runtime);
+  refuseRuntimeSymbolClash(
+    objects.map((o) => resolve(o)),
+    names,
+    runtime,
+  );
   const contents = objects.map((o) => readFileSync(resolve(o)));
   const key = cacheKey(["rw-program/v3", ...objects.map((o) => resolve(o)), ...contents, runtime, JSON.stringify(PROGRAM_LINK_FLAGS), gccVersion()]);
   return cachedArtifact({

@@ -37,7 +37,10 @@ export class MapRegistration {
     const format = blobFormat(head);
     if (format === undefined) {
       const bytes = [...head].map((b) => b.toString(16).padStart(2, "0")).join(" ");
-      throw new RootwalkError("GC", `gc_init(${hex(address)}): the map is neither an LLVM stack map v3 (first byte 3) nor a _GC_MAP_ v1 blob (first word 1); first bytes ${bytes}`);
+      throw new RootwalkError(
+        "GC",
+        `gc_init(${hex(address)}): the map is neither an LLVM stack map v3 (first byte 3) nor a _GC_MAP_ v1 blob (first word 1); first bytes ${bytes}`,
+      );
     }
     if (this.registerFileHolding(address, format)) return;
     this.registerLiveBytes(address, format, readable);

@@ -5,7 +5,6 @@ import { RootwalkError, hex } from "../errors.js";
 import { GlobalSlotMemory } from "./global-slot-memory.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
 
-
 /**
  * The heap and its collector: native memory reserved by runtime.c (rw_heap_reserve), seen as an
  * ArrayBuffer through koffi.view, whole blocks, managed by the Immix collector. The stress quarantine protects

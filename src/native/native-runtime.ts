@@ -138,11 +138,26 @@ const NO_GC_SCANNER: RootScanner = {
  * Sets the runtime up with the callback and runs rw_main on a native thread (koffi's .async():
  * the callbacks need this thread, free between them for the progress reports), to its return.
  */
-async function runMain(runtime: RuntimeLibrary, options: NativeRunOptions, collector: ImmixCollector, callbacks: NativeCallbacks, startProgress: () => () => void): Promise<void> {
+async function runMain(
+  runtime: RuntimeLibrary,
+  options: NativeRunOptions,
+  collector: ImmixCollector,
+  callbacks: NativeCallbacks,
+  startProgress: () => () => void,
+): Promise<void> {
   const callback = callbacks.register();
   const { stressEvery, noGc, mainStackBytes, threadStackBytes, safepointTimeoutMs } = options;
-  runtime.rwSetup(callback, stressEvery, noGc ? 1 : 0, mainStackBytes ?? 0, threadStackBytes ?? 0, safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS, collector.poisons ? 1 : 0);
-  if (options.stdoutToStderr === true && (runtime.rwStdoutToStderr() as number) < 0) throw new RootwalkError("GC", "cannot point the program's stdout at stderr (dup failed)");
+  runtime.rwSetup(
+    callback,
+    stressEvery,
+    noGc ? 1 : 0,
+    mainStackBytes ?? 0,
+    threadStackBytes ?? 0,
+    safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS,
+    collector.poisons ? 1 : 0,
+  );
+  if (options.stdoutToStderr === true && (runtime.rwStdoutToStderr() as number) < 0)
+    throw new RootwalkError("GC", "cannot point the program's stdout at stderr (dup failed)");
   const stopProgress = startProgress();
   try {
     await new Promise<void>((resolvePromise, reject) => {

@@ -32,7 +32,8 @@ export function programInputKind(path: string): ProgramInputKind {
     return "source";
   }
   if (head.length < HEADER_BYTES) throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this ELF header is truncated`);
-  if (head[4] !== ELFCLASS64 || head[5] !== ELFDATA2LSB) throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this is not a 64-bit little-endian ELF file`);
+  if (head[4] !== ELFCLASS64 || head[5] !== ELFDATA2LSB)
+    throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this is not a 64-bit little-endian ELF file`);
   const type = head[16]! | (head[17]! << 8);
   const machine = head[18]! | (head[19]! << 8);
   if (machine !== EM_X86_64) throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this ELF file is for machine ${machine}, not x86-64 (62)`);

@@ -68,6 +68,10 @@ function collectionWaits({ runtime, records, modules }: ProgressSources): Native
   modules.refreshBeforeNextLookup();
   return running.map((t) => {
     const ra = records.word(t, R_RA);
-    return { thread: t, lastSafepoint: ra === 0 ? undefined : modules.modules.moduleAt(ra)?.symbolize(ra), runningMs: Number(nowNs - records.wordBigInt(t, R_LEFT_NS)) / 1e6 };
+    return {
+      thread: t,
+      lastSafepoint: ra === 0 ? undefined : modules.modules.moduleAt(ra)?.symbolize(ra),
+      runningMs: Number(nowNs - records.wordBigInt(t, R_LEFT_NS)) / 1e6,
+    };
   });
 }

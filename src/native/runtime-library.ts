@@ -29,7 +29,9 @@ export function loadRuntimeLibrary(path: string): RuntimeLibrary {
   const runtime = koffi.load(path);
   const bind = (signature: string): NativeFunction => runtime.func(signature);
   return {
-    rwSetup: bind("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs, int poison)"),
+    rwSetup: bind(
+      "int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs, int poison)",
+    ),
     rwHeapReserve: bind("void *rw_heap_reserve(uint64_t bytes)"),
     rwHeapProtect: bind("int rw_heap_protect(uint64_t address, uint64_t bytes, int accessible)"),
     rwInitPath: bind("const char *rw_init_path(void)"),

@@ -62,7 +62,11 @@ export class NativeScanReference {
   scanAndCompare(snapshot: RegistrySnapshot, recordAddress: bigint, maxDepth: number, thread: number, rootwalk: { pairs: RootPairs; frames: number }): void {
     if (snapshot !== this.tableOf) this.copyTable(snapshot);
     const frames = Number(this.scan(recordAddress, maxDepth) as number | bigint);
-    if (frames < 0) throw this.mismatch(thread, `the C walk stopped at frame #${-1 - frames}, one rootwalk's fast loop does not take (the reference only does the fast loop's work)`);
+    if (frames < 0)
+      throw this.mismatch(
+        thread,
+        `the C walk stopped at frame #${-1 - frames}, one rootwalk's fast loop does not take (the reference only does the fast loop's work)`,
+      );
     const pairCount = Number(this.pairCount() as number | bigint);
     this.totals.ms += Number(this.lastNs() as number | bigint) / 1e6;
     this.totals.frames += frames;
@@ -100,7 +104,22 @@ export class NativeScanReference {
     }
     const r = snapshot.scanRecipes;
     const first = snapshot.firstSafepointBySlot;
-    const ok = this.setRecipes(first.length, first, r.count, r.recipe, r.frameBytes.length, r.frameBytes, r.slotStart, r.pairCount, r.slots.length, r.slots, r.saveStart, r.saveCount, r.saves.length, r.saves);
+    const ok = this.setRecipes(
+      first.length,
+      first,
+      r.count,
+      r.recipe,
+      r.frameBytes.length,
+      r.frameBytes,
+      r.slotStart,
+      r.pairCount,
+      r.slots.length,
+      r.slots,
+      r.saveStart,
+      r.saveCount,
+      r.saves.length,
+      r.saves,
+    );
     if (ok !== 0) throw new RootwalkError("GC", "the C scan reference cannot copy the scan recipes (out of memory)");
     this.tableOf = snapshot;
   }

@@ -38,7 +38,13 @@ export class WalkLog implements RootScanObserver {
   }
 
   /** The walk log the environment asks for, or undefined. */
-  static fromEnvironment(runtime: RuntimeLibrary, registry: SafepointRegistry, stopped: StoppedThreads, records: ThreadRecords, modules: ProcessModules): WalkLog | undefined {
+  static fromEnvironment(
+    runtime: RuntimeLibrary,
+    registry: SafepointRegistry,
+    stopped: StoppedThreads,
+    records: ThreadRecords,
+    modules: ProcessModules,
+  ): WalkLog | undefined {
     const path = process.env[WALK_LOG_VARIABLE];
     return path === undefined ? undefined : new WalkLog(path, runtime, registry, stopped, records, modules);
   }
@@ -58,7 +64,11 @@ export class WalkLog implements RootScanObserver {
     const low = chunk.sp - BELOW_SP_BYTES;
     const memory = new NativeMemory(low, stackMappingEnd(chunk.sp) - low);
     const registers = RegisterContext.from(Object.fromEntries(CALLEE_SAVED_NAMES.map((name, k) => [name, this.records.wordBigInt(s.index, R_REGS + k)])));
-    const whole = reportWalk(new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 }), memory, { sp: chunk.sp, ra: chunk.ra, registers });
+    const whole = reportWalk(new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 }), memory, {
+      sp: chunk.sp,
+      ra: chunk.ra,
+      registers,
+    });
     const scan = reportWalk(new Unwinder(snapshot, s.stack.memory, { mode: "strict", modules }), s.stack.memory, s.stack.chunks);
     return { ...whole, scan };
   }

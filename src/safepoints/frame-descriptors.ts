@@ -220,7 +220,7 @@ export class FrameDescriptorBuilder {
       this.locCount = words.length >> 1;
       return 0;
     }
-    const needed = (first * 2 + words.length);
+    const needed = first * 2 + words.length;
     if (needed > this.locations.length) this.locations = growInt32(this.locations, Math.max(needed, this.locations.length * 2));
     this.locations.set(words, first * 2);
     this.locCount += words.length >> 1;
@@ -365,9 +365,21 @@ export class FrameDescriptors {
   get sizeBytes(): number {
     let total = this.locations.byteLength + this.pairs.byteLength;
     for (const column of [
-      this.returnAddress, this.frameSizeBytes, this.stackSizeBytes, this.cfaRegister, this.cfaOffsetBytes,
-      this.savedRegOffsets, this.flags, this.functionIndex, this.blobIndex, this.recordIndex, this.locStart,
-      this.deoptCount, this.pairStart, this.pairCount, this.allocaCount,
+      this.returnAddress,
+      this.frameSizeBytes,
+      this.stackSizeBytes,
+      this.cfaRegister,
+      this.cfaOffsetBytes,
+      this.savedRegOffsets,
+      this.flags,
+      this.functionIndex,
+      this.blobIndex,
+      this.recordIndex,
+      this.locStart,
+      this.deoptCount,
+      this.pairStart,
+      this.pairCount,
+      this.allocaCount,
     ]) {
       total += column.byteLength;
     }
@@ -384,9 +396,25 @@ export class FrameDescriptors {
       }
     }
     return new FrameDescriptors(
-      this.count, ras, this.frameSizeBytes, this.stackSizeBytes, this.cfaRegister, this.cfaOffsetBytes,
-      this.savedRegOffsets, this.flags, this.functionIndex, this.blobIndex, this.recordIndex, this.locStart,
-      this.deoptCount, this.pairStart, this.pairCount, this.allocaCount, this.locations, this.pairs, this.functions,
+      this.count,
+      ras,
+      this.frameSizeBytes,
+      this.stackSizeBytes,
+      this.cfaRegister,
+      this.cfaOffsetBytes,
+      this.savedRegOffsets,
+      this.flags,
+      this.functionIndex,
+      this.blobIndex,
+      this.recordIndex,
+      this.locStart,
+      this.deoptCount,
+      this.pairStart,
+      this.pairCount,
+      this.allocaCount,
+      this.locations,
+      this.pairs,
+      this.functions,
       this.architecture,
     );
   }

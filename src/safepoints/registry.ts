@@ -101,7 +101,11 @@ export class SafepointRegistry {
     // (frame-descriptors.ts CALLEE_SAVED_*): maps of another architecture are dumped, not walked.
     const architecture = map.descriptors.architecture;
     if (architecture !== X86_64) {
-      throw new InvalidArgumentError(map.name, `${architecture.name} stack maps`, `${X86_64.name} stack maps: rootwalk dumps ${architecture.name} maps but does not walk ${architecture.name} stacks yet`);
+      throw new InvalidArgumentError(
+        map.name,
+        `${architecture.name} stack maps`,
+        `${X86_64.name} stack maps: rootwalk dumps ${architecture.name} maps but does not walk ${architecture.name} stacks yet`,
+      );
     }
     for (const module of this.current.modules.values()) {
       if (module.contentKey === map.contentKey && module.loadBias === loadBias) return module.handle;
@@ -119,7 +123,11 @@ export class SafepointRegistry {
       const otherSlot = table.moduleSlotAt(existing);
       if (otherSlot === slot) {
         const otherIndex = table.descriptorAt(existing);
-        throw new DuplicateSafepointError(ra, `${map.name} record #${descriptors.recordIndex[otherIndex]}`, `${map.name} record #${descriptors.recordIndex[conflict]}`);
+        throw new DuplicateSafepointError(
+          ra,
+          `${map.name} record #${descriptors.recordIndex[otherIndex]}`,
+          `${map.name} record #${descriptors.recordIndex[conflict]}`,
+        );
       }
       const other = this.current.moduleBySlot[otherSlot]!;
       throw new DuplicateSafepointError(ra, `module "${other.name}"`, `module "${map.name}"`);

@@ -23,8 +23,6 @@ import { InvalidArgumentError, hex } from "../errors.js";
  *
  */
 
-
-
 const MIN_LOG_CAPACITY = 4;
 const MAX_ADDRESS = 2 ** 53;
 /** 2^-32: `x * TWO_NEG_32` is exact (a power of two), unlike a division, and cheaper. */

@@ -41,7 +41,16 @@ export class ScanRecipes {
     readonly saves: Int32Array,
   ) {}
 
-  static readonly EMPTY = new ScanRecipes(new Int32Array(0), new Int32Array(0), new Uint32Array(0), new Uint16Array(0), new Int32Array(0), new Uint32Array(0), new Uint8Array(0), new Int32Array(0));
+  static readonly EMPTY = new ScanRecipes(
+    new Int32Array(0),
+    new Int32Array(0),
+    new Uint32Array(0),
+    new Uint16Array(0),
+    new Int32Array(0),
+    new Uint32Array(0),
+    new Uint8Array(0),
+    new Int32Array(0),
+  );
 
   /** Safepoints covered. */
   get count(): number {
@@ -119,7 +128,16 @@ class RecipeCompiler {
       saveStart[r] = words[r * RECIPE_WORDS + 3]!;
       saveCount[r] = words[r * RECIPE_WORDS + 4]!;
     }
-    return new ScanRecipes(this.recipe.subarray(0, safepoints), frameBytes, slotStart, pairCount, this.slots.toArray(), saveStart, saveCount, this.saves.toArray());
+    return new ScanRecipes(
+      this.recipe.subarray(0, safepoints),
+      frameBytes,
+      slotStart,
+      pairCount,
+      this.slots.toArray(),
+      saveStart,
+      saveCount,
+      this.saves.toArray(),
+    );
   }
 }
 

@@ -238,12 +238,7 @@ export class StackMapBlob {
     const recordsClaimed = claimRecords(section, functionsAt, numFunctions, numRecords, functionFirstRecord, recordFunctions);
     functionFirstRecord[numFunctions] = recordsClaimed;
     if (recordsClaimed !== numRecords) {
-      throw new MalformedInputError(
-        "sum of function record counts",
-        at(HEADER_NUM_RECORDS),
-        recordsClaimed,
-        `NumRecords = ${numRecords}`,
-      );
+      throw new MalformedInputError("sum of function record counts", at(HEADER_NUM_RECORDS), recordsClaimed, `NumRecords = ${numRecords}`);
     }
 
     const recordOffsets = new Uint32Array(numRecords);
@@ -483,7 +478,12 @@ class RecordDecoder {
       const value = sectionWords[(loc + LOCATION_OFFSET_OR_CONSTANT) >>> 2]! | 0;
       const kind = head & 0xff;
       // One test for the common case; the checks below, in the format's order, only when it fails.
-      if (kind - LocationKind.Register >>> 0 > LocationKind.ConstantIndex - LocationKind.Register || (head & 0xff00) !== 0 || regWord > 0xff || kind === LocationKind.ConstantIndex) {
+      if (
+        (kind - LocationKind.Register) >>> 0 > LocationKind.ConstantIndex - LocationKind.Register ||
+        (head & 0xff00) !== 0 ||
+        regWord > 0xff ||
+        kind === LocationKind.ConstantIndex
+      ) {
         this.checkUnusualLocation(loc, i, index, kind, head, regWord, value);
       }
       words[w++] = encodeLocationWord0(kind, ROOT_TYPE_NONE, regWord & 0xff, head >>> 16);
@@ -510,7 +510,8 @@ class RecordDecoder {
     for (let i = 0; i < numLiveOuts; i++) {
       const lo = liveOuts + LIVE_OUTS_ARRAY + i * LIVE_OUT_SIZE_BYTES;
       const reserved = (sectionWords[lo >>> 2]! >>> 16) & 0xff;
-      if (reserved !== 0) throw new MalformedInputError(`reserved byte of live-out #${i + 1} of record #${index}`, section.baseOffset + lo + LIVE_OUT_RESERVED, reserved, "0");
+      if (reserved !== 0)
+        throw new MalformedInputError(`reserved byte of live-out #${i + 1} of record #${index}`, section.baseOffset + lo + LIVE_OUT_RESERVED, reserved, "0");
     }
     if (end > liveOutsEnd && sectionWords[liveOutsEnd >>> 2] !== 0) {
       requireZeros(section, liveOutsEnd, end, "padding after the live-outs of record #", index);
@@ -526,13 +527,28 @@ class RecordDecoder {
   private checkUnusualLocation(loc: number, i: number, index: number, kind: number, head: number, regWord: number, value: number): void {
     const section = this.section;
     if (kind < LocationKind.Register || kind > LocationKind.ConstantIndex) {
-      throw new MalformedInputError(`kind of location #${i + 1} of record #${index}`, section.baseOffset + loc, kind, "1..5 (Register, Direct, Indirect, Constant, ConstantIndex)");
+      throw new MalformedInputError(
+        `kind of location #${i + 1} of record #${index}`,
+        section.baseOffset + loc,
+        kind,
+        "1..5 (Register, Direct, Indirect, Constant, ConstantIndex)",
+      );
     }
     if ((head & 0xff00) !== 0 || regWord >>> 16 !== 0) {
-      throw new MalformedInputError(`reserved fields of location #${i + 1} of record #${index}`, section.baseOffset + loc, `${(head >>> 8) & 0xff}/${regWord >>> 16}`, "0/0");
+      throw new MalformedInputError(
+        `reserved fields of location #${i + 1} of record #${index}`,
+        section.baseOffset + loc,
+        `${(head >>> 8) & 0xff}/${regWord >>> 16}`,
+        "0/0",
+      );
     }
     if (kind === LocationKind.ConstantIndex && value >>> 0 >= this.numConstants) {
-      throw new MalformedInputError(`constant index of location #${i + 1} of record #${index}`, section.baseOffset + loc + LOCATION_OFFSET_OR_CONSTANT, value >>> 0, `below NumConstants = ${this.numConstants}`);
+      throw new MalformedInputError(
+        `constant index of location #${i + 1} of record #${index}`,
+        section.baseOffset + loc + LOCATION_OFFSET_OR_CONSTANT,
+        value >>> 0,
+        `below NumConstants = ${this.numConstants}`,
+      );
     }
     if (regWord > 0xff && this.wideRegisterRecord < 0) {
       this.wideRegisterRecord = index;

@@ -89,7 +89,11 @@ export class OcamlFrametable {
     const numDescriptors = view.u16(offset + TABLE_NUM_DESCRIPTORS);
     requireZeros(view, offset + TABLE_PADDING, offset + OCAML_TABLE_HEADER_SIZE_BYTES, "padding after the frametable descriptor count");
     const first = offset + OCAML_TABLE_HEADER_SIZE_BYTES;
-    view.need(first, numDescriptors * OCAML_MIN_DESCRIPTOR_SIZE_BYTES, `frametable descriptors (${numDescriptors} of at least ${OCAML_MIN_DESCRIPTOR_SIZE_BYTES} bytes)`);
+    view.need(
+      first,
+      numDescriptors * OCAML_MIN_DESCRIPTOR_SIZE_BYTES,
+      `frametable descriptors (${numDescriptors} of at least ${OCAML_MIN_DESCRIPTOR_SIZE_BYTES} bytes)`,
+    );
 
     const descriptorOffsets = new Uint32Array(numDescriptors);
     let cursor = first;

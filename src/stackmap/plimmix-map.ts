@@ -156,7 +156,12 @@ function walkLayout(u32At: (rel: number) => number, limitBytes: number, at: (rel
     }
     const stackArgs = i32At(cursor + FUNCTION_STACK_ARGS);
     if (!(stackArgs >= 0 && stackArgs <= PLIMMIX_MAX_STACK_ARGS)) {
-      throw new MalformedInputError(`stack argument count of _GC_MAP_ function #${f}`, at(cursor + FUNCTION_STACK_ARGS), stackArgs, `0..${PLIMMIX_MAX_STACK_ARGS}`);
+      throw new MalformedInputError(
+        `stack argument count of _GC_MAP_ function #${f}`,
+        at(cursor + FUNCTION_STACK_ARGS),
+        stackArgs,
+        `0..${PLIMMIX_MAX_STACK_ARGS}`,
+      );
     }
     const numRoots = i32At(cursor + FUNCTION_NUM_ROOTS);
     if (numRoots < 0) throw new MalformedInputError(`root count of _GC_MAP_ function #${f}`, at(cursor + FUNCTION_NUM_ROOTS), numRoots, "a count >= 0");
@@ -400,7 +405,9 @@ function checkRoot(view: ByteView, root: number, f: number, r: number, frameWord
         `offset of root #${r} of _GC_MAP_ function #${f} (SP-relative)`,
         view.baseOffset + root + ROOT_OFFSET,
         offset,
-        frameBytes < 8 ? `no root at all: the frame is ${frameBytes} bytes` : `a multiple of 8 in [0, ${frameBytes - 8}] (a slot inside the ${frameBytes}-byte frame)`,
+        frameBytes < 8
+          ? `no root at all: the frame is ${frameBytes} bytes`
+          : `a multiple of 8 in [0, ${frameBytes - 8}] (a slot inside the ${frameBytes}-byte frame)`,
       );
     }
   }

@@ -47,7 +47,10 @@ export class UnsafeCacheError extends RootwalkError {
     readonly problem: string,
     readonly fix: string,
   ) {
-    super("UNSAFE_CACHE", `unsafe cache folder ${folder}: ${problem}; rootwalk loads code only from cache folders you own that no one else can write; fix: ${fix}`);
+    super(
+      "UNSAFE_CACHE",
+      `unsafe cache folder ${folder}: ${problem}; rootwalk loads code only from cache folders you own that no one else can write; fix: ${fix}`,
+    );
   }
 }
 
@@ -62,7 +65,9 @@ function currentUid(): number {
 /** Throws unless `stats` (of `folder`) is a directory of the current user that only it can write. */
 function requirePrivate(folder: string, stats: Stats, isRoot: boolean): void {
   const uid = currentUid();
-  const replaceHint = isRoot ? `set ROOTWALK_CACHE_DIR to a folder of your own (mkdir -m 700 DIR)` : `remove ${folder} (rootwalk recreates it) or use another ROOTWALK_CACHE_DIR`;
+  const replaceHint = isRoot
+    ? `set ROOTWALK_CACHE_DIR to a folder of your own (mkdir -m 700 DIR)`
+    : `remove ${folder} (rootwalk recreates it) or use another ROOTWALK_CACHE_DIR`;
   if (stats.isSymbolicLink()) {
     let target = "?";
     try {
@@ -121,7 +126,9 @@ export function privateCacheFolder(folder: string): string {
   const realRoot = realpathSync(root);
   requirePrivate(root, lstatSync(realRoot), true);
   let current = root;
-  for (const part of relative(root, target).split(sep).filter((p) => p !== "")) {
+  for (const part of relative(root, target)
+    .split(sep)
+    .filter((p) => p !== "")) {
     current = join(current, part);
     requirePrivate(current, ensureFolder(current, false), false);
   }

@@ -68,7 +68,8 @@ export function runCheckPlugin(irPath: string, options: RunCheckPluginOptions = 
   const llvm = options.llvm ?? activeLlvm();
   const collects = options.collects ?? [];
   for (const name of collects) {
-    if (name === "" || PIPELINE_SPECIALS.test(name)) throw new InvalidArgumentError("--collects", JSON.stringify(name), "function names without ; , ( ) < > or spaces");
+    if (name === "" || PIPELINE_SPECIALS.test(name))
+      throw new InvalidArgumentError("--collects", JSON.stringify(name), "function names without ; , ( ) < > or spaces");
   }
   const plugin = buildLlvmPlugin(CHECK_PLUGIN, { llvm });
   const pass = collects.length === 0 ? PASS_NAME : `${PASS_NAME}<${collects.join(";")}>`;
@@ -100,7 +101,11 @@ function unreadableIr(error: unknown, irPath: string): unknown {
   if (!(error instanceof ToolError)) return error;
   const lines = error.message.split("\n");
   const diagnostic = lines.find((line) => line.includes("error:")) ?? lines[0]!;
-  return new InvalidArgumentError("program", `${irPath}, which opt cannot read (${diagnostic.replace(/^\S*opt[^:]*: /, "").trim()})`, "LLVM IR (.ll text or .bc bitcode)");
+  return new InvalidArgumentError(
+    "program",
+    `${irPath}, which opt cannot read (${diagnostic.replace(/^\S*opt[^:]*: /, "").trim()})`,
+    "LLVM IR (.ll text or .bc bitcode)",
+  );
 }
 
 function parsePluginOutput(stdout: string, irPath: string): PluginReport {

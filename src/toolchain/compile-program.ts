@@ -64,7 +64,9 @@ function ownDefinitionFlags(source: string, llvm: LlvmSelection | undefined): st
   const isText = !(bytes[0] === 0x42 && bytes[1] === 0x43) && !(bytes[0] === 0xde && bytes[1] === 0xc0);
   const names = isText
     ? [...bytes.toString("utf8").matchAll(DEFINITION)].map((m) => m[1] ?? m[2]!)
-    : runTool(tools.tool("llvm-nm"), ["--defined-only", "--format=just-symbols", source]).split("\n").filter((n) => n !== "");
+    : runTool(tools.tool("llvm-nm"), ["--defined-only", "--format=just-symbols", source])
+        .split("\n")
+        .filter((n) => n !== "");
   return libraryBuiltinsAmong(names, tools.tool("opt")).map((name) => `-disable-builtin=${name}`);
 }
 
@@ -82,7 +84,13 @@ export async function compileProgram(source: string, options: CompileProgramOpti
   }
 }
 
-async function compileInMode(source: string, mode: CompileMode, llcFlags: string[], optFlags: readonly string[], llvm: { llvm?: LlvmSelection }): Promise<string> {
+async function compileInMode(
+  source: string,
+  mode: CompileMode,
+  llcFlags: string[],
+  optFlags: readonly string[],
+  llvm: { llvm?: LlvmSelection },
+): Promise<string> {
   switch (mode) {
     case "statepoint":
       return compileToObject(source, { optPasses: [...ownDefinitionFlags(source, llvm.llvm), ...STATEPOINT_OPT_PASSES, ...optFlags], llcFlags, ...llvm });

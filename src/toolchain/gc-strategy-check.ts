@@ -49,20 +49,32 @@ export function checkGcStrategies(source: string, mode: CompileMode): string[] {
   const strategies = gcStrategiesOf(text);
   const plimmixFunction = strategies.get("plimmix");
   if (plimmixFunction !== undefined && mode !== "plimmix") {
-    throw new InvalidArgumentError(source, `gc "plimmix" (function @${plimmixFunction}) without --plimmix`, "add --plimmix: the strategy is rootwalk's LLVM plugin, loaded only with that flag");
+    throw new InvalidArgumentError(
+      source,
+      `gc "plimmix" (function @${plimmixFunction}) without --plimmix`,
+      "add --plimmix: the strategy is rootwalk's LLVM plugin, loaded only with that flag",
+    );
   }
   const statepointFunction = strategies.get("statepoint-example");
   if (statepointFunction !== undefined && mode === "plimmix") {
-    throw new InvalidArgumentError(source, `gc "statepoint-example" (function @${statepointFunction}) with --plimmix`, `gc "plimmix" functions only (drop --plimmix for statepoint code)`);
+    throw new InvalidArgumentError(
+      source,
+      `gc "statepoint-example" (function @${statepointFunction}) with --plimmix`,
+      `gc "plimmix" functions only (drop --plimmix for statepoint code)`,
+    );
   }
   // Already rewritten (gc.statepoint calls present): llc makes its stack maps without opt.
   if (statepointFunction !== undefined && mode === "plain" && !text.includes("@llvm.experimental.gc.statepoint")) {
-    return [`${source}: warning: function @${statepointFunction} uses gc "statepoint-example" but --statepoint was not given: the object has no stack maps (add --statepoint)`];
+    return [
+      `${source}: warning: function @${statepointFunction} uses gc "statepoint-example" but --statepoint was not given: the object has no stack maps (add --statepoint)`,
+    ];
   }
   // Only a module that names its map expects one (a helper module without GC code needs none).
   const namesItsMap = /@__LLVM_StackMaps\b|@"?_GC_MAP_/.test(text);
   if (strategies.size === 0 && mode !== "plain" && namesItsMap) {
-    return [`${source}: warning: no function has a GC strategy (gc "${mode === "plimmix" ? "plimmix" : "statepoint-example"}"): llc emits no stack map for it${mode === "statepoint" ? " and @__LLVM_StackMaps stays undefined" : ""}`];
+    return [
+      `${source}: warning: no function has a GC strategy (gc "${mode === "plimmix" ? "plimmix" : "statepoint-example"}"): llc emits no stack map for it${mode === "statepoint" ? " and @__LLVM_StackMaps stays undefined" : ""}`,
+    ];
   }
   return [];
 }

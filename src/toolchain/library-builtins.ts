@@ -25,7 +25,8 @@ function cLibraryExports(): ReadonlySet<string> {
   for (const library of LIBRARIES) {
     const path = runTool("gcc", [`-print-file-name=${library}`]).trim();
     try {
-      for (const symbol of ElfFile.parse(readFileSync(path)).dynamicSymbols()) if (symbol.sectionIndex !== SHN_UNDEF && symbol.name !== "") names.add(symbol.name.replace(/@.*$/, ""));
+      for (const symbol of ElfFile.parse(readFileSync(path)).dynamicSymbols())
+        if (symbol.sectionIndex !== SHN_UNDEF && symbol.name !== "") names.add(symbol.name.replace(/@.*$/, ""));
     } catch {
       // gcc named no file (a bare name back): no candidates from this library.
     }

@@ -184,7 +184,8 @@ function startsWith(bytes: Uint8Array, magic: readonly number[]): boolean {
 function refuseBinarySource(path: string, bytes: Uint8Array): void {
   if (startsWith(bytes, BITCODE_MAGIC) || startsWith(bytes, BITCODE_WRAPPER_MAGIC)) return;
   const expected = "LLVM IR (a .ll text file, or .bc bitcode)";
-  if (startsWith(bytes, ELF_MAGIC)) throw new InvalidArgumentError("source", path, `${expected}; this is an ELF file (an object, library or executable), not IR`);
+  if (startsWith(bytes, ELF_MAGIC))
+    throw new InvalidArgumentError("source", path, `${expected}; this is an ELF file (an object, library or executable), not IR`);
   const zero = bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0);
   if (zero >= 0) throw new InvalidArgumentError("source", path, `${expected}; this is binary data (a zero byte at offset ${zero})`);
 }

@@ -64,8 +64,7 @@ function llvmCxxFlags(llvmConfig: string, major: number, requiredHeader: string)
   if (!existsSync(header)) {
     throw new ToolError(
       "llvm-config",
-      `LLVM ${major} development headers are missing (no ${header}); ` +
-        `install them with: apt-get install llvm-${major}-dev`,
+      `LLVM ${major} development headers are missing (no ${header}); ` + `install them with: apt-get install llvm-${major}-dev`,
     );
   }
   const flags: string[] = [];

@@ -173,7 +173,11 @@ export function cfiTable(fde: Fde): CfiRow[] {
 
 function checkAddress(fde: Fde, address: number): void {
   if (!(address >= fde.pcBegin && address < fde.pcBegin + fde.pcRange)) {
-    throw new InvalidArgumentError("address", hex(address), `an address in the FDE at ${hex(fde.offset)}: [${hex(fde.pcBegin)}, ${hex(fde.pcBegin + fde.pcRange)})`);
+    throw new InvalidArgumentError(
+      "address",
+      hex(address),
+      `an address in the FDE at ${hex(fde.offset)}: [${hex(fde.pcBegin)}, ${hex(fde.pcBegin + fde.pcRange)})`,
+    );
   }
 }
 
@@ -241,7 +245,12 @@ class CfiState {
 
   toRow(startAddress: number, endAddress: number, fde: Fde): CfiRow {
     if (this.cfaRegister < 0) {
-      throw new MalformedInputError("CFI row", fde.offset, `no CFA rule at ${hex(startAddress)}`, "a DW_CFA_def_cfa* in the CIE or the FDE before this address");
+      throw new MalformedInputError(
+        "CFI row",
+        fde.offset,
+        `no CFA rule at ${hex(startAddress)}`,
+        "a DW_CFA_def_cfa* in the CIE or the FDE before this address",
+      );
     }
     return {
       startAddress,
@@ -287,14 +296,7 @@ function runFde(fde: Fde, visit: RowVisitor): void {
  * returns false to stop; `execute` then returns false. `initial` is the post-CIE state for
  * DW_CFA_restore (undefined while running the CIE itself).
  */
-function execute(
-  program: ByteView,
-  fde: Fde,
-  state: CfiState,
-  initial: CfiState | undefined,
-  startLoc: number,
-  advance: (newLoc: number) => boolean,
-): boolean {
+function execute(program: ByteView, fde: Fde, state: CfiState, initial: CfiState | undefined, startLoc: number, advance: (newLoc: number) => boolean): boolean {
   const cie: Cie = fde.cie;
   const cursor = new DwarfCursor(program);
   let loc = startLoc;
@@ -361,7 +363,12 @@ function execute(
       }
       case DW_CFA_remember_state:
         if (state.remembered.length >= MAX_REMEMBERED_STATES) {
-          throw new UnsupportedInputError("DW_CFA_remember_state", opOffset, `nesting depth ${state.remembered.length + 1}`, `at most ${MAX_REMEMBERED_STATES}`);
+          throw new UnsupportedInputError(
+            "DW_CFA_remember_state",
+            opOffset,
+            `nesting depth ${state.remembered.length + 1}`,
+            `at most ${MAX_REMEMBERED_STATES}`,
+          );
         }
         state.remembered.push(state.snapshot());
         break;
@@ -424,5 +431,10 @@ function execute(
 
 function unsupportedOpcode(opcode: number, opOffset: number): UnsupportedInputError {
   const name = EXPRESSION_OPCODES.get(opcode);
-  return new UnsupportedInputError(name ?? "call frame instruction", opOffset, name === undefined ? `opcode ${hex(opcode)}` : `${name} (${hex(opcode)})`, SUPPORTED_OPCODES);
+  return new UnsupportedInputError(
+    name ?? "call frame instruction",
+    opOffset,
+    name === undefined ? `opcode ${hex(opcode)}` : `${name} (${hex(opcode)})`,
+    SUPPORTED_OPCODES,
+  );
 }

@@ -254,7 +254,12 @@ function parseCie(offset: number, cursor: DwarfCursor, sectionAddress: number, a
           fdePointerEncoding = cursor.u8("CIE FDE pointer encoding");
           checkPointerEncoding(fdePointerEncoding, "CIE FDE", fieldOffset);
           if (fdePointerEncoding === DW_EH_PE_OMIT || isIndirect(fdePointerEncoding)) {
-            throw new MalformedInputError("CIE FDE pointer encoding", fieldOffset, hex(fdePointerEncoding), "a direct encoding (pc_begin cannot be omitted or indirect)");
+            throw new MalformedInputError(
+              "CIE FDE pointer encoding",
+              fieldOffset,
+              hex(fdePointerEncoding),
+              "a direct encoding (pc_begin cannot be omitted or indirect)",
+            );
           }
           break;
         default: // 'S', 'B': flags without data
@@ -264,7 +269,12 @@ function parseCie(offset: number, cursor: DwarfCursor, sectionAddress: number, a
     }
     const consumed = cursor.pos - dataStart;
     if (consumed > dataLength) {
-      throw new MalformedInputError("CIE augmentation data length", dataLengthOffset, dataLength, `at least ${consumed} (the bytes the "${augmentation}" entries use)`);
+      throw new MalformedInputError(
+        "CIE augmentation data length",
+        dataLengthOffset,
+        dataLength,
+        `at least ${consumed} (the bytes the "${augmentation}" entries use)`,
+      );
     }
     cursor.pos = dataStart + dataLength;
   }
@@ -289,18 +299,11 @@ function parseCie(offset: number, cursor: DwarfCursor, sectionAddress: number, a
 function checkAugmentation(augmentation: string, offset: number): void {
   if (augmentation === "") return;
   const ok =
-    augmentation.startsWith("z") &&
-    [...augmentation.slice(1)].every((letter, i, letters) => "PLRSB".includes(letter) && letters.indexOf(letter) === i);
+    augmentation.startsWith("z") && [...augmentation.slice(1)].every((letter, i, letters) => "PLRSB".includes(letter) && letters.indexOf(letter) === i);
   if (!ok) throw new UnsupportedInputError("CIE augmentation", offset, JSON.stringify(augmentation), SUPPORTED_AUGMENTATIONS);
 }
 
-function parseFde(
-  offset: number,
-  cursor: DwarfCursor,
-  cie: Cie,
-  sectionAddress: number,
-  resolvePcBegin: ParseEhFrameOptions["resolvePcBegin"],
-): Fde {
+function parseFde(offset: number, cursor: DwarfCursor, cie: Cie, sectionAddress: number, resolvePcBegin: ParseEhFrameOptions["resolvePcBegin"]): Fde {
   const pcBeginOffset = cursor.absolutePos;
   const decoded = readEncodedPointer(cursor, cie.fdePointerEncoding, sectionAddress, "FDE pc_begin").address;
   let pcBegin = decoded;

@@ -86,7 +86,9 @@ export class MappedModule {
     if (this.biasCache !== undefined) return this.biasCache;
     const elf = this.elf();
     const first = [...this.mappings].sort((a, b) => a.fileOffset - b.fileOffset || a.start - b.start)[0]!;
-    const segment = elf.programHeaders.find((p) => p.type === PT_LOAD && first.fileOffset >= p.offset - (p.offset % 4096) && first.fileOffset < p.offset + Math.max(p.fileSize, 1));
+    const segment = elf.programHeaders.find(
+      (p) => p.type === PT_LOAD && first.fileOffset >= p.offset - (p.offset % 4096) && first.fileOffset < p.offset + Math.max(p.fileSize, 1),
+    );
     if (segment === undefined) throw new RootwalkError("WALK", `module ${this.path}: no PT_LOAD segment maps file offset ${hex(first.fileOffset)}`);
     this.biasCache = first.start - (segment.vaddr + first.fileOffset - segment.offset);
     return this.biasCache;

@@ -28,7 +28,9 @@ describe("the AArch64 description", () => {
     const dir = mkdtempSync(join(tmpdir(), "rootwalk-a64-layout-"));
     writeFileSync(join(dir, "layout.c"), LAYOUT_C);
     execFileSync("aarch64-linux-gnu-gcc", ["-static", join(dir, "layout.c"), "-o", join(dir, "layout")]);
-    const [regs, sp, pc, prReg, prRegCount] = execFileSync("qemu-aarch64", [join(dir, "layout")], { encoding: "utf8" }).split(/\s+/).map(Number);
+    const [regs, sp, pc, prReg, prRegCount] = execFileSync("qemu-aarch64", [join(dir, "layout")], { encoding: "utf8" })
+      .split(/\s+/)
+      .map(Number);
     const signal = AARCH64.signalContext;
     expect(signal.registersOffsetBytes).toBe(regs);
     expect(signal.registersOffsetBytes + signal.spIndex * AARCH64.wordBytes).toBe(sp);

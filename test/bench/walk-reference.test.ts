@@ -52,11 +52,22 @@ describe("the Walk bench's C reference produces rootwalk's output", () => {
       what: "the base slot recorded as the derived slot",
       from: "derivedSlots[n] = sp + (int64_t)s->derivedOffsets[k];",
       to: "derivedSlots[n] = sp + (int64_t)s->baseOffsets[k];",
-      message: /^Walk\/test: the C walker's output differs from rootwalk's at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000008, frame #0, value 0x1000000000\), rootwalk \(base 0x7ffe00000008, derived 0x7ffe00000018, frame #0, value 0x1000000000\)$/,
+      message:
+        /^Walk\/test: the C walker's output differs from rootwalk's at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000008, frame #0, value 0x1000000000\), rootwalk \(base 0x7ffe00000008, derived 0x7ffe00000018, frame #0, value 0x1000000000\)$/,
     },
     { what: "no frame index per pair", from: "pairFrames[n] = (int32_t)frames;", to: "", message: /at root pair \d+: C \(.*frame #/ },
-    { what: "the base value not read", from: "baseValues[n] = v;", to: "baseValues[n] = 0;", message: /at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000018, frame #0, value 0x0\)/ },
-    { what: "the last pair of each frame dropped", from: "k < s->pairCount; k++", to: "k < s->pairCount - 1; k++", message: /at root pair count: C 500, rootwalk 1000$/ },
+    {
+      what: "the base value not read",
+      from: "baseValues[n] = v;",
+      to: "baseValues[n] = 0;",
+      message: /at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000018, frame #0, value 0x0\)/,
+    },
+    {
+      what: "the last pair of each frame dropped",
+      from: "k < s->pairCount; k++",
+      to: "k < s->pairCount - 1; k++",
+      message: /at root pair count: C 500, rootwalk 1000$/,
+    },
   ];
   for (const alteration of LESS_WORK) {
     it(`fails when the C walk does less: ${alteration.what}`, () => {

@@ -102,7 +102,9 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       try {
         const bitcode = join(dir, "hash.bc");
         runTool(findLlvmTool("llvm-as"), [corpus("sp-integer-across-safepoint.ll"), "-o", bitcode]);
-        expect(checkIrProgram([bitcode]).map((f) => `${f.kind} ${f.value} ${f.call} ${f.line}`)).toEqual(["integer-across-safepoint %key @gc_collect hash.c:5"]);
+        expect(checkIrProgram([bitcode]).map((f) => `${f.kind} ${f.value} ${f.call} ${f.line}`)).toEqual([
+          "integer-across-safepoint %key @gc_collect hash.c:5",
+        ]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -145,7 +147,10 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
         [linkSharedLibrary([sp]), ["call-without-safepoint @append @gc_alloc"]],
       ];
       for (const [binary, expected] of cases) {
-        expect(checkBinary(binary).map((f) => `${f.kind} @${f.function} ${f.call}`), binary).toEqual(expected);
+        expect(
+          checkBinary(binary).map((f) => `${f.kind} @${f.function} ${f.call}`),
+          binary,
+        ).toEqual(expected);
       }
     });
   });
@@ -228,7 +233,9 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
         const out = join(dir, "a.o");
         const warned = await cli(["compile", "--statepoint", source, "-o", out]);
         expect(warned.code).toBe(0);
-        expect(warned.stderr).toMatch(/^rootwalk compile: warning: .*no-gc-strategy in @append, %entry: %list is live across the call of @gc_alloc \(rootwalk check explains; --no-check skips the check\)\n$/);
+        expect(warned.stderr).toMatch(
+          /^rootwalk compile: warning: .*no-gc-strategy in @append, %entry: %list is live across the call of @gc_alloc \(rootwalk check explains; --no-check skips the check\)\n$/,
+        );
         const strict = await cli(["compile", "--statepoint", "--strict-check", source, "-o", join(dir, "b.o")]);
         expect(strict.code).toBe(1);
         expect(strict.stderr).toMatch(/rootwalk compile: 1 check finding and --strict-check: not building\n$/);
@@ -243,13 +250,17 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       const r = await runNative([corpus("sp-interior-pointer-argument.ll"), "--no-gc"], 120_000);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/^result: 0\n/);
-      expect(r.stderr).toMatch(/^rootwalk run: warning: .*interior-pointer-argument in @rw_main, %entry: %mid is passed to @read_later \(rootwalk check explains; --no-check skips the check\)\n/);
+      expect(r.stderr).toMatch(
+        /^rootwalk run: warning: .*interior-pointer-argument in @rw_main, %entry: %mid is passed to @read_later \(rootwalk check explains; --no-check skips the check\)\n/,
+      );
     });
     it("run --strict-check stops before building", async () => {
       const out = await cli(["run", "--strict-check", corpus("pl-stale-gcroot-copy.ll"), "--plimmix"]);
       expect(out.code).toBe(1);
       expect(out.stdout).toBe("");
-      expect(out.stderr).toMatch(/^rootwalk run: warning: .*stale-gcroot-copy in @rw_main.*\nrootwalk run: 1 check finding and --strict-check: not building\n$/);
+      expect(out.stderr).toMatch(
+        /^rootwalk run: warning: .*stale-gcroot-copy in @rw_main.*\nrootwalk run: 1 check finding and --strict-check: not building\n$/,
+      );
     });
   });
 
@@ -261,20 +272,26 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
 });
 
 describe.skipIf(CAMPAIGN === 0)("rootwalk check campaign", () => {
-  it(`${CAMPAIGN} generated programs (correct by construction) give no finding`, () => {
-    const start = Number(process.env["ROOTWALK_CHECK_CAMPAIGN_START"] ?? 1);
-    const falsePositives: string[] = [];
-    const styles: Record<string, number> = {};
-    const began = performance.now();
-    for (let seed = start; seed < start + CAMPAIGN; seed++) {
-      const style = generateProgram(seed).features.style;
-      styles[style] = (styles[style] ?? 0) + 1;
-      for (const f of checkIrProgram([generatedSource(seed)])) falsePositives.push(`seed ${seed}: ${f.kind} @${f.function} ${f.value} ${f.call}`);
-    }
-    const seconds = (performance.now() - began) / 1000;
-    console.log(`check campaign: ${CAMPAIGN} programs from seed ${start} (${JSON.stringify(styles)}), ${falsePositives.length} findings, ${seconds.toFixed(1)} s`);
-    expect(falsePositives).toEqual([]);
-  }, CAMPAIGN * 2_000);
+  it(
+    `${CAMPAIGN} generated programs (correct by construction) give no finding`,
+    () => {
+      const start = Number(process.env["ROOTWALK_CHECK_CAMPAIGN_START"] ?? 1);
+      const falsePositives: string[] = [];
+      const styles: Record<string, number> = {};
+      const began = performance.now();
+      for (let seed = start; seed < start + CAMPAIGN; seed++) {
+        const style = generateProgram(seed).features.style;
+        styles[style] = (styles[style] ?? 0) + 1;
+        for (const f of checkIrProgram([generatedSource(seed)])) falsePositives.push(`seed ${seed}: ${f.kind} @${f.function} ${f.value} ${f.call}`);
+      }
+      const seconds = (performance.now() - began) / 1000;
+      console.log(
+        `check campaign: ${CAMPAIGN} programs from seed ${start} (${JSON.stringify(styles)}), ${falsePositives.length} findings, ${seconds.toFixed(1)} s`,
+      );
+      expect(falsePositives).toEqual([]);
+    },
+    CAMPAIGN * 2_000,
+  );
 });
 
 async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

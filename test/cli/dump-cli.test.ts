@@ -32,7 +32,9 @@ describe("rootwalk dump --format json", () => {
     expect(pushed.length).toBeGreaterThanOrEqual(2);
     for (const s of pushed) expect(s.frameSizeBytes as number).toBeGreaterThan(Number(s.stackSizeBytes));
     const dyn = parsed.maps[1]!.safepoints;
-    expect(dyn.every((s) => s.dynamicFrame === true && s.stackSizeBytes === "18446744073709551615" && s.frameSizeBytes === null && s.frameRule === "rbp+8")).toBe(true);
+    expect(
+      dyn.every((s) => s.dynamicFrame === true && s.stackSizeBytes === "18446744073709551615" && s.frameSizeBytes === null && s.frameRule === "rbp+8"),
+    ).toBe(true);
     // Locations are spelled [sp+16], rbx, const 0.
     const spelled = parsed.maps.flatMap((m) => m.safepoints.flatMap((s) => (s.roots as { base: string }[]).map((r) => r.base)));
     expect(spelled.every((l) => /^(\[(sp|rbp|rbx)([+-]\d+)?\]|[a-z0-9]+|const -?\d+)$/.test(l))).toBe(true);

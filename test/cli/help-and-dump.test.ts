@@ -117,7 +117,9 @@ describe("dump", () => {
     // No _GC_MAP_ or frame-table symbols: those loaders find nothing rather than refusing.
     expect(loadPlimmixFromElf(bytes, a64)).toBeUndefined();
     expect(loadOcamlFromElf(bytes, a64)).toBeUndefined();
-    expect(() => registerFile(new SafepointRegistry(), bytes, { path: a64 })).toThrow(/found AArch64 stack maps, expected x86-64 stack maps: rootwalk dumps AArch64 maps but does not walk AArch64 stacks yet/);
+    expect(() => registerFile(new SafepointRegistry(), bytes, { path: a64 })).toThrow(
+      /found AArch64 stack maps, expected x86-64 stack maps: rootwalk dumps AArch64 maps but does not walk AArch64 stacks yet/,
+    );
   });
 
   it("an object of any other machine is refused by name, by dump and by the library", async () => {
@@ -128,7 +130,9 @@ describe("dump", () => {
     for (const format of ["text", "json", "readobj"]) {
       const r = await run("dump", "--format", format, other);
       expect(r.code).toBe(1);
-      expect(r.stderr.trim()).toMatch(/^rootwalk: .*sm-riscv.o: ELF header e_machine at offset 0x12: found 243, supported EM_X86_64 \(62\) or EM_AARCH64 \(183\)/);
+      expect(r.stderr.trim()).toMatch(
+        /^rootwalk: .*sm-riscv.o: ELF header e_machine at offset 0x12: found 243, supported EM_X86_64 \(62\) or EM_AARCH64 \(183\)/,
+      );
     }
     for (const load of [loadObjectStackMaps, loadPlimmixFromElf, loadOcamlFromElf]) {
       expect(() => load(bytes, other)).toThrow(UnsupportedInputError);

@@ -41,7 +41,12 @@ describe("COMMAND --help lists every option with its meaning", () => {
   it("run: every option its help lists parses, and every option of its usage line is in its help", () => {
     for (const key of Object.keys(RUN_OPTIONS)) {
       const name = /^--[a-z-]+/.exec(key)![0];
-      const args = key.includes(" ") || (key.includes("=") && !key.includes("[")) ? [`${name}=${key.includes("SECONDS") ? "1" : key.includes("SIZE") ? "4M" : key.includes("chunks") ? "chunks" : key.includes("VERSION") ? "19" : "x"}`] : [name];
+      const args =
+        key.includes(" ") || (key.includes("=") && !key.includes("["))
+          ? [
+              `${name}=${key.includes("SECONDS") ? "1" : key.includes("SIZE") ? "4M" : key.includes("chunks") ? "chunks" : key.includes("VERSION") ? "19" : "x"}`,
+            ]
+          : [name];
       expect(() => parseRunArguments(["p.ll", ...args]), key).not.toThrow();
     }
     for (const m of COMMAND_USAGE["run"]!.usage.matchAll(/\[(--[a-z-]+)/g)) expect(listed(Object.keys(RUN_OPTIONS), m[1]!), m[1]).toBe(true);

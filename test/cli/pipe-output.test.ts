@@ -21,7 +21,9 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** An object with 2,000 functions of 3 statepoints each: its dumps are megabytes. */
 function bigObject(): string {
-  const functions = Array.from({ length: 2000 }, (_, i) => `define i64 @fn${i}(i64 addrspace(1)* %a, i64 addrspace(1)* %b) gc "statepoint-example" {
+  const functions = Array.from(
+    { length: 2000 },
+    (_, i) => `define i64 @fn${i}(i64 addrspace(1)* %a, i64 addrspace(1)* %b) gc "statepoint-example" {
   call void @f()
   call void @f()
   call void @f()
@@ -29,7 +31,8 @@ function bigObject(): string {
   %y = load i64, i64 addrspace(1)* %b
   %s = add i64 %x, %y
   ret i64 %s
-}`);
+}`,
+  );
   const source = join(scratch, "big.ll");
   writeFileSync(source, `declare void @f()\n${functions.join("\n")}\n`);
   return compileToObject(source, { optPasses: ["-passes=rewrite-statepoints-for-gc"], llcFlags: ["-O2"] });
@@ -49,12 +52,15 @@ function deepSnapshot(frames: number): string {
     words[2 + 2 * i] = BigInt(i + 1 < frames ? ra : 0);
   }
   const path = join(scratch, "deep-snapshot.json");
-  writeFileSync(path, JSON.stringify({
-    memory: [{ base: `0x${base.toString(16)}`, hex: Buffer.from(words.buffer).toString("hex") }],
-    functions: [{ name: "f", addr: "0x1000", stackSize: 8 }],
-    callsites: [{ ra: `0x${ra.toString(16)}`, fn: "0x1000", rootSpOffsets: [0] }],
-    entryRaSlot: `0x${base.toString(16)}`,
-  }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      memory: [{ base: `0x${base.toString(16)}`, hex: Buffer.from(words.buffer).toString("hex") }],
+      functions: [{ name: "f", addr: "0x1000", stackSize: 8 }],
+      callsites: [{ ra: `0x${ra.toString(16)}`, fn: "0x1000", rootSpOffsets: [0] }],
+      entryRaSlot: `0x${base.toString(16)}`,
+    }),
+  );
   return path;
 }
 
@@ -71,7 +77,11 @@ function toFile(args: string[]): { bytes: Buffer; status: number | null } {
 function throughSlowReader(args: string[]): { bytes: Buffer; status: number; stderr: string } {
   const path = join(scratch, "piped.out");
   const script = `"$@" | (sleep ${READER_DELAY_S}; exec cat > "$OUT"); echo "\${PIPESTATUS[0]}"`;
-  const r = spawnSync("bash", ["-c", script, "bash", process.execPath, MAIN, ...args], { env: { ...process.env, OUT: path }, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync("bash", ["-c", script, "bash", process.execPath, MAIN, ...args], {
+    env: { ...process.env, OUT: path },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   return { bytes: readFileSync(path), status: Number(r.stdout.trim()), stderr: r.stderr };
 }
 
@@ -79,7 +89,12 @@ function throughSlowReader(args: string[]): { bytes: Buffer; status: number; std
 function intoHead(args: string[], nodeArgs: string[] = [MAIN]): { line: string; status: number; stderr: string } {
   const script = `"$@" 2>"$ERR" | head -1; echo "\${PIPESTATUS[0]}" >&2`;
   const err = join(scratch, "head.err");
-  const r = spawnSync("bash", ["-c", script, "bash", process.execPath, ...nodeArgs, ...args], { env: { ...process.env, ERR: err }, encoding: "utf8", timeout: 120_000, maxBuffer: 1 << 28 });
+  const r = spawnSync("bash", ["-c", script, "bash", process.execPath, ...nodeArgs, ...args], {
+    env: { ...process.env, ERR: err },
+    encoding: "utf8",
+    timeout: 120_000,
+    maxBuffer: 1 << 28,
+  });
   return { line: r.stdout, status: Number(r.stderr.trim()), stderr: readFileSync(err, "utf8") };
 }
 

@@ -46,17 +46,24 @@ describe("GC strategy against the compile mode", () => {
     const r = await run("compile", STATEPOINT_PROGRAM, "-o", output);
     expect(r.code).toBe(0);
     expect(existsSync(output)).toBe(true);
-    expect(r.stderr).toMatch(/warning: function @cons uses gc "statepoint-example" but --statepoint was not given: the object has no stack maps \(add --statepoint\)/);
+    expect(r.stderr).toMatch(
+      /warning: function @cons uses gc "statepoint-example" but --statepoint was not given: the object has no stack maps \(add --statepoint\)/,
+    );
     const withFlag = await run("compile", "--statepoint", STATEPOINT_PROGRAM, "-o", output);
     expect(withFlag.stderr).toBe("");
   });
 
   it("a module naming @__LLVM_StackMaps with no GC strategy: llc emits no stack map, said before the load fails", async () => {
     const source = join(scratch, "no-strategy.ll");
-    writeFileSync(source, "declare void @gc_init(i8*)\n@__LLVM_StackMaps = external global i8\ndefine i64 @rw_main() {\n  call void @gc_init(i8* @__LLVM_StackMaps)\n  ret i64 7\n}\n");
+    writeFileSync(
+      source,
+      "declare void @gc_init(i8*)\n@__LLVM_StackMaps = external global i8\ndefine i64 @rw_main() {\n  call void @gc_init(i8* @__LLVM_StackMaps)\n  ret i64 7\n}\n",
+    );
     const r = await run("compile", "--statepoint", source, "-o", join(scratch, "no-strategy.o"));
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/no-strategy\.ll: warning: no function has a GC strategy \(gc "statepoint-example"\): llc emits no stack map for it and @__LLVM_StackMaps stays undefined/);
+    expect(r.stderr).toMatch(
+      /no-strategy\.ll: warning: no function has a GC strategy \(gc "statepoint-example"\): llc emits no stack map for it and @__LLVM_StackMaps stays undefined/,
+    );
   });
 
   it("--stress 100 (a space) in run and sim: the spelling with '='", async () => {

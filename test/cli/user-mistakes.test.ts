@@ -41,7 +41,10 @@ describe("mistakes a person makes end in one line and a documented exit code", (
 
   it("a snapshot file holding null, an array, or null elements", async () => {
     for (const [text, expected] of [
-      ["null", /snapshot: found null, expected a JSON object with memory, functions and callsites \(the stack snapshot format: README "Walk snapshots", schemas\/stack-snapshot.schema.json in the package\)$/],
+      [
+        "null",
+        /snapshot: found null, expected a JSON object with memory, functions and callsites \(the stack snapshot format: README "Walk snapshots", schemas\/stack-snapshot.schema.json in the package\)$/,
+      ],
       ["[1]", /snapshot: found an array, expected a JSON object/],
       ['{"memory":[null],"functions":[],"callsites":[]}', /snapshot memory\[0\].*found null, expected an object/],
       ['{"memory":[],"functions":[],"callsites":[{"ra":"0x1"}]}', /callsites\[0\]\.rootSpOffsets.*found undefined, expected an array/],
@@ -53,12 +56,24 @@ describe("mistakes a person makes end in one line and a documented exit code", (
   });
 
   it("a bad -o or --svg path is refused before compiling or running", async () => {
-    expectOneLine(await run("sim", "--svg", "/nonexistent-folder/heap.svg"), 1, /--svg: found \/nonexistent-folder\/heap.svg, expected a path in an existing folder/);
+    expectOneLine(
+      await run("sim", "--svg", "/nonexistent-folder/heap.svg"),
+      1,
+      /--svg: found \/nonexistent-folder\/heap.svg, expected a path in an existing folder/,
+    );
     expectOneLine(await run("sim", "--svg", scratch), 1, /--svg: .* expected a file path, not a folder/);
-    expectOneLine(await run("compile", "--statepoint", join(CORPUS_DIR, "call-chain.ll"), "-o", "/nonexistent-folder/a.o"), 1, /-o: found \/nonexistent-folder\/a.o, expected a path in an existing folder/);
+    expectOneLine(
+      await run("compile", "--statepoint", join(CORPUS_DIR, "call-chain.ll"), "-o", "/nonexistent-folder/a.o"),
+      1,
+      /-o: found \/nonexistent-folder\/a.o, expected a path in an existing folder/,
+    );
     expectOneLine(await run("run", "/nonexistent.ll", "--svg", "/nonexistent-folder/heap.svg"), 1, /--svg: found \/nonexistent-folder\/heap.svg/);
     // access() says yes to root for /proc; creating the file there fails: found before the run.
-    expectOneLine(await run("sim", "--svg", "/proc/heap.svg"), 1, /--svg: found \/proc\/heap.svg, expected a path a file can be written to \(opening it for writing failed with E[A-Z]+\)$/);
+    expectOneLine(
+      await run("sim", "--svg", "/proc/heap.svg"),
+      1,
+      /--svg: found \/proc\/heap.svg, expected a path a file can be written to \(opening it for writing failed with E[A-Z]+\)$/,
+    );
   });
 
   it("sim --workload deep-recursion at its default scale (10,000 frames) completes", async () => {
@@ -79,7 +94,9 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     // The live data filled the heap (a growing live set): four times the live bytes, not twice the heap.
     expect(describeFailure(new HeapExhaustedError(900_000, 1 << 20, 64, 0)).line).toBe("heap exhausted: 900000 live bytes of 1048576; try --heap 4M");
     // A large request into a mostly empty heap: twice live + request, whatever the heap was.
-    expect(describeFailure(new HeapExhaustedError(1 << 20, 64 << 20, 40 << 20, 0)).line).toBe(`heap exhausted: ${1 << 20} live bytes of ${64 << 20}; try --heap 96M`);
+    expect(describeFailure(new HeapExhaustedError(1 << 20, 64 << 20, 40 << 20, 0)).line).toBe(
+      `heap exhausted: ${1 << 20} live bytes of ${64 << 20}; try --heap 96M`,
+    );
   });
 
   it("a bug in rootwalk says it is one, how to report it, and exits 3 without a stack", () => {
@@ -118,9 +135,16 @@ describe("compiler diagnostics come first, binary input is never echoed", () => 
     const binary = join(scratch, "binary.ll");
     writeFileSync(binary, Buffer.from([0, 1, 0x67, 0x61, 0x72, 0x62, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a]));
     for (const mode of ["--statepoint", "--plimmix"]) {
-      expectOneLine(await run("compile", mode, binary, "-o", join(scratch, "binary.o")), 1, /^rootwalk: source: found \S*binary\.ll, expected LLVM IR \(a \.ll text file, or \.bc bitcode\); this is binary data \(a zero byte at offset 0\)$/);
+      expectOneLine(
+        await run("compile", mode, binary, "-o", join(scratch, "binary.o")),
+        1,
+        /^rootwalk: source: found \S*binary\.ll, expected LLVM IR \(a \.ll text file, or \.bc bitcode\); this is binary data \(a zero byte at offset 0\)$/,
+      );
     }
-    for (const args of [["compile", "/bin/ls", "-o", join(scratch, "ls.o")], ["run", binary]]) {
+    for (const args of [
+      ["compile", "/bin/ls", "-o", join(scratch, "ls.o")],
+      ["run", binary],
+    ]) {
       const r = await run(...args);
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);

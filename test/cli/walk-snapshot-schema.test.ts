@@ -35,12 +35,14 @@ function validate(s: Schema, value: unknown, path = "$"): string[] {
   }
   if (typeof s["type"] === "string" && !typeOk(s["type"], value)) return [`${path}: not ${s["type"]}`];
   const errors: string[] = [];
-  if (typeof s["pattern"] === "string" && typeof value === "string" && !new RegExp(s["pattern"]).test(value)) errors.push(`${path}: does not match ${s["pattern"]}`);
+  if (typeof s["pattern"] === "string" && typeof value === "string" && !new RegExp(s["pattern"]).test(value))
+    errors.push(`${path}: does not match ${s["pattern"]}`);
   if (typeof s["minimum"] === "number" && typeof value === "number" && value < s["minimum"]) errors.push(`${path}: below ${s["minimum"]}`);
   if (typeOk("object", value)) {
     const object = value as Record<string, unknown>;
     for (const key of (s["required"] as string[] | undefined) ?? []) if (!(key in object)) errors.push(`${path}: no ${key}`);
-    for (const [key, sub] of Object.entries((s["properties"] as Record<string, Schema> | undefined) ?? {})) if (key in object) errors.push(...validate(sub, object[key], `${path}.${key}`));
+    for (const [key, sub] of Object.entries((s["properties"] as Record<string, Schema> | undefined) ?? {}))
+      if (key in object) errors.push(...validate(sub, object[key], `${path}.${key}`));
   }
   if (Array.isArray(value) && s["items"] !== undefined) value.forEach((item, i) => errors.push(...validate(s["items"] as Schema, item, `${path}[${i}]`)));
   return errors;

@@ -7,19 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { ElfFile } from "../../src/elf/elf-file.js";
-import {
-  EM_AARCH64,
-  EM_X86_64,
-  ET_DYN,
-  ET_EXEC,
-  ET_REL,
-  SHN_ABS,
-  SHN_COMMON,
-  SHN_UNDEF,
-  SHT_REL,
-  SHT_RELA,
-  SHT_SYMTAB,
-} from "../../src/elf/elf-constants.js";
+import { EM_AARCH64, EM_X86_64, ET_DYN, ET_EXEC, ET_REL, SHN_ABS, SHN_COMMON, SHN_UNDEF, SHT_REL, SHT_RELA, SHT_SYMTAB } from "../../src/elf/elf-constants.js";
 import { relocatedSection } from "../../src/elf/relocate.js";
 import { MalformedInputError, RootwalkError, TruncatedInputError, UnsupportedInputError } from "../../src/errors.js";
 import { fixtures, HAVE_TOOLS, readelfRelocations, readelfSections, readelfSymbols } from "./elf-fixtures.js";
@@ -27,9 +15,26 @@ import { fixtures, HAVE_TOOLS, readelfRelocations, readelfSections, readelfSymbo
 const ALL_FILES = ["object.o", "object-fs.o", "lib.so", "lib-relr.so", "stackmaps.o", "stackmaps-aarch64.o", "stackmaps.so", "exe"];
 
 const SECTION_TYPES: Record<string, number> = {
-  NULL: 0, PROGBITS: 1, SYMTAB: 2, STRTAB: 3, RELA: 4, HASH: 5, DYNAMIC: 6, NOTE: 7, NOBITS: 8, REL: 9,
-  DYNSYM: 11, INIT_ARRAY: 14, FINI_ARRAY: 15, GROUP: 17, RELR: 19, GNU_HASH: 0x6ffffff6, VERSYM: 0x6fffffff,
-  VERNEED: 0x6ffffffe, X86_64_UNWIND: 0x70000001, LLVM_ADDRSIG: 0x6fff4c03,
+  NULL: 0,
+  PROGBITS: 1,
+  SYMTAB: 2,
+  STRTAB: 3,
+  RELA: 4,
+  HASH: 5,
+  DYNAMIC: 6,
+  NOTE: 7,
+  NOBITS: 8,
+  REL: 9,
+  DYNSYM: 11,
+  INIT_ARRAY: 14,
+  FINI_ARRAY: 15,
+  GROUP: 17,
+  RELR: 19,
+  GNU_HASH: 0x6ffffff6,
+  VERSYM: 0x6fffffff,
+  VERNEED: 0x6ffffffe,
+  X86_64_UNWIND: 0x70000001,
+  LLVM_ADDRSIG: 0x6fff4c03,
 };
 const SYMBOL_TYPES: Record<string, number> = { NOTYPE: 0, OBJECT: 1, FUNC: 2, SECTION: 3, FILE: 4, COMMON: 5, TLS: 6, IFUNC: 10 };
 const SYMBOL_BINDS: Record<string, number> = { LOCAL: 0, GLOBAL: 1, WEAK: 2, UNIQUE: 10 };

@@ -110,15 +110,20 @@ describe.skipIf(!HAVE_TOOLS)("ElfFile and relocatedSection on damaged files thro
     const inputs = FILES.map((file) => ({ bytes: fx.bytes(file), ranges: structureRanges(fx.bytes(file)) }));
     const edit = fc.record({ range: fc.nat(), position: fc.nat(), value: fc.integer({ min: 0, max: 255 }) });
     fc.assert(
-      fc.property(fc.nat({ max: inputs.length - 1 }), fc.array(edit, { minLength: 1, maxLength: 6 }), fc.option(fc.nat(), { nil: undefined }), (fileIndex, edits, cut) => {
-        const { bytes, ranges } = inputs[fileIndex]!;
-        const copy = bytes.slice();
-        for (const { range, position, value } of edits) {
-          const [start, end] = ranges[range % ranges.length]!;
-          copy[start + (position % (end - start))] = value;
-        }
-        exercise(cut === undefined ? copy : copy.subarray(0, cut % copy.length));
-      }),
+      fc.property(
+        fc.nat({ max: inputs.length - 1 }),
+        fc.array(edit, { minLength: 1, maxLength: 6 }),
+        fc.option(fc.nat(), { nil: undefined }),
+        (fileIndex, edits, cut) => {
+          const { bytes, ranges } = inputs[fileIndex]!;
+          const copy = bytes.slice();
+          for (const { range, position, value } of edits) {
+            const [start, end] = ranges[range % ranges.length]!;
+            copy[start + (position % (end - start))] = value;
+          }
+          exercise(cut === undefined ? copy : copy.subarray(0, cut % copy.length));
+        },
+      ),
       { numRuns: 3000 },
     );
   });

@@ -153,7 +153,13 @@ describe.skipIf(!HAVE_TOOLS)("relocatedSection in a .o (ET_REL)", () => {
     const text = elf.section(".text")!;
     expect(result.targets.size).toBe(STACKMAP_FUNCTIONS.length);
     for (const { offset, name } of STACKMAP_FUNCTIONS) {
-      expect(result.targets.get(offset)).toEqual({ symbolName: name, sectionIndex: text.index, sectionName: ".text", value: nmAddress(nm, name), kind: "absolute" });
+      expect(result.targets.get(offset)).toEqual({
+        symbolName: name,
+        sectionIndex: text.index,
+        sectionName: ".text",
+        value: nmAddress(nm, name),
+        kind: "absolute",
+      });
       expect(u64At(result.bytes, offset)).toBe(nmAddress(nm, name));
     }
     const rela = readelfRelocations(fx.path(file)).rela.get(".rela.llvm_stackmaps")!;
@@ -192,7 +198,9 @@ describe.skipIf(!HAVE_TOOLS)("relocatedSection in a .so and an executable (ET_DY
     const elf = ElfFile.parse(fx.bytes("lib.so"));
     const section = elf.section("fn_ptrs")!;
     const result = relocated(elf, "fn_ptrs");
-    const entries = readelfRelocations(fx.path("lib.so")).rela.get(".rela.dyn")!.filter((r) => r.offset >= section.addr && r.offset < section.addr + section.size);
+    const entries = readelfRelocations(fx.path("lib.so"))
+      .rela.get(".rela.dyn")!
+      .filter((r) => r.offset >= section.addr && r.offset < section.addr + section.size);
     expect(entries.length).toBe(LIB_FN_PTRS_TARGETS.length);
     for (const r of entries) {
       const expected = r.type === "R_X86_64_RELATIVE" ? r.addend : r.symbolValue! + r.addend;

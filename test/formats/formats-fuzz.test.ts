@@ -58,8 +58,25 @@ const plimmixSeeds = [
   encodePlimmix({ functions: [] }),
   encodePlimmix({
     functions: [
-      { address: 0x40_1000, frameWords: 3, stackArgs: 2, safepoints: [0x40_1010, 0x40_1020], roots: [{ offset: 0, type: 3 }, { offset: 8, type: 1 }] },
-      { address: 0x40_1100, frameWords: -1, safepoints: [0x40_1130], roots: [{ offset: -24, type: 2 }, { offset: -32, type: 0 }] },
+      {
+        address: 0x40_1000,
+        frameWords: 3,
+        stackArgs: 2,
+        safepoints: [0x40_1010, 0x40_1020],
+        roots: [
+          { offset: 0, type: 3 },
+          { offset: 8, type: 1 },
+        ],
+      },
+      {
+        address: 0x40_1100,
+        frameWords: -1,
+        safepoints: [0x40_1130],
+        roots: [
+          { offset: -24, type: 2 },
+          { offset: -32, type: 0 },
+        ],
+      },
       { address: 0x40_1200, frameWords: 1, safepoints: [], roots: [] },
     ],
     globals: [0x40_4000, 0x40_4008],
@@ -78,31 +95,52 @@ const plimmixSeeds = [
 const ocamlFixtures = OCAML_SOURCES.map(ocamlFixture);
 const ocamlSeeds = [
   ...ocamlFixtures.map((f) => new Uint8Array(loadOcamlFromElf(f.bytes, f.path)!.tables[0]!.view.bytes)),
-  encodeOcaml([{ returnAddress: 0x1013, frameSize: 8, live: [0] }, { returnAddress: 0x1066, frameSize: 40, live: [-24, -16, -8] }]),
+  encodeOcaml([
+    { returnAddress: 0x1013, frameSize: 8, live: [0] },
+    { returnAddress: 0x1066, frameSize: 40, live: [-24, -16, -8] },
+  ]),
 ];
 const elfSeeds = [...ocamlFixtures.map((f) => f.bytes), readFileSync(assembleFormatsAsm("plimmix-handwritten.s"))];
 
-
 describe("fuzzing the plimmix and OCaml decoders and loaders", () => {
-  it(`_GC_MAP_ blobs: ${CASES} mutations`, () => {
-    expectCleanFuzz("_GC_MAP_", runFuzz(plimmixTarget, plimmixSeeds, CASES, SEED + 2_000_000));
-  }, Math.max(60_000, CASES * 5));
+  it(
+    `_GC_MAP_ blobs: ${CASES} mutations`,
+    () => {
+      expectCleanFuzz("_GC_MAP_", runFuzz(plimmixTarget, plimmixSeeds, CASES, SEED + 2_000_000));
+    },
+    Math.max(60_000, CASES * 5),
+  );
 
-  it(`OCaml frame tables: ${CASES} mutations`, () => {
-    expectCleanFuzz("frametables", runFuzz(ocamlTarget, ocamlSeeds, CASES, SEED + 3_000_000));
-  }, Math.max(60_000, CASES * 5));
+  it(
+    `OCaml frame tables: ${CASES} mutations`,
+    () => {
+      expectCleanFuzz("frametables", runFuzz(ocamlTarget, ocamlSeeds, CASES, SEED + 3_000_000));
+    },
+    Math.max(60_000, CASES * 5),
+  );
 
-  it(`ELF files with either: ${CASES} mutations`, () => {
-    expectCleanFuzz("objects", runFuzz(elfTarget, elfSeeds, CASES, SEED + 4_000_000));
-  }, Math.max(60_000, CASES * 20));
+  it(
+    `ELF files with either: ${CASES} mutations`,
+    () => {
+      expectCleanFuzz("objects", runFuzz(elfTarget, elfSeeds, CASES, SEED + 4_000_000));
+    },
+    Math.max(60_000, CASES * 20),
+  );
 
   it("every truncation of every seed is a typed error", () => {
-    for (const [target, seeds] of [[plimmixTarget, plimmixSeeds], [ocamlTarget, ocamlSeeds]] as const) {
+    for (const [target, seeds] of [
+      [plimmixTarget, plimmixSeeds],
+      [ocamlTarget, ocamlSeeds],
+    ] as const) {
       for (const seed of seeds) {
         for (let length = 0; length < seed.length; length++) {
           const report = runFuzz((b) => target(b.subarray(0, length)), [seed], 1, length);
           expect(report.failures).toEqual([]);
-          expect(() => (target === plimmixTarget ? PlimmixMap.parse(new ByteView(seed.subarray(0, length)), 0) : OcamlFrametable.parse(new ByteView(seed.subarray(0, length)), 0))).toThrow();
+          expect(() =>
+            target === plimmixTarget
+              ? PlimmixMap.parse(new ByteView(seed.subarray(0, length)), 0)
+              : OcamlFrametable.parse(new ByteView(seed.subarray(0, length)), 0),
+          ).toThrow();
         }
       }
     }

@@ -94,4 +94,3 @@ export function encodeOcaml(descriptors: readonly OcamlDescriptorSpec[], count =
   }
   return bytes;
 }
-

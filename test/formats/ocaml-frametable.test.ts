@@ -7,7 +7,16 @@ import { OcamlFrametable, ocamlDescriptorSizeBytes, ocamlModuleName } from "../.
 import { catchError } from "../support/catch-error.js";
 import { readobjRelocations } from "../support/llvm-tools.js";
 import { objdumpCallSites } from "../support/objdump-frames.js";
-import { NOT_MANAGED, OCAML_SOURCES, type OcamlDescriptorSpec, encodeOcaml, nmSymbols, nullInitialisedSlots, objdumpSectionBytes, ocamlFixture } from "./ocaml-fixtures.js";
+import {
+  NOT_MANAGED,
+  OCAML_SOURCES,
+  type OcamlDescriptorSpec,
+  encodeOcaml,
+  nmSymbols,
+  nullInitialisedSlots,
+  objdumpSectionBytes,
+  ocamlFixture,
+} from "./ocaml-fixtures.js";
 
 /*
  * LLVM 14's OCaml frame table (src/stackmap/ocaml-frametable.ts): the decoder on hand-built
@@ -62,8 +71,18 @@ describe("OCaml frametable: one typed error per rule, at its exact offset", () =
     { what: "non-zero padding after the count", bytes: () => patch(encodeOcaml(TABLE), 5, 1), error: MalformedInputError, offset: 5 },
     { what: "count beyond the bytes", bytes: () => encodeOcaml(TABLE, 200), error: TruncatedInputError, offset: 8 },
     { what: "live count beyond the bytes", bytes: () => patch(encodeOcaml(TABLE), 48 + 10, 9), error: TruncatedInputError, offset: 48 + 12 },
-    { what: "non-zero padding after the live offsets", bytes: () => patch(encodeOcaml(TABLE), 24 + 12 + 6 + 1, 0x80), error: MalformedInputError, offset: 24 + 19 },
-    { what: "table shorter than its count's minimum (16 bytes a descriptor)", bytes: () => encodeOcaml(TABLE).subarray(0, 30), error: TruncatedInputError, offset: 8 },
+    {
+      what: "non-zero padding after the live offsets",
+      bytes: () => patch(encodeOcaml(TABLE), 24 + 12 + 6 + 1, 0x80),
+      error: MalformedInputError,
+      offset: 24 + 19,
+    },
+    {
+      what: "table shorter than its count's minimum (16 bytes a descriptor)",
+      bytes: () => encodeOcaml(TABLE).subarray(0, 30),
+      error: TruncatedInputError,
+      offset: 8,
+    },
     { what: "table cut in the last descriptor's padding", bytes: () => encodeOcaml(TABLE).subarray(0, 60), error: TruncatedInputError, offset: 48 + 12 },
     { what: "label not 8-aligned", bytes: () => new Uint8Array(64), error: MalformedInputError, offset: 4, parseAt: 4 },
   ];
@@ -94,7 +113,10 @@ describe.each(OCAML_SOURCES)("what llc -O2 emits for ll/%s", (source) => {
     expect(module.offsetInSection).toBe(nm.get(`${m}__frametable`));
     expect(module.offsetInSection).toBe(nm.get(`${m}__data_end`)! + 8);
     expect([module.codeBegin, module.codeEnd, module.dataBegin, module.dataEnd]).toEqual([
-      nm.get(`${m}__code_begin`), nm.get(`${m}__code_end`), nm.get(`${m}__data_begin`), nm.get(`${m}__data_end`),
+      nm.get(`${m}__code_begin`),
+      nm.get(`${m}__code_end`),
+      nm.get(`${m}__data_begin`),
+      nm.get(`${m}__data_end`),
     ]);
     expect(module.codeEnd).toBe(elf.section(".text")!.size);
     expect(elf.sections[module.sectionIndex]!.name).toBe(".data");
@@ -145,7 +167,10 @@ describe.each(OCAML_SOURCES)("what llc -O2 emits for ll/%s", (source) => {
       const init = slots.get(fn.startOffset)!;
       const offsets = Array.from({ length: table.numLive(d) }, (_, k) => (fn.framePointer ? table.liveOffsetI16(d, k) : table.liveOffsetU16(d, k)));
       expect(init.base).toBe(fn.framePointer && offsets.length > 0 ? "rbp" : "rsp");
-      expect([...offsets].sort((a, b) => a - b), `descriptor #${d} in ${fn.name}`).toEqual([...init.offsets].sort((a, b) => a - b));
+      expect(
+        [...offsets].sort((a, b) => a - b),
+        `descriptor #${d} in ${fn.name}`,
+      ).toEqual([...init.offsets].sort((a, b) => a - b));
       if (fn.framePointer) for (const off of offsets) expect(off).toBeLessThan(0);
     }
   });

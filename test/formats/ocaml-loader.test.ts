@@ -117,7 +117,12 @@ describe("OCaml frame tables in a shared library", () => {
     const library = loadOcamlFromElf(readFileSync(libraryPath), libraryPath)!;
     expect(library.kind).toBe("shared");
     expect(library.modules.map((m) => m.name).sort()).toEqual(fixtures.map((f) => f.module).sort());
-    const symbols = new Map(library.elf.symbols().filter((s) => s.type === 2).map((s) => [s.name, s.value]));
+    const symbols = new Map(
+      library.elf
+        .symbols()
+        .filter((s) => s.type === 2)
+        .map((s) => [s.name, s.value]),
+    );
     // Every safepoint of every object, as (function, offset in it, frame size, roots).
     const describe = (d: FrameDescriptors, i: number) => {
       const fn = d.functions[d.functionIndex[i]!]!;
@@ -179,7 +184,12 @@ describe("a walk through OCaml-table frames", () => {
       expected.push(slot);
     }
     memory.writeWord(rbp + 8, BOUNDARY);
-    const result = walkStack(registry.snapshot(), memory, { sp: sp0, ra: BIAS + spRa, registers: RegisterContext.from({ rbp }) }, { mode: "strict", boundaries: new Set([BOUNDARY]) });
+    const result = walkStack(
+      registry.snapshot(),
+      memory,
+      { sp: sp0, ra: BIAS + spRa, registers: RegisterContext.from({ rbp }) },
+      { mode: "strict", boundaries: new Set([BOUNDARY]) },
+    );
     expect(result.stopReason).toBe("boundary");
     expect(result.frames.map((f) => f.functionName)).toEqual(["sp_neighbour", "fp_roots"]);
     expect(result.roots.map((r) => r.slot)).toEqual(expected);

@@ -42,8 +42,25 @@ import { encodePlimmix, type PlimmixSpec } from "./plimmix-encoder.js";
 
 const SPEC: PlimmixSpec = {
   functions: [
-    { address: 0x40_1000, frameWords: 3, stackArgs: 2, safepoints: [0x40_1010, 0x40_1020], roots: [{ offset: 0, type: 3 }, { offset: 8, type: 1 }] },
-    { address: 0x40_1100, frameWords: -1, safepoints: [0x40_1130], roots: [{ offset: -24, type: 2 }, { offset: -32, type: 0 }] },
+    {
+      address: 0x40_1000,
+      frameWords: 3,
+      stackArgs: 2,
+      safepoints: [0x40_1010, 0x40_1020],
+      roots: [
+        { offset: 0, type: 3 },
+        { offset: 8, type: 1 },
+      ],
+    },
+    {
+      address: 0x40_1100,
+      frameWords: -1,
+      safepoints: [0x40_1130],
+      roots: [
+        { offset: -24, type: 2 },
+        { offset: -32, type: 0 },
+      ],
+    },
     { address: 0x40_1200, frameWords: 1, safepoints: [], roots: [] },
   ],
   globals: [0x40_4000],
@@ -71,7 +88,13 @@ function row(cfaRegister: number, cfaOffset: number, saved: [number, number][] =
 const ROWS = new Map<number, UnwindRow>([
   [0x40_100f, row(7, 32)],
   [0x40_101f, row(7, 56)],
-  [0x40_112f, row(6, 16, [[6, -16], [3, -24]])],
+  [
+    0x40_112f,
+    row(6, 16, [
+      [6, -16],
+      [3, -24],
+    ]),
+  ],
 ]);
 
 describe("buildPlimmixDescriptors", () => {
@@ -93,9 +116,15 @@ describe("buildPlimmixDescriptors", () => {
     expect(d.cfaOffsetBytes[2]).toBe(16);
     expect(Array.from(d.savedRegOffsets.subarray(12, 18))).toEqual([0, -16, 0, 0, 0, 0]); // rbp at CFA - 16
     // sp+0 in a 24-byte frame is CFA - 32; sp+8 is CFA - 24. rbp-24 is CFA - 40; rbp-32 CFA - 48.
-    expect(roots(d, 0)).toEqual([[-32, ROOT_TYPE_POINTER], [-24, ROOT_TYPE_TRAIT]]);
+    expect(roots(d, 0)).toEqual([
+      [-32, ROOT_TYPE_POINTER],
+      [-24, ROOT_TYPE_TRAIT],
+    ]);
     expect(roots(d, 1)).toEqual(roots(d, 0));
-    expect(roots(d, 2)).toEqual([[-40, ROOT_TYPE_COMPLEX], [-48, ROOT_TYPE_ATOMIC]]);
+    expect(roots(d, 2)).toEqual([
+      [-40, ROOT_TYPE_COMPLEX],
+      [-48, ROOT_TYPE_ATOMIC],
+    ]);
     // One list of roots per function, shared by its safepoints.
     expect(d.pairStart[1]).toBe(d.pairStart[0]);
     expect(d.locations.length).toBe(4 * 2);
@@ -124,7 +153,10 @@ describe("buildPlimmixDescriptors", () => {
     expect(Array.from(d.cfaOffsetBytes)).toEqual([32, 56, 16]);
     expect(Array.from(d.savedRegOffsets.subarray(12, 18))).toEqual([-24, -16, 0, 0, 0, 0]);
     // The roots do not depend on the call site.
-    expect(roots(d, 1)).toEqual([[-32, ROOT_TYPE_POINTER], [-24, ROOT_TYPE_TRAIT]]);
+    expect(roots(d, 1)).toEqual([
+      [-32, ROOT_TYPE_POINTER],
+      [-24, ROOT_TYPE_TRAIT],
+    ]);
   });
 
   it("a safepoint at or before its function's address is malformed (offset of the field)", () => {
@@ -211,10 +243,12 @@ describe("loadPlimmixFromElf: a hand-written module (ll/plimmix-handwritten.s)",
     expect(map.sectionOffset).toBe(data.offset + 8);
     // The raw bytes hold zeros where the relocations apply.
     expect(loaded.rawMaps[0]!.functionAddress(1)).toBe(0);
-    expect(loaded.functions).toEqual([[
-      { address: 0, name: "static_fn", sectionIndex: text },
-      { address: calls.get("dynamic_fn")!.startOffset, name: "dynamic_fn", sectionIndex: text },
-    ]]);
+    expect(loaded.functions).toEqual([
+      [
+        { address: 0, name: "static_fn", sectionIndex: text },
+        { address: calls.get("dynamic_fn")!.startOffset, name: "dynamic_fn", sectionIndex: text },
+      ],
+    ]);
     expect(loaded.globals).toEqual([[{ address: 0, name: "gc_global", sectionIndex: data.index }]]);
 
     // Safepoints are the return addresses of the calls, as objdump sees them.
@@ -228,7 +262,10 @@ describe("loadPlimmixFromElf: a hand-written module (ll/plimmix-handwritten.s)",
     expect(staticCalls.map((c) => c.pushedArgBytes)).toEqual([0, 24, 0]);
     expect(Array.from(d.flags)).toEqual([0, FLAG_FRAME_SIZE_DIFFERS, 0, FLAG_DYNAMIC_FRAME | FLAG_FRAME_POINTER_CFA]);
     expect(dynamic.dynamic && dynamic.framePointer).toBe(true);
-    expect(roots(d, 1)).toEqual([[-32, ROOT_TYPE_POINTER], [-24, ROOT_TYPE_TRAIT]]);
+    expect(roots(d, 1)).toEqual([
+      [-32, ROOT_TYPE_POINTER],
+      [-24, ROOT_TYPE_TRAIT],
+    ]);
     expect(roots(d, 3)).toEqual([[-24, ROOT_TYPE_POINTER]]);
   });
 
@@ -240,7 +277,10 @@ describe("loadPlimmixFromElf: a hand-written module (ll/plimmix-handwritten.s)",
     const symbols = new Map(loaded.elf.symbols().map((s) => [s.name, s.value]));
     const staticFn = symbols.get("static_fn")!;
     const dynamicFn = symbols.get("dynamic_fn")!;
-    expect(loaded.functions[0]!.map((f) => [f.name, f.address])).toEqual([["static_fn", staticFn], ["dynamic_fn", dynamicFn]]);
+    expect(loaded.functions[0]!.map((f) => [f.name, f.address])).toEqual([
+      ["static_fn", staticFn],
+      ["dynamic_fn", dynamicFn],
+    ]);
     expect(loaded.globals[0]).toEqual([{ address: symbols.get("gc_global"), name: "gc_global", sectionIndex: undefined }]);
     // Same safepoints as in the object, moved to where the linker put .text.
     const moved = Array.from(object.descriptors.returnAddress).map((ra, i) => ra + (i < 3 ? staticFn : dynamicFn - object.functions[0]![1]!.address));

@@ -1,13 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ByteView } from "../../src/bytes/byte-view.js";
-import {
-  InvalidArgumentError,
-  MalformedInputError,
-  MemoryAccessError,
-  TruncatedInputError,
-  UnsupportedInputError,
-} from "../../src/errors.js";
+import { InvalidArgumentError, MalformedInputError, MemoryAccessError, TruncatedInputError, UnsupportedInputError } from "../../src/errors.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import { PlimmixMap, parsePlimmixBlob, plimmixMapLength } from "../../src/stackmap/plimmix-map.js";
 import { catchError } from "../support/catch-error.js";
@@ -26,8 +20,25 @@ import { encodePlimmix, functionOffsetOf, globalsOffsetOf, type PlimmixSpec } fr
  */
 const SPEC: PlimmixSpec = {
   functions: [
-    { address: 0x40_1000, frameWords: 3, stackArgs: 2, safepoints: [0x40_1010, 0x40_1020], roots: [{ offset: 0, type: 3 }, { offset: 8, type: 1 }] },
-    { address: 0x40_1100, frameWords: -1, safepoints: [0x40_1130], roots: [{ offset: -24, type: 2 }, { offset: -32, type: 0 }] },
+    {
+      address: 0x40_1000,
+      frameWords: 3,
+      stackArgs: 2,
+      safepoints: [0x40_1010, 0x40_1020],
+      roots: [
+        { offset: 0, type: 3 },
+        { offset: 8, type: 1 },
+      ],
+    },
+    {
+      address: 0x40_1100,
+      frameWords: -1,
+      safepoints: [0x40_1130],
+      roots: [
+        { offset: -24, type: 2 },
+        { offset: -32, type: 0 },
+      ],
+    },
     { address: 0x40_1200, frameWords: 1, safepoints: [], roots: [] },
   ],
   globals: [0x40_4000, 0x40_4008],
@@ -101,7 +112,10 @@ describe("_GC_MAP_ v1: decoding", () => {
   });
 
   it("u64 fields keep all 64 bits: addresses above 2^53 read as NaN numbers and exact Longs", () => {
-    const map = parse({ functions: [{ address: 0xffff_ffff_ffff_fff0n, frameWords: 0, safepoints: [0x8000_0000_0000_0001n], roots: [] }], globals: [2n ** 60n] });
+    const map = parse({
+      functions: [{ address: 0xffff_ffff_ffff_fff0n, frameWords: 0, safepoints: [0x8000_0000_0000_0001n], roots: [] }],
+      globals: [2n ** 60n],
+    });
     expect(map.functionAddress(0)).toBeNaN();
     expect(map.functionAddressLong(0).toString(16)).toBe("fffffffffffffff0");
     expect(map.safepointAddressLong(0, 0).toString(16)).toBe("8000000000000001");
@@ -133,7 +147,13 @@ interface ErrorCase {
 const ERROR_CASES: ErrorCase[] = [
   { what: "header shorter than 16 bytes", bytes: () => encodePlimmix(SPEC).subarray(0, 8), error: TruncatedInputError, offset: 0 },
   { what: "version 0", bytes: () => encodePlimmix({ ...SPEC, version: 0 }), error: MalformedInputError, offset: 0, found: 0 },
-  { what: "version 2 (a later version: unsupported, not malformed)", bytes: () => encodePlimmix({ ...SPEC, version: 2 }), error: UnsupportedInputError, offset: 0, found: 2 },
+  {
+    what: "version 2 (a later version: unsupported, not malformed)",
+    bytes: () => encodePlimmix({ ...SPEC, version: 2 }),
+    error: UnsupportedInputError,
+    offset: 0,
+    found: 2,
+  },
   { what: "version garbage", bytes: () => encodePlimmix({ ...SPEC, version: 0x4889_4855 }), error: MalformedInputError, offset: 0 },
   { what: "high half of the i64 version", bytes: () => encodePlimmix({ ...SPEC, versionHigh: 1 }), error: MalformedInputError, offset: 4, found: "0x1" },
   { what: "negative function count", bytes: () => encodePlimmix({ ...SPEC, numFunctions: -1 }), error: MalformedInputError, offset: 8, found: -1 },
@@ -141,21 +161,148 @@ const ERROR_CASES: ErrorCase[] = [
   { what: "function count beyond the bytes", bytes: () => encodePlimmix({ ...SPEC, numFunctions: 100 }), error: TruncatedInputError, offset: 16 },
   { what: "frame size -2", bytes: () => encodePlimmix(withFunction(1, { frameWords: -2 })), error: MalformedInputError, offset: F1 + 8, found: -2 },
   { what: "frame size of 2^31 bytes", bytes: () => encodePlimmix(withFunction(0, { frameWords: 0x1000_0000 })), error: MalformedInputError, offset: F0 + 8 },
-  { what: "negative stack argument count", bytes: () => encodePlimmix(withFunction(0, { stackArgs: -1 })), error: MalformedInputError, offset: F0 + 12, found: -1 },
+  {
+    what: "negative stack argument count",
+    bytes: () => encodePlimmix(withFunction(0, { stackArgs: -1 })),
+    error: MalformedInputError,
+    offset: F0 + 12,
+    found: -1,
+  },
   { what: "absurd stack argument count", bytes: () => encodePlimmix(withFunction(2, { stackArgs: 0x1_0000 })), error: MalformedInputError, offset: F2 + 12 },
   { what: "negative root count", bytes: () => encodePlimmix(withFunction(0, { numRoots: -1 })), error: MalformedInputError, offset: F0 + 16, found: -1 },
-  { what: "negative safepoint count", bytes: () => encodePlimmix(withFunction(0, { numSafepoints: -5 })), error: MalformedInputError, offset: F0 + 20, found: -5 },
-  { what: "safepoint count beyond the bytes", bytes: () => encodePlimmix(withFunction(2, { numSafepoints: 1000 })), error: TruncatedInputError, offset: F2 + 24 },
-  { what: "root type 4 (the seed's 'anything else')", bytes: () => encodePlimmix(withFunction(0, { roots: [{ offset: 0, type: 3 }, { offset: 8, type: 4 }] })), error: MalformedInputError, offset: F0 + 24 + 16 + 8 + 4, found: 4 },
-  { what: "negative root type", bytes: () => encodePlimmix(withFunction(1, { roots: [{ offset: -24, type: -1 }, { offset: -32, type: 0 }] })), error: MalformedInputError, offset: F1 + 24 + 8 + 4, found: -1 },
-  { what: "static root beyond the frame", bytes: () => encodePlimmix(withFunction(0, { roots: [{ offset: 24, type: 3 }, { offset: 8, type: 1 }] })), error: MalformedInputError, offset: F0 + 24 + 16, found: 24 },
-  { what: "static root below SP", bytes: () => encodePlimmix(withFunction(0, { roots: [{ offset: 0, type: 3 }, { offset: -8, type: 1 }] })), error: MalformedInputError, offset: F0 + 24 + 16 + 8, found: -8 },
-  { what: "misaligned static root", bytes: () => encodePlimmix(withFunction(0, { roots: [{ offset: 4, type: 3 }, { offset: 8, type: 1 }] })), error: MalformedInputError, offset: F0 + 24 + 16, found: 4 },
-  { what: "a root in a frame of 0 words", bytes: () => encodePlimmix(withFunction(2, { frameWords: 0, roots: [{ offset: 0, type: 3 }] })), error: MalformedInputError, offset: F2 + 24, found: 0 },
-  { what: "dynamic-frame root at or above RBP", bytes: () => encodePlimmix(withFunction(1, { roots: [{ offset: 0, type: 2 }, { offset: -32, type: 0 }] })), error: MalformedInputError, offset: F1 + 24 + 8, found: 0 },
-  { what: "misaligned dynamic-frame root", bytes: () => encodePlimmix(withFunction(1, { roots: [{ offset: -24, type: 2 }, { offset: -36, type: 0 }] })), error: MalformedInputError, offset: F1 + 24 + 8 + 8, found: -36 },
+  {
+    what: "negative safepoint count",
+    bytes: () => encodePlimmix(withFunction(0, { numSafepoints: -5 })),
+    error: MalformedInputError,
+    offset: F0 + 20,
+    found: -5,
+  },
+  {
+    what: "safepoint count beyond the bytes",
+    bytes: () => encodePlimmix(withFunction(2, { numSafepoints: 1000 })),
+    error: TruncatedInputError,
+    offset: F2 + 24,
+  },
+  {
+    what: "root type 4 (the seed's 'anything else')",
+    bytes: () =>
+      encodePlimmix(
+        withFunction(0, {
+          roots: [
+            { offset: 0, type: 3 },
+            { offset: 8, type: 4 },
+          ],
+        }),
+      ),
+    error: MalformedInputError,
+    offset: F0 + 24 + 16 + 8 + 4,
+    found: 4,
+  },
+  {
+    what: "negative root type",
+    bytes: () =>
+      encodePlimmix(
+        withFunction(1, {
+          roots: [
+            { offset: -24, type: -1 },
+            { offset: -32, type: 0 },
+          ],
+        }),
+      ),
+    error: MalformedInputError,
+    offset: F1 + 24 + 8 + 4,
+    found: -1,
+  },
+  {
+    what: "static root beyond the frame",
+    bytes: () =>
+      encodePlimmix(
+        withFunction(0, {
+          roots: [
+            { offset: 24, type: 3 },
+            { offset: 8, type: 1 },
+          ],
+        }),
+      ),
+    error: MalformedInputError,
+    offset: F0 + 24 + 16,
+    found: 24,
+  },
+  {
+    what: "static root below SP",
+    bytes: () =>
+      encodePlimmix(
+        withFunction(0, {
+          roots: [
+            { offset: 0, type: 3 },
+            { offset: -8, type: 1 },
+          ],
+        }),
+      ),
+    error: MalformedInputError,
+    offset: F0 + 24 + 16 + 8,
+    found: -8,
+  },
+  {
+    what: "misaligned static root",
+    bytes: () =>
+      encodePlimmix(
+        withFunction(0, {
+          roots: [
+            { offset: 4, type: 3 },
+            { offset: 8, type: 1 },
+          ],
+        }),
+      ),
+    error: MalformedInputError,
+    offset: F0 + 24 + 16,
+    found: 4,
+  },
+  {
+    what: "a root in a frame of 0 words",
+    bytes: () => encodePlimmix(withFunction(2, { frameWords: 0, roots: [{ offset: 0, type: 3 }] })),
+    error: MalformedInputError,
+    offset: F2 + 24,
+    found: 0,
+  },
+  {
+    what: "dynamic-frame root at or above RBP",
+    bytes: () =>
+      encodePlimmix(
+        withFunction(1, {
+          roots: [
+            { offset: 0, type: 2 },
+            { offset: -32, type: 0 },
+          ],
+        }),
+      ),
+    error: MalformedInputError,
+    offset: F1 + 24 + 8,
+    found: 0,
+  },
+  {
+    what: "misaligned dynamic-frame root",
+    bytes: () =>
+      encodePlimmix(
+        withFunction(1, {
+          roots: [
+            { offset: -24, type: 2 },
+            { offset: -36, type: 0 },
+          ],
+        }),
+      ),
+    error: MalformedInputError,
+    offset: F1 + 24 + 8 + 8,
+    found: -36,
+  },
   { what: "negative global count", bytes: () => encodePlimmix({ ...SPEC, numGlobals: -1 }), error: MalformedInputError, offset: GLOBALS, found: -1 },
-  { what: "global count padding", bytes: () => encodePlimmix({ ...SPEC, globalsPadding: 0xff }), error: MalformedInputError, offset: GLOBALS + 4, found: "0xff" },
+  {
+    what: "global count padding",
+    bytes: () => encodePlimmix({ ...SPEC, globalsPadding: 0xff }),
+    error: MalformedInputError,
+    offset: GLOBALS + 4,
+    found: "0xff",
+  },
   { what: "global count beyond the bytes", bytes: () => encodePlimmix({ ...SPEC, numGlobals: 10 }), error: TruncatedInputError, offset: GLOBALS + 8 },
   { what: "blob cut inside the globals", bytes: () => encodePlimmix(SPEC).subarray(0, SIZE - 1), error: TruncatedInputError, offset: GLOBALS + 8 },
   { what: "blob cut before the global count", bytes: () => encodePlimmix(SPEC).subarray(0, GLOBALS + 4), error: TruncatedInputError, offset: GLOBALS },
@@ -276,7 +423,10 @@ const validSpec: fc.Arbitrary<PlimmixSpec> = fc
       }),
       { maxLength: 6 },
     ),
-    globals: fc.array(fc.integer({ min: 0x60_0000, max: 0x7f_ffff }).map((a) => a * 8), { maxLength: 4 }),
+    globals: fc.array(
+      fc.integer({ min: 0x60_0000, max: 0x7f_ffff }).map((a) => a * 8),
+      { maxLength: 4 },
+    ),
   })
   .map(({ functions, globals }) => ({
     functions: functions.map((f, i) => {

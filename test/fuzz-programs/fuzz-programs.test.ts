@@ -31,7 +31,8 @@ describe.skipIf(CAMPAIGN > 0)("generated programs, fixed seeds", () => {
     const fixed = new Set(FIXED_SEEDS.flatMap((s) => generateProgram(s).featureNames));
     const reachable = new Set(Array.from({ length: 2000 }, (_, k) => generateProgram(k + 1).featureNames).flat());
     expect([...reachable].filter((f) => !fixed.has(f))).toEqual([]);
-    for (const f of ["statepoint", "plimmix", "derived", "threads", "globals", "stuck", "invokes", "dynamicAlloca", "over-aligned", "O0", "O3"]) expect(reachable.has(f), f).toBe(true);
+    for (const f of ["statepoint", "plimmix", "derived", "threads", "globals", "stuck", "invokes", "dynamicAlloca", "over-aligned", "O0", "O3"])
+      expect(reachable.has(f), f).toBe(true);
   });
 
   for (const seed of FIXED_SEEDS) {
@@ -44,35 +45,44 @@ describe.skipIf(CAMPAIGN > 0)("generated programs, fixed seeds", () => {
 });
 
 describe.runIf(CAMPAIGN > 0)("campaign", () => {
-  it(`${CAMPAIGN} programs from seed ${CAMPAIGN_START}`, async () => {
-    const perFeature = new Map<string, { programs: number; collections: number; roots: number; moved: number; mismatches: number }>();
-    const total = { programs: 0, collections: 0, roots: 0, moved: 0, mismatches: 0 };
-    const failures: string[] = [];
-    const summary = (): string => {
-      const lines = [...perFeature.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([f, s]) => `${f.padEnd(16)} programs ${String(s.programs).padStart(5)}  collections ${String(s.collections).padStart(8)}  roots relocated ${String(s.roots).padStart(9)}  objects moved ${String(s.moved).padStart(9)}  mismatches ${s.mismatches}`);
-      return `${lines.join("\n")}\n${failures.join("\n")}\n`;
-    };
-    for (let seed = CAMPAIGN_START; seed < CAMPAIGN_START + CAMPAIGN; seed++) {
-      const v = await checkSeed(seed);
-      const features = [...generateProgram(seed).featureNames, `llvm-${process.env["ROOTWALK_LLVM"] ?? "default"}`];
-      for (const f of [...features, "all"]) {
-        const s = perFeature.get(f) ?? { programs: 0, collections: 0, roots: 0, moved: 0, mismatches: 0 };
-        s.programs++;
-        s.collections += v.collections;
-        s.roots += v.rootsRelocated;
-        s.moved += v.objectsMoved;
-        if (!v.ok) s.mismatches++;
-        perFeature.set(f, s);
+  it(
+    `${CAMPAIGN} programs from seed ${CAMPAIGN_START}`,
+    async () => {
+      const perFeature = new Map<string, { programs: number; collections: number; roots: number; moved: number; mismatches: number }>();
+      const total = { programs: 0, collections: 0, roots: 0, moved: 0, mismatches: 0 };
+      const failures: string[] = [];
+      const summary = (): string => {
+        const lines = [...perFeature.entries()]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(
+            ([f, s]) =>
+              `${f.padEnd(16)} programs ${String(s.programs).padStart(5)}  collections ${String(s.collections).padStart(8)}  roots relocated ${String(s.roots).padStart(9)}  objects moved ${String(s.moved).padStart(9)}  mismatches ${s.mismatches}`,
+          );
+        return `${lines.join("\n")}\n${failures.join("\n")}\n`;
+      };
+      for (let seed = CAMPAIGN_START; seed < CAMPAIGN_START + CAMPAIGN; seed++) {
+        const v = await checkSeed(seed);
+        const features = [...generateProgram(seed).featureNames, `llvm-${process.env["ROOTWALK_LLVM"] ?? "default"}`];
+        for (const f of [...features, "all"]) {
+          const s = perFeature.get(f) ?? { programs: 0, collections: 0, roots: 0, moved: 0, mismatches: 0 };
+          s.programs++;
+          s.collections += v.collections;
+          s.roots += v.rootsRelocated;
+          s.moved += v.objectsMoved;
+          if (!v.ok) s.mismatches++;
+          perFeature.set(f, s);
+        }
+        total.programs++;
+        if (!v.ok) failures.push(`seed ${seed}: ${describeVerdict(v)}`);
+        if (total.programs % 25 === 0) {
+          process.stderr.write(`fuzz:programs ${total.programs}/${CAMPAIGN}, ${failures.length} mismatches\n`);
+          // The summary so far, kept on disk: a long campaign stopped early still has its numbers.
+          writeFileSync(join(FUZZ_DIR, `summary-${CAMPAIGN_START}.txt`), summary());
+        }
       }
-      total.programs++;
-      if (!v.ok) failures.push(`seed ${seed}: ${describeVerdict(v)}`);
-      if (total.programs % 25 === 0) {
-        process.stderr.write(`fuzz:programs ${total.programs}/${CAMPAIGN}, ${failures.length} mismatches\n`);
-        // The summary so far, kept on disk: a long campaign stopped early still has its numbers.
-        writeFileSync(join(FUZZ_DIR, `summary-${CAMPAIGN_START}.txt`), summary());
-      }
-    }
-    process.stdout.write(summary());
-    expect(failures).toEqual([]);
-  }, 24 * 3600_000);
+      process.stdout.write(summary());
+      expect(failures).toEqual([]);
+    },
+    24 * 3600_000,
+  );
 });

@@ -63,7 +63,7 @@ class Rng {
   private s: number;
   constructor(seed: number) {
     // Neighbouring small seeds start far apart (xorshift's first outputs of a small state are small).
-    this.s = (Math.imul((seed >>> 0) ^ 0x5bd1e995, 0x9e3779b1) >>> 0) || 0x9e3779b9;
+    this.s = Math.imul((seed >>> 0) ^ 0x5bd1e995, 0x9e3779b1) >>> 0 || 0x9e3779b9;
     for (let k = 0; k < 4; k++) this.next();
   }
   next(): number {
@@ -101,10 +101,24 @@ interface Dialect {
 function dialectFor(style: FuzzStyle, seed: number): Dialect {
   if (style === "statepoint") {
     const P = "i8 addrspace(1)*";
-    return { P, slotPtr: `${P} addrspace(1)*`, rawPtr: "i64 addrspace(1)*", gc: `gc "statepoint-example"`, mapDeclaration: "@__LLVM_StackMaps = extern_weak global i8", mapArgument: "i8* @__LLVM_StackMaps" };
+    return {
+      P,
+      slotPtr: `${P} addrspace(1)*`,
+      rawPtr: "i64 addrspace(1)*",
+      gc: `gc "statepoint-example"`,
+      mapDeclaration: "@__LLVM_StackMaps = extern_weak global i8",
+      mapArgument: "i8* @__LLVM_StackMaps",
+    };
   }
   // The plimmix plugin names its map `_GC_MAP_` + source_filename (renderProgram: "fuzz-SEED").
-  return { P: "i8*", slotPtr: "i8**", rawPtr: "i64*", gc: `gc "plimmix"`, mapDeclaration: `@"_GC_MAP_fuzz-${seed}" = external global i8`, mapArgument: `i8* @"_GC_MAP_fuzz-${seed}"` };
+  return {
+    P: "i8*",
+    slotPtr: "i8**",
+    rawPtr: "i64*",
+    gc: `gc "plimmix"`,
+    mapDeclaration: `@"_GC_MAP_fuzz-${seed}" = external global i8`,
+    mapArgument: `i8* @"_GC_MAP_fuzz-${seed}"`,
+  };
 }
 
 function prelude(d: Dialect): string {
@@ -274,7 +288,8 @@ export function generateProgram(seed: number): GeneratedProgram {
   }
   featureNames.push(`functions-${features.functions}`);
   if (features.maxArgs >= 7) featureNames.push("stack-args");
-  for (const f of ["recursion", "derived", "select", "loops", "collects", "manyLive", "stuck", "dynamicAlloca", "invokes"] as const) if (features[f]) featureNames.push(f);
+  for (const f of ["recursion", "derived", "select", "loops", "collects", "manyLive", "stuck", "dynamicAlloca", "invokes"] as const)
+    if (features[f]) featureNames.push(f);
   if (features.globals > 0) featureNames.push("globals");
   if (features.threads > 0) featureNames.push("threads");
   if (features.overAlignBytes > 0) featureNames.push("over-aligned");
@@ -442,7 +457,8 @@ export function generateProgram(seed: number): GeneratedProgram {
         const buf = fresh("buf");
         lines.push(`  ${n} = add i64 ${dynamicZero(lines)}, ${words}`, `  ${buf} = alloca i64, i64 ${n}, align 8`);
         const base = nextTag();
-        for (let j = 0; j < words; j++) lines.push(`  %${buf.slice(1)}.w${j} = getelementptr i64, i64* ${buf}, i64 ${j}`, `  store i64 ${base + j}, i64* %${buf.slice(1)}.w${j}, align 8`);
+        for (let j = 0; j < words; j++)
+          lines.push(`  %${buf.slice(1)}.w${j} = getelementptr i64, i64* ${buf}, i64 ${j}`, `  store i64 ${base + j}, i64* %${buf.slice(1)}.w${j}, align 8`);
         lines.push(collectCall());
         for (let j = 0; j < words; j++) lines.push(`  %${buf.slice(1)}.r${j} = load i64, i64* %${buf.slice(1)}.w${j}, align 8`, fold(`%${buf.slice(1)}.r${j}`));
       } else if (kind === 11 && features.stuck) {
@@ -453,7 +469,8 @@ export function generateProgram(seed: number): GeneratedProgram {
       } else if (kind === 12 && features.overAlignBytes > 0) {
         const base = nextTag();
         const w = fresh("ow");
-        for (let j = 0; j < 4; j++) lines.push(`  ${w}.${j} = getelementptr [4 x i64], [4 x i64]* %over, i64 0, i64 ${j}`, `  store i64 ${base + j}, i64* ${w}.${j}, align 8`);
+        for (let j = 0; j < 4; j++)
+          lines.push(`  ${w}.${j} = getelementptr [4 x i64], [4 x i64]* %over, i64 0, i64 ${j}`, `  store i64 ${base + j}, i64* ${w}.${j}, align 8`);
         lines.push(collectCall());
         for (let j = 0; j < 4; j++) lines.push(`  ${w}.r${j} = load i64, i64* ${w}.${j}, align 8`, fold(`${w}.r${j}`));
         // The realigned slot's address modulo its alignment is 0 in every runtime.
@@ -570,7 +587,11 @@ export function generateProgram(seed: number): GeneratedProgram {
     const depth = 5 + (seed % 40);
     const lines: string[] = [];
     const top = mainScope.fresh("top");
-    lines.push(`  ${top} = call ${P} @gc_alloc(i64 1, i64 8)`, `  call void @straw(${P} ${top}, i64 8, i64 ${depth + 1})`, `  %rec0 = call i64 @rec(i64 ${depth}, ${P} ${top})`);
+    lines.push(
+      `  ${top} = call ${P} @gc_alloc(i64 1, i64 8)`,
+      `  call void @straw(${P} ${top}, i64 8, i64 ${depth + 1})`,
+      `  %rec0 = call i64 @rec(i64 ${depth}, ${P} ${top})`,
+    );
     mainBlocks.push(lines.join("\n"));
   } else {
     mainBlocks.push(`  %rec0 = add i64 0, 0`);
@@ -581,11 +602,15 @@ export function generateProgram(seed: number): GeneratedProgram {
   mainBlocks.push(entryLines.join("\n"));
   let result = "%res";
   for (let t = 0; t < features.threads; t++) {
-    mainBlocks.push(`  call void @gc_thread_join(i64 %th${t})\n  %tr${t}.p = getelementptr [4 x i64], [4 x i64]* @results, i64 0, i64 ${t}\n  %tr${t} = load i64, i64* %tr${t}.p, align 8\n  %res.t${t} = call i64 @mix(i64 ${result}, i64 %tr${t})`);
+    mainBlocks.push(
+      `  call void @gc_thread_join(i64 %th${t})\n  %tr${t}.p = getelementptr [4 x i64], [4 x i64]* @results, i64 0, i64 ${t}\n  %tr${t} = load i64, i64* %tr${t}.p, align 8\n  %res.t${t} = call i64 @mix(i64 ${result}, i64 %tr${t})`,
+    );
     result = `%res.t${t}`;
   }
   for (let k = 0; k < features.globals; k++) {
-    mainBlocks.push(`  %gl${k} = load ${P}, ${P}* @g${k}, align 8\n  %glv${k} = call i64 @ldraw_or0(${P} %gl${k}, i64 ${8 * globalSlots(k)})\n  %res.g${k} = call i64 @mix(i64 ${result}, i64 %glv${k})`);
+    mainBlocks.push(
+      `  %gl${k} = load ${P}, ${P}* @g${k}, align 8\n  %glv${k} = call i64 @ldraw_or0(${P} %gl${k}, i64 ${8 * globalSlots(k)})\n  %res.g${k} = call i64 @mix(i64 ${result}, i64 %glv${k})`,
+    );
     result = `%res.g${k}`;
   }
   mainBlocks.push(`  ret i64 ${result}`);

@@ -29,7 +29,15 @@ export interface Verdict {
 }
 
 function entryFor(p: GeneratedProgram, path: string): NativeProgram {
-  return { name: `fuzz-${p.seed}-${path.length}`, files: [path], mode: p.features.style, llcFlags: p.llcFlags, optFlags: p.optFlags, expectedResult: 0n, features: p.featureNames };
+  return {
+    name: `fuzz-${p.seed}-${path.length}`,
+    files: [path],
+    mode: p.features.style,
+    llcFlags: p.llcFlags,
+    optFlags: p.optFlags,
+    expectedResult: 0n,
+    features: p.featureNames,
+  };
 }
 
 function parseJson(stdout: string): RunJson | undefined {
@@ -47,10 +55,22 @@ async function judge(p: GeneratedProgram, path: string): Promise<Omit<Verdict, "
   try {
     reference = await runReference(entry, 30_000);
   } catch (e) {
-    return { ok: false, problem: `does not build: ${(e as Error).message.split("\n").slice(0, 3).join(" | ")}`, collections: 0, rootsRelocated: 0, objectsMoved: 0 };
+    return {
+      ok: false,
+      problem: `does not build: ${(e as Error).message.split("\n").slice(0, 3).join(" | ")}`,
+      collections: 0,
+      rootsRelocated: 0,
+      objectsMoved: 0,
+    };
   }
   if (reference.status !== 0 || reference.result === undefined) {
-    return { ok: false, problem: `reference runtime failed: exit ${reference.status} ${reference.stderr.slice(0, 300)}`, collections: 0, rootsRelocated: 0, objectsMoved: 0 };
+    return {
+      ok: false,
+      problem: `reference runtime failed: exit ${reference.status} ${reference.stderr.slice(0, 300)}`,
+      collections: 0,
+      rootsRelocated: 0,
+      objectsMoved: 0,
+    };
   }
   const expected = reference.result;
   let collections = 0;
@@ -59,9 +79,33 @@ async function judge(p: GeneratedProgram, path: string): Promise<Omit<Verdict, "
   for (const mode of [["--no-gc"], ["--stress=1", "--verify", "--poison"]]) {
     const r = await runNative([...programArguments(entry), ...mode, "--heap=64M", "--json"], 120_000);
     const json = parseJson(r.stdout);
-    if (r.status !== 0 || json === undefined) return { ok: false, problem: `rootwalk run ${mode.join(" ")}: exit ${r.status}: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`, expected, collections, rootsRelocated, objectsMoved };
-    if (BigInt(json.result) !== expected) return { ok: false, problem: `rootwalk run ${mode.join(" ")}: result ${json.result}, reference ${expected}`, expected, collections, rootsRelocated, objectsMoved };
-    if (json.verifyFailures > 0) return { ok: false, problem: `rootwalk run ${mode.join(" ")}: ${json.verifyFailures} verify failures`, expected, collections, rootsRelocated, objectsMoved };
+    if (r.status !== 0 || json === undefined)
+      return {
+        ok: false,
+        problem: `rootwalk run ${mode.join(" ")}: exit ${r.status}: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`,
+        expected,
+        collections,
+        rootsRelocated,
+        objectsMoved,
+      };
+    if (BigInt(json.result) !== expected)
+      return {
+        ok: false,
+        problem: `rootwalk run ${mode.join(" ")}: result ${json.result}, reference ${expected}`,
+        expected,
+        collections,
+        rootsRelocated,
+        objectsMoved,
+      };
+    if (json.verifyFailures > 0)
+      return {
+        ok: false,
+        problem: `rootwalk run ${mode.join(" ")}: ${json.verifyFailures} verify failures`,
+        expected,
+        collections,
+        rootsRelocated,
+        objectsMoved,
+      };
     collections += json.collections;
     rootsRelocated += json.rootsRelocated;
     objectsMoved += json.objectsMoved;
@@ -98,7 +142,11 @@ export async function checkSeed(seed: number, options: { reduce?: boolean } = {}
   writeFileSync(path, renderProgram(program));
   const verdict: Verdict = { seed, path, ...(await judge(program, path)) };
   if (!verdict.ok) {
-    const flags = [...(program.features.style === "plimmix" ? ["--plimmix"] : []), ...program.llcFlags.map((f) => `--llc-flag=${f}`), ...program.optFlags.map((f) => `--opt-flag=${f}`)].join(" ");
+    const flags = [
+      ...(program.features.style === "plimmix" ? ["--plimmix"] : []),
+      ...program.llcFlags.map((f) => `--llc-flag=${f}`),
+      ...program.optFlags.map((f) => `--opt-flag=${f}`),
+    ].join(" ");
     verdict.reproduce = `rootwalk run ${path} ${flags} --stress=1 --verify --poison   # seed ${seed}; reference: test/native-programs/reference-runtime.c`;
     if (options.reduce !== false && stillMismatches(verdict)) verdict.reducedPath = await reduce(program, FUZZ_DIR);
   }

@@ -46,7 +46,8 @@ export function mutate(seed: Uint8Array, rng: Rng): Uint8Array {
       case 4: // truncate
         bytes = new Uint8Array(bytes.subarray(0, rng.int(len + 1)));
         break;
-      case 5: { // append random bytes (or a copy of the start: a second blob)
+      case 5: {
+        // append random bytes (or a copy of the start: a second blob)
         const extra = rng.int(2) === 0 ? new Uint8Array(bytes.subarray(0, rng.int(len + 1))) : Uint8Array.from({ length: rng.int(64) }, () => rng.int(256));
         const grown = new Uint8Array(len + extra.length);
         grown.set(bytes);
@@ -54,7 +55,8 @@ export function mutate(seed: Uint8Array, rng: Rng): Uint8Array {
         bytes = grown;
         break;
       }
-      case 6: { // delete a range
+      case 6: {
+        // delete a range
         const at = rng.int(len + 1);
         const n = rng.int(Math.min(32, len - at) + 1);
         const shrunk = new Uint8Array(len - n);
@@ -63,7 +65,8 @@ export function mutate(seed: Uint8Array, rng: Rng): Uint8Array {
         bytes = shrunk;
         break;
       }
-      default: { // copy a range over another
+      default: {
+        // copy a range over another
         if (len < 2) break;
         const from = rng.int(len);
         const to = rng.int(len);

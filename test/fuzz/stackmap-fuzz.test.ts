@@ -19,15 +19,22 @@ const sections = objects.map((bytes) => {
   return new Uint8Array(loaded!.section.bytes());
 });
 
-
 describe("fuzzing", () => {
-  it(`stack map sections: ${CASES} mutations`, () => {
-    expectCleanFuzz("sections", runFuzz(stackMapSectionTarget, sections, CASES, SEED));
-  }, Math.max(60_000, CASES * 5));
+  it(
+    `stack map sections: ${CASES} mutations`,
+    () => {
+      expectCleanFuzz("sections", runFuzz(stackMapSectionTarget, sections, CASES, SEED));
+    },
+    Math.max(60_000, CASES * 5),
+  );
 
-  it(`whole ELF objects: ${CASES} mutations`, () => {
-    expectCleanFuzz("objects", runFuzz(objectFileTarget, objects, CASES, SEED + 1_000_000));
-  }, Math.max(60_000, CASES * 20));
+  it(
+    `whole ELF objects: ${CASES} mutations`,
+    () => {
+      expectCleanFuzz("objects", runFuzz(objectFileTarget, objects, CASES, SEED + 1_000_000));
+    },
+    Math.max(60_000, CASES * 20),
+  );
 
   it("every truncation of every seed section is rejected with a typed error", () => {
     let cases = 0;

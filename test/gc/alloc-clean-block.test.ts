@@ -9,7 +9,11 @@ describe("allocation takes a clean block", () => {
     const t = makeHeap({ defrag: "never" });
     const objects = allocOneLineObjects(t, 3 * 256);
     // Block 0 dead, block 1 full and live, block 2 dead.
-    keepOnly(t, objects, Array.from({ length: 256 }, (_, i) => 256 + i));
+    keepOnly(
+      t,
+      objects,
+      Array.from({ length: 256 }, (_, i) => 256 + i),
+    );
     t.collector.collect();
     const s = t.collector.space;
     expect([s.blockState[0], s.blockState[1], s.blockState[2]]).toEqual([BLOCK_UNALLOCATED, BLOCK_MARKED, BLOCK_UNALLOCATED]);

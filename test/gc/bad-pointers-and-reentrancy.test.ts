@@ -21,7 +21,9 @@ describe("bad pointers and reentrancy", () => {
     const error = catchError(() => t.collector.collect());
     expect(error).toBeInstanceOf(CollectorError);
     expect((error as CollectorError).kind).toBe("BAD_POINTER");
-    expect((error as CollectorError).message).toBe(`pointer traced at 0x${bad.toString(16)}: found ${found}, expected an object in [0x7f1234000000, 0x7f1234100000)`);
+    expect((error as CollectorError).message).toBe(
+      `pointer traced at 0x${bad.toString(16)}: found ${found}, expected an object in [0x7f1234000000, 0x7f1234100000)`,
+    );
     // Still usable once the bad root is gone.
     t.scanner.roots = [ok, big];
     expect(t.collector.collect().markedObjects).toBe(2);

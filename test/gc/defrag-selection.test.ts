@@ -59,7 +59,8 @@ describe("defragmentation candidate selection", () => {
     expect(cycle.verifyFailures).toBe(0);
     t.scanner.roots.forEach((now, i) => {
       const was = before[i]!;
-      if (blockOf(was) <= 1) expect(blockOf(now)).toBeGreaterThan(4); // moved into a clean block
+      if (blockOf(was) <= 1)
+        expect(blockOf(now)).toBeGreaterThan(4); // moved into a clean block
       else expect(now).toBe(was);
       expect(rawMatches(t.collector, now, i)).toBe(true);
     });

@@ -10,7 +10,11 @@ describe("evacuation with exhausted headroom", () => {
     const t = makeHeap({ sizeBytes: 16 * BYTES_IN_BLOCK, defrag: "always", verify: true });
     const { collector: c, mutator: m, scanner } = t;
     const objects = allocOneLineObjects(t, 10 * 256); // blocks 0..9
-    keepOnly(t, objects, Array.from({ length: 640 }, (_, i) => 4 * i));
+    keepOnly(
+      t,
+      objects,
+      Array.from({ length: 640 }, (_, i) => 4 * i),
+    );
     c.collect(); // every block: 64 marked lines, 64 holes of 2 lines
     expect(c.space.markHistogram[64]).toBe(640);
 

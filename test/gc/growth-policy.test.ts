@@ -39,7 +39,9 @@ describe("heap growth", () => {
     });
     expect(error).toBeInstanceOf(CollectorError);
     expect((error as CollectorError).kind).toBe("OUT_OF_MEMORY");
-    expect((error as CollectorError).message).toMatch(/^heap exhausted: \d+ live bytes of 2097152 \(an allocation of 128 bytes did not fit after a full collection\)$/);
+    expect((error as CollectorError).message).toMatch(
+      /^heap exhausted: \d+ live bytes of 2097152 \(an allocation of 128 bytes did not fit after a full collection\)$/,
+    );
     // The collector is still usable: drop the roots and allocate again.
     scanner.roots = [];
     expect(() => m.alloc(0, 120)).not.toThrow();

@@ -56,7 +56,11 @@ describe("heap map picture", () => {
 
     // The title and every text line fit: drawn on a canvas three times as wide, nothing is
     // painted right of the picture's own width.
-    const wide = renderSvg(svg.replace(/^<svg([^>]*) width="\d+"/, `<svg$1 width="${3 * width!}"`).replace(/viewBox="0 0 \d+ /, `viewBox="0 0 ${3 * width!} `), 3 * width!, height!);
+    const wide = renderSvg(
+      svg.replace(/^<svg([^>]*) width="\d+"/, `<svg$1 width="${3 * width!}"`).replace(/viewBox="0 0 \d+ /, `viewBox="0 0 ${3 * width!} `),
+      3 * width!,
+      height!,
+    );
     let inkOutside = 0;
     for (let y = 0; y < height!; y++) for (let x = width!; x < 3 * width!; x++) if (wide.at(x, y)[3] !== 0) inkOutside++;
     expect(inkOutside).toBe(0);
@@ -79,7 +83,9 @@ describe("heap map picture", () => {
       expect(near(picture.at(Number(swatch![1]) + 5, Number(swatch![2]) + 5), color), `pixel of swatch ${color}`).toBe(true);
     }
     for (const color of strokes) {
-      const swatch = new RegExp(`<rect x="(\\d+)" y="(\\d+)" width="8" height="8" fill="#ffffff" stroke="${color}" stroke-width="2"/><text[^>]*>([^<]+)</text>`).exec(legend);
+      const swatch = new RegExp(
+        `<rect x="(\\d+)" y="(\\d+)" width="8" height="8" fill="#ffffff" stroke="${color}" stroke-width="2"/><text[^>]*>([^<]+)</text>`,
+      ).exec(legend);
       expect(swatch, `legend swatch for outline ${color}`).not.toBeNull();
       expect(near(picture.at(Number(swatch![1]), Number(swatch![2]) + 4), color), `pixel of outline swatch ${color}`).toBe(true);
     }

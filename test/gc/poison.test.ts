@@ -98,7 +98,9 @@ describe("poison", () => {
     scanner.skipUpdates = true;
     const cycle = c.collect();
     expect(cycle.verifyFailures).toBeGreaterThan(0);
-    expect(c.verifyMessages.join("\n")).toMatch(/root #0: found 0x[0-9a-f]+ in poisoned memory \(an object an earlier collection evacuated or freed: a stale pointer\), expected a live object/);
+    expect(c.verifyMessages.join("\n")).toMatch(
+      /root #0: found 0x[0-9a-f]+ in poisoned memory \(an object an earlier collection evacuated or freed: a stale pointer\), expected a live object/,
+    );
     scanner.skipUpdates = false;
     expect(String(catchError(() => c.collect()))).toMatch(/in poisoned memory/);
   });

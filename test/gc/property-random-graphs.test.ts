@@ -23,7 +23,17 @@ const rawSize = fc.oneof(
 );
 const pick = fc.nat({ max: 1_000_000 });
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 10, arbitrary: fc.record({ k: fc.constant("alloc" as const), slots: fc.integer({ min: 0, max: 4 }), raw: rawSize, attach: fc.constantFrom("root" as const, "link" as const, "link" as const, "drop" as const), pick, slot: fc.nat(3) }) },
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      k: fc.constant("alloc" as const),
+      slots: fc.integer({ min: 0, max: 4 }),
+      raw: rawSize,
+      attach: fc.constantFrom("root" as const, "link" as const, "link" as const, "drop" as const),
+      pick,
+      slot: fc.nat(3),
+    }),
+  },
   { weight: 6, arbitrary: fc.record({ k: fc.constant("link" as const), from: pick, slot: fc.nat(3), to: fc.integer({ min: -1, max: 1_000_000 }) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant("unroot" as const), pick }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant("pin" as const), pick }) },
@@ -69,7 +79,14 @@ describe("random graphs under random collections", () => {
     const totals = { collections: 0, evacuated: 0, objects: 0, grew: 0, exhausted: 0, large: 0 };
     fc.assert(
       fc.property(config, fc.array(op, { minLength: 100, maxLength: 600, size: "max" }), (cfg, ops) => {
-        const t = makeHeap({ sizeBytes: 64 * BYTES_IN_BLOCK, initialSizeBytes: cfg.initialBlocks * BYTES_IN_BLOCK, verify: true, stress: cfg.stress, defrag: cfg.defrag, collectEveryBytes: cfg.collectEveryBytes });
+        const t = makeHeap({
+          sizeBytes: 64 * BYTES_IN_BLOCK,
+          initialSizeBytes: cfg.initialBlocks * BYTES_IN_BLOCK,
+          verify: true,
+          stress: cfg.stress,
+          defrag: cfg.defrag,
+          collectEveryBytes: cfg.collectEveryBytes,
+        });
         const { collector: c, mutator: m, scanner } = t;
         const model: Model = { slots: [], raw: [], edges: [] };
         const rootIds: number[] = [];

@@ -37,10 +37,16 @@ describe("statistics and the heap map", () => {
     expect(map.blocks.at(-1)!.state).toBe("large");
 
     const svg = renderHeapMapSvg(map, { title: "fragmented heap" });
-    expect(svg.startsWith("<svg xmlns=\"http://www.w3.org/2000/svg\"")).toBe(true);
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.endsWith("</svg>")).toBe(true);
     expect(svg).toContain("<title>block 0 at 0x7f1234000000:");
-    for (const name of ["free", "live (marked by the last collection)", "evacuated (objects copied out)", "large object", "allocated since the last collection"]) {
+    for (const name of [
+      "free",
+      "live (marked by the last collection)",
+      "evacuated (objects copied out)",
+      "large object",
+      "allocated since the last collection",
+    ]) {
       expect(svg).toContain(`>${name}</text>`);
     }
     expect(svg.match(/<g>/g)!.length).toBe(map.blocks.length);

@@ -45,32 +45,35 @@ describe("stress quarantine", () => {
     expect(c.space.quarantine!.holds(blockOf(stale))).toBe(false);
   });
 
-  it.each([false, true])("reports a write through a stale pointer at the next collection: address, the object that lived there, the collection that freed it (verify %s)", (verify) => {
-    const t = makeHeap({ stress: true, verify });
-    const { collector: c, mutator: m, scanner } = t;
-    const a = m.alloc(1, 24); // 8 header + 8 slot + 24 raw = 40 bytes
-    scanner.roots = [a];
-    const stale = a;
-    const first = c.collect();
-    expect(first.cycle).toBe(1);
-    const moved = scanner.roots[0]!;
-    c.space.writeWord(stale + 16, 7); // raw word 1 of the old copy
-    const second = c.collect();
-    expect(second.poisonWrites).toBe(1);
-    expect(second.verifyFailures).toBe(1); // a verification failure, with or without verify
-    expect(c.verifyFailures).toEqual([
-      {
-        location: { kind: "poisoned-memory", address: stale + 16 },
-        value: 7,
-        reason:
-          `written into poisoned memory since collection #1 freed it (checked at collection #2): object 0x${stale.toString(16)} (40 bytes, header included) ` +
-          `lived there (+0x10) until collection #1 moved it to 0x${moved.toString(16)}; a write through a stale pointer`,
-        expected: "the poison pattern 0xdeadbeecdeadbeec",
-      },
-    ]);
-    expect(c.stats.firstVerifyFailures[0]!.cycle).toBe(2);
-    expect(c.collect().poisonWrites).toBe(1); // still there: reported at every collection while held
-  });
+  it.each([false, true])(
+    "reports a write through a stale pointer at the next collection: address, the object that lived there, the collection that freed it (verify %s)",
+    (verify) => {
+      const t = makeHeap({ stress: true, verify });
+      const { collector: c, mutator: m, scanner } = t;
+      const a = m.alloc(1, 24); // 8 header + 8 slot + 24 raw = 40 bytes
+      scanner.roots = [a];
+      const stale = a;
+      const first = c.collect();
+      expect(first.cycle).toBe(1);
+      const moved = scanner.roots[0]!;
+      c.space.writeWord(stale + 16, 7); // raw word 1 of the old copy
+      const second = c.collect();
+      expect(second.poisonWrites).toBe(1);
+      expect(second.verifyFailures).toBe(1); // a verification failure, with or without verify
+      expect(c.verifyFailures).toEqual([
+        {
+          location: { kind: "poisoned-memory", address: stale + 16 },
+          value: 7,
+          reason:
+            `written into poisoned memory since collection #1 freed it (checked at collection #2): object 0x${stale.toString(16)} (40 bytes, header included) ` +
+            `lived there (+0x10) until collection #1 moved it to 0x${moved.toString(16)}; a write through a stale pointer`,
+          expected: "the poison pattern 0xdeadbeecdeadbeec",
+        },
+      ]);
+      expect(c.stats.firstVerifyFailures[0]!.cycle).toBe(2);
+      expect(c.collect().poisonWrites).toBe(1); // still there: reported at every collection while held
+    },
+  );
 
   it("checks the free lines of a block kept for a pinned object (not handed out while quarantining)", () => {
     const t = makeHeap({ stress: true });
@@ -99,7 +102,9 @@ describe("stress quarantine", () => {
     const moved = scanner.roots[0]!;
     scanner.roots = [moved, a]; // a stale copy of the old address comes back as a root
     expect(() => c.collect()).toThrow(
-      new RegExp(`in block 0, quarantined since collection #1 freed it: object 0x${a.toString(16)} \\(16 bytes, header included\\) lived there \\(\\+0x0\\) until collection #1 moved it to 0x${moved.toString(16)} \\(a stale pointer\\)`),
+      new RegExp(
+        `in block 0, quarantined since collection #1 freed it: object 0x${a.toString(16)} \\(16 bytes, header included\\) lived there \\(\\+0x0\\) until collection #1 moved it to 0x${moved.toString(16)} \\(a stale pointer\\)`,
+      ),
     );
   });
 
@@ -110,7 +115,10 @@ describe("stress quarantine", () => {
       unprotect: (address, bytes) => calls.push(`unprotect ${(address - HEAP_BASE) / BYTES_IN_BLOCK}+${bytes / BYTES_IN_BLOCK}`),
     };
     const sizeBytes = 32 * BYTES_IN_BLOCK;
-    const c = new ImmixCollector({ heap: { base: HEAP_BASE, buffer: new ArrayBuffer(sizeBytes), sizeBytes, protection }, options: { stress: true, quarantineCollections: 2 } });
+    const c = new ImmixCollector({
+      heap: { base: HEAP_BASE, buffer: new ArrayBuffer(sizeBytes), sizeBytes, protection },
+      options: { stress: true, quarantineCollections: 2 },
+    });
     const scanner = new MockRootScanner();
     c.addRootScanner(scanner);
     const m = c.newMutator();

@@ -11,7 +11,11 @@ describe("line and block states after a sweep", () => {
     const objects = allocOneLineObjects(t, 4 * 256);
     // Block 0: all live (full). Block 1: every 4th line live (64 holes of 2 lines).
     // Block 2: dead. Block 3: lines 0..99 live (one hole: [101, 256)).
-    const keep = [...Array.from({ length: 256 }, (_, i) => i), ...Array.from({ length: 64 }, (_, i) => 256 + 4 * i), ...Array.from({ length: 100 }, (_, i) => 768 + i)];
+    const keep = [
+      ...Array.from({ length: 256 }, (_, i) => i),
+      ...Array.from({ length: 64 }, (_, i) => 256 + 4 * i),
+      ...Array.from({ length: 100 }, (_, i) => 768 + i),
+    ];
     keepOnly(t, objects, keep);
     const cycle = t.collector.collect();
     const s = t.collector.space;
@@ -50,7 +54,9 @@ describe("line and block states after a sweep", () => {
     t.collector.collect();
     const s = t.collector.space;
     const e = s.epoch;
-    const marked = Array.from(s.lineMarks.subarray(0, 16)).map((x, l) => (x === e ? l : -1)).filter((l) => l >= 0);
+    const marked = Array.from(s.lineMarks.subarray(0, 16))
+      .map((x, l) => (x === e ? l : -1))
+      .filter((l) => l >= 0);
     expect(marked).toEqual([0, 9, 10, 11, 12, 13]);
     // Line 1 is not marked, but not available either: the straddling object lives in it.
     expect(s.firstAvailableLine(0, 256)).toBe(2);

@@ -75,7 +75,11 @@ describe("verify catches a broken heap", () => {
       `root #1: found 0x${(buffer + 32).toString(16)} not an object start: inside object 0x${buffer.toString(16)} (+0x20, which ends at 0x${(buffer + 64).toString(16)}): ` +
         "a pointer into an object was reported as an object's address (a derived pointer as a base?), expected an object's address",
     ]);
-    expect(c.verifyFailures[0]!).toMatchObject({ location: { kind: "root", index: 1, description: undefined }, expected: "an object's address", phase: "before" });
+    expect(c.verifyFailures[0]!).toMatchObject({
+      location: { kind: "root", index: 1, description: undefined },
+      expected: "an object's address",
+      phase: "before",
+    });
     scanner.roots = [buffer];
     expect(c.collect().verifyFailures).toBe(0);
   });

@@ -22,7 +22,13 @@ describe("verification failure details", () => {
     // Read before the collection (the checks it can make then) and after it.
     expect(cycle.verifyFailures).toBe(2);
     const after = c.verifyFailures.at(-1)!;
-    expect(after).toEqual({ location: { kind: "root", index: 3, description: "second roots[2]" }, value: outside, reason: "outside the heap", expected: "a live object", phase: "after" });
+    expect(after).toEqual({
+      location: { kind: "root", index: 3, description: "second roots[2]" },
+      value: outside,
+      reason: "outside the heap",
+      expected: "a live object",
+      phase: "after",
+    });
     expect(formatVerifyFailure(after)).toBe("root #3 (second roots[2]): found 0x1000 outside the heap, expected a live object");
   });
 
@@ -34,7 +40,9 @@ describe("verification failure details", () => {
     expect(c.collect().verifyFailures).toBe(0);
     c.writePointer(holder, 2, holder + 4); // misaligned, in field +0x10
     const report = c.verifyHeap();
-    expect(report.details).toEqual([{ location: { kind: "field", object: holder, offsetBytes: 16 }, value: holder + 4, reason: "misaligned", expected: "a live object" }]);
+    expect(report.details).toEqual([
+      { location: { kind: "field", object: holder, offsetBytes: 16 }, value: holder + 4, reason: "misaligned", expected: "a live object" },
+    ]);
     expect(report.messages[0]).toBe(`field +0x10 of object 0x${holder.toString(16)}: found 0x${(holder + 4).toString(16)} misaligned, expected a live object`);
   });
 

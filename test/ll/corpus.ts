@@ -144,15 +144,7 @@ function entry(name: string, fields: Omit<CorpusEntry, "name" | "file">): Corpus
 
 export const CORPUS: CorpusEntry[] = [
   entry("location-kinds", {
-    covers: [
-      "stackmap",
-      "location:register",
-      "location:direct",
-      "location:indirect",
-      "location:constant",
-      "location:constant-index",
-      "frame:frame-pointer",
-    ],
+    covers: ["stackmap", "location:register", "location:direct", "location:indirect", "location:constant", "location:constant-index", "frame:frame-pointer"],
     expect: {
       framePointer: true,
       records: 2,
@@ -181,10 +173,7 @@ export const CORPUS: CorpusEntry[] = [
     expect: {
       dynamicFrame: true,
       records: 4,
-      readobjLines: [
-        "4 live-outs: [ R#7 (8-bytes) R#12 (8-bytes) R#18 (16-bytes) R#19 (32-bytes) ]",
-        "#3: Register R#18, size: 32",
-      ],
+      readobjLines: ["4 live-outs: [ R#7 (8-bytes) R#12 (8-bytes) R#18 (16-bytes) R#19 (32-bytes) ]", "#3: Register R#18, size: 32"],
       readobjLinesByLlvm: {
         19: [
           "8 live-outs: [ R#3 (8-bytes) R#7 (8-bytes) R#12 (8-bytes) R#13 (8-bytes) R#14 (8-bytes) R#15 (8-bytes) R#18 (16-bytes) R#19 (32-bytes) ]",
@@ -194,14 +183,7 @@ export const CORPUS: CorpusEntry[] = [
     },
   }),
   entry("constants", {
-    covers: [
-      "stackmap",
-      "location:constant",
-      "location:constant-index",
-      "constants:int64-extremes",
-      "constants:sign-extended",
-      "constants:deduplicated",
-    ],
+    covers: ["stackmap", "location:constant", "location:constant-index", "constants:int64-extremes", "constants:sign-extended", "constants:deduplicated"],
     expect: {
       records: 2,
       readobjLines: [
@@ -329,15 +311,7 @@ export const CORPUS: CorpusEntry[] = [
   }),
   entry("mixed-kinds", {
     optPasses: RS4GC,
-    covers: [
-      "records:mixed-kinds",
-      "stackmap",
-      "patchpoint",
-      "statepoint",
-      "function:without-records",
-      "function:internal",
-      "live-outs",
-    ],
+    covers: ["records:mixed-kinds", "stackmap", "patchpoint", "statepoint", "function:without-records", "function:internal", "live-outs"],
     expect: {
       records: 5,
       framePointer: true,
@@ -362,20 +336,10 @@ export const CORPUS: CorpusEntry[] = [
   }),
   entry("statepoint-attributes", {
     optPasses: RS4GC,
-    covers: [
-      "statepoint",
-      "statepoint:custom-id",
-      "statepoint:patch-bytes",
-      "statepoint:calling-convention",
-      "frame:large",
-    ],
+    covers: ["statepoint", "statepoint:custom-id", "statepoint:patch-bytes", "statepoint:calling-convention", "frame:large"],
     expect: {
       records: 4,
-      readobjLines: [
-        "Record ID: 1432778632, instruction offset: 25",
-        "Record ID: 7, instruction offset: 43",
-        "#1: Constant 9, size: 8",
-      ],
+      readobjLines: ["Record ID: 1432778632, instruction offset: 25", "Record ID: 7, instruction offset: 43", "#1: Constant 9, size: 8"],
       readobjLinesByLlvm: { 19: ["Record ID: 1234605616436508552, instruction offset: 25", "Record ID: 7, instruction offset: 43", "#1: Constant 9, size: 8"] },
     },
   }),

@@ -70,10 +70,7 @@ export function generateManyRecordsModule(): string {
       }
       out.push(`  %r = add i64 ${live}, %c`, "  ret i64 %r", "}", "");
     } else if (shape === 1) {
-      out.push(
-        `define i64 @sp_${index}(i64 addrspace(1)* %o1, i64 addrspace(1)* %o2, i64 %x) gc "statepoint-example" {`,
-        "entry:",
-      );
+      out.push(`define i64 @sp_${index}(i64 addrspace(1)* %o1, i64 addrspace(1)* %o2, i64 %x) gc "statepoint-example" {`, "entry:");
       let acc = "%x";
       for (let k = 0; k < 4; k += 1) {
         out.push(`  call void @sink(i64 ${acc})`);

@@ -2,12 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { dumpFiles } from "../../src/cli/dump-command.js";
 import { loadObjectStackMaps, type ObjectStackMaps } from "../../src/loader/object-file.js";
-import {
-  FLAG_DYNAMIC_FRAME,
-  FLAG_FRAME_POINTER_CFA,
-  FLAG_FRAME_SIZE_DIFFERS,
-  FLAG_NO_UNWIND_INFO,
-} from "../../src/safepoints/frame-descriptors.js";
+import { FLAG_DYNAMIC_FRAME, FLAG_FRAME_POINTER_CFA, FLAG_FRAME_SIZE_DIFFERS, FLAG_NO_UNWIND_INFO } from "../../src/safepoints/frame-descriptors.js";
 import { CORPUS, compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
 import { findLlvmTool, runTool } from "../support/llvm-tools.js";
 import { objdumpCallSites, type FrameState } from "../support/objdump-frames.js";

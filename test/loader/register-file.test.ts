@@ -52,7 +52,9 @@ describe("registerFile detects the format", () => {
     expect(call).toThrow(StackMapFormatError);
     expect(call).toThrow(/found a _GC_MAP_ v1 map \(plimmix, gcroot code\), expected an LLVM stack map v3 \(.llvm_stackmaps\)$/);
     const statepoint = await objectBytes("list-tree.ll", "statepoint");
-    expect(() => registerPlimmixFile(registry, statepoint.bytes, { path: statepoint.path })).toThrow(/found an LLVM stack map v3 \(.llvm_stackmaps\), expected a _GC_MAP_ v1 map/);
+    expect(() => registerPlimmixFile(registry, statepoint.bytes, { path: statepoint.path })).toThrow(
+      /found an LLVM stack map v3 \(.llvm_stackmaps\), expected a _GC_MAP_ v1 map/,
+    );
     expect(() => registerOcamlFile(registry, statepoint.bytes, { path: statepoint.path })).toThrow(/expected an OCaml frame table/);
     expect(registry.snapshot().modules.size).toBe(0);
   }, 180_000);
@@ -60,12 +62,16 @@ describe("registerFile detects the format", () => {
   it("no stack maps, several formats, not ELF: each a typed error", async () => {
     const registry = new SafepointRegistry();
     const plain = await objectBytes("list-tree.ll", "plain"); // no RewriteStatepointsForGC: no stack map
-    expect(() => registerFile(registry, plain.bytes, { path: plain.path })).toThrow(/found no stack maps \(no .llvm_stackmaps section, no _GC_MAP_ symbol, no caml\*__frametable symbol\)/);
+    expect(() => registerFile(registry, plain.bytes, { path: plain.path })).toThrow(
+      /found no stack maps \(no .llvm_stackmaps section, no _GC_MAP_ symbol, no caml\*__frametable symbol\)/,
+    );
     // A library linking statepoint and gcroot code holds both: the caller says which.
     const callChain = await compileProgram(join(repoRoot(), "test", "ll", "call-chain.ll"), { mode: "statepoint" });
     const both = linkSharedLibrary([callChain, (await objectBytes("plimmix-list.ll", "plimmix")).path]);
     const bytes = readFileSync(both);
-    expect(() => registerFile(registry, bytes, { path: both })).toThrow(/found an LLVM stack map v3 \(.llvm_stackmaps\) and a _GC_MAP_ v1 map .*expected one format, or options.format naming which/);
+    expect(() => registerFile(registry, bytes, { path: both })).toThrow(
+      /found an LLVM stack map v3 \(.llvm_stackmaps\) and a _GC_MAP_ v1 map .*expected one format, or options.format naming which/,
+    );
     expect(registerFile(registry, bytes, { path: both, format: "plimmix-v1" })).toBeTypeOf("number");
     expect(() => registerFile(registry, new TextEncoder().encode("not an ELF file"), { path: "notes.txt" })).toThrow(/notes.txt/);
     try {

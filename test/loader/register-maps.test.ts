@@ -1,6 +1,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DuplicateSafepointError, SafepointRegistry, linkSharedLibrary, loadObjectStackMaps, registerObjectFile, registerStackMapBytes } from "../../src/index.js";
+import {
+  DuplicateSafepointError,
+  SafepointRegistry,
+  linkSharedLibrary,
+  loadObjectStackMaps,
+  registerObjectFile,
+  registerStackMapBytes,
+} from "../../src/index.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
 
 describe("registering maps through the public API", () => {

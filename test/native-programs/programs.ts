@@ -166,9 +166,7 @@ export function referenceCacheDir(): string {
 export async function compileProgramObjects(entry: NativeProgram): Promise<string[]> {
   const objects: string[] = [];
   for (const file of entry.files) {
-    objects.push(
-      await compileProgram(irSource(file), { mode: entry.mode, llcFlags: entry.llcFlags ?? [], optFlags: entry.optFlags ?? [] }),
-    );
+    objects.push(await compileProgram(irSource(file), { mode: entry.mode, llcFlags: entry.llcFlags ?? [], optFlags: entry.optFlags ?? [] }));
   }
   return objects;
 }

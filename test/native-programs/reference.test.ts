@@ -42,8 +42,20 @@ describe("native test programs under the reference runtime", () => {
     expect(NATIVE_PROGRAMS.filter((p) => p.mode === "plimmix").length).toBeGreaterThanOrEqual(3);
     expect(new Set(NATIVE_PROGRAMS.map((p) => p.name)).size).toBe(NATIVE_PROGRAMS.length);
     const features = new Set(NATIVE_PROGRAMS.flatMap((p) => p.features));
-    for (const f of ["derived-pointers", "pushed-args", "gc-in-csr", "dynamic-alloca", "deep-recursion", "threads",
-      "stuck-thread", "globals", "tree", "linked-list", "pointer-array", "raw-bytes"]) {
+    for (const f of [
+      "derived-pointers",
+      "pushed-args",
+      "gc-in-csr",
+      "dynamic-alloca",
+      "deep-recursion",
+      "threads",
+      "stuck-thread",
+      "globals",
+      "tree",
+      "linked-list",
+      "pointer-array",
+      "raw-bytes",
+    ]) {
       expect(features.has(f), f).toBe(true);
     }
   });

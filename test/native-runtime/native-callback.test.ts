@@ -23,7 +23,9 @@ it("qsort with a managed comparator: --stress=1 --verify --walk unwind prints th
   expect(reference.status, reference.stderr).toBe(0);
   expect(reference.result).toBe(entry.expectedResult);
   const r = await runNativeJson([...programArguments(entry), "--stress=1", "--verify", "--walk=unwind"], 200_000);
-  console.log(`[native-callback] --walk unwind: collections=${r.collections} objectsMoved=${r.objectsMoved} framesScanned=${r.framesScanned} rootsRelocated=${r.rootsRelocated} result=${r.result}`);
+  console.log(
+    `[native-callback] --walk unwind: collections=${r.collections} objectsMoved=${r.objectsMoved} framesScanned=${r.framesScanned} rootsRelocated=${r.rootsRelocated} result=${r.result}`,
+  );
   expect(r.result).toBe(entry.expectedResult.toString());
   expect(r.collections).toBeGreaterThan(100);
   expect(r.objectsMoved).toBeGreaterThan(0);

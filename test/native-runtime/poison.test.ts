@@ -40,7 +40,10 @@ describe("rootwalk run --poison", () => {
     expect(unpoisoned.poisonedBytes).toBe(0);
   }, 120_000);
 
-  for (const args of [["--stress=1", "--verify"], ["--stress=1", "--verify", "--poison"]]) {
+  for (const args of [
+    ["--stress=1", "--verify"],
+    ["--stress=1", "--verify", "--poison"],
+  ]) {
     it(`a read through a stale pointer fails under ${args.join(" ")}: exit 3, the fault and the likely cause`, async () => {
       const r = await runNative([PROGRAM, "--plimmix", ...args, "--progress=0"], 60_000);
       expect(r.status).toBe(3);
@@ -51,7 +54,9 @@ describe("rootwalk run --poison", () => {
       expect(lines[0]).toMatch(/^rootwalk run: segmentation fault in thread #0 at rw_main\+0x[0-9a-f]+ \(fault address 0x[0-9a-f]+\)$/);
       // The old copies are in a block the collection freed: quarantined and protected, the read
       // of the old parent's slot faults (before the pattern it holds could be followed).
-      expect(lines[1]).toMatch(/^ {2}poisoning is on \(--poison, implied by --stress\): the fault address is in the heap, in memory a collection evacuated or freed,$/);
+      expect(lines[1]).toMatch(
+        /^ {2}poisoning is on \(--poison, implied by --stress\): the fault address is in the heap, in memory a collection evacuated or freed,$/,
+      );
       expect(lines[2]).toMatch(/quarantined and protected under --stress: a read or write through a stale pointer/);
       expect(lines).toHaveLength(3);
     }, 90_000);

@@ -71,7 +71,9 @@ describe("rootwalk run with prebuilt inputs", () => {
     writeFileSync(notElf, "this is text\n");
     const text = await runNative([notElf], 60_000);
     expect(text.status).toBe(1);
-    expect(text.stderr).toBe(`rootwalk run: program: found ${notElf}, expected PROGRAM.ll, an x86-64 ELF object (.o) or shared library (.so); this is not an ELF file\n`);
+    expect(text.stderr).toBe(
+      `rootwalk run: program: found ${notElf}, expected PROGRAM.ll, an x86-64 ELF object (.o) or shared library (.so); this is not an ELF file\n`,
+    );
 
     const executable = process.execPath; // node itself: an ELF executable, not a library
     const exe = await runNative([executable], 60_000);

@@ -145,13 +145,30 @@ describe("a program's functions named like libc's or libm's are its own", () => 
 describe("a program that defines one of the runtime's own entry points", () => {
   it("the runtime's exports are read from its library", () => {
     const exports = runtimeExports(buildRuntime());
-    for (const name of ["gc_init", "gc_alloc", "gc_safepoint", "gc_collect", "gc_thread_start", "gc_thread_join", "thread_stuck_start", "thread_stuck_end", "no_gc_thread", "gc_add_global", "rw_setup"]) {
+    for (const name of [
+      "gc_init",
+      "gc_alloc",
+      "gc_safepoint",
+      "gc_collect",
+      "gc_thread_start",
+      "gc_thread_join",
+      "thread_stuck_start",
+      "thread_stuck_end",
+      "no_gc_thread",
+      "gc_add_global",
+      "rw_setup",
+    ]) {
       expect(exports.has(name), name).toBe(true);
     }
     expect(exports.has("rw_main")).toBe(false);
   });
 
-  for (const [style, name] of [["statepoint", "gc_collect"], ["statepoint", "thread_stuck_end"], ["gcroot", "gc_thread_start"], ["gcroot", "rw_setup"]] as const) {
+  for (const [style, name] of [
+    ["statepoint", "gc_collect"],
+    ["statepoint", "thread_stuck_end"],
+    ["gcroot", "gc_thread_start"],
+    ["gcroot", "rw_setup"],
+  ] as const) {
     it(`is refused in one line naming it (${style}: ${name})`, () => {
       const program = writeProgram(style, name);
       const r = run(program, style, ["--no-gc"]);

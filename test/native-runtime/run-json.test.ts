@@ -47,12 +47,22 @@ describe("rootwalk run --json", () => {
     const exhausted = await runNative([join(PROGRAMS, "heap-exhausted.ll"), "--heap", "4M", "--json"], 120_000);
     expect(exhausted.status).toBe(3);
     const e = onlyJson(exhausted.stdout);
-    expect(e).toEqual({ error: "runtime-failure", exitCode: 3, message: expect.stringMatching(/^heap exhausted: \d+ live bytes of 4194304; try --heap \d+M$/), collections: expect.any(Number) });
+    expect(e).toEqual({
+      error: "runtime-failure",
+      exitCode: 3,
+      message: expect.stringMatching(/^heap exhausted: \d+ live bytes of 4194304; try --heap \d+M$/),
+      collections: expect.any(Number),
+    });
     expect(e["collections"]).toBeGreaterThan(0);
 
     // Found by the runtime's fault handler (a stale pointer into poisoned memory).
     const fault = await runNative([join(PROGRAMS, "stale-pointer.ll"), "--plimmix", "--stress", "--json"], 120_000);
     expect(fault.status).toBe(3);
-    expect(onlyJson(fault.stdout)).toEqual({ error: "runtime-failure", exitCode: 3, message: expect.stringMatching(/^segmentation fault in thread #0 at rw_main\+0x[0-9a-f]+/), collections: expect.any(Number) });
+    expect(onlyJson(fault.stdout)).toEqual({
+      error: "runtime-failure",
+      exitCode: 3,
+      message: expect.stringMatching(/^segmentation fault in thread #0 at rw_main\+0x[0-9a-f]+/),
+      collections: expect.any(Number),
+    });
   }, 300_000);
 });

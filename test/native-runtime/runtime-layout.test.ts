@@ -34,7 +34,11 @@ function asserts(facts: readonly [expression: string, expected: number, what: st
 }
 
 function recordFacts(): [string, number, string][] {
-  const field = (name: string, word: number, ts: string): [string, number, string] => [`offsetof(rw_thread, ${name}) / 8`, word, `thread-record.ts ${ts} (rw_thread.${name})`];
+  const field = (name: string, word: number, ts: string): [string, number, string] => [
+    `offsetof(rw_thread, ${name}) / 8`,
+    word,
+    `thread-record.ts ${ts} (rw_thread.${name})`,
+  ];
   const constants = Object.entries(record).filter(([name]) => /^(ST|JS)_/.test(name)) as [string, number][];
   return [
     ["sizeof(rw_thread) / 8", record.RECORD_WORDS, "thread-record.ts RECORD_WORDS"],
@@ -62,10 +66,18 @@ function registerLayoutFacts(): [string, number, string][] {
     ["offsetof(ucontext_t, uc_mcontext.gregs)", signal.registersOffsetBytes, "x86-64.ts signalContext.registersOffsetBytes"],
     ["REG_RSP", signal.spIndex, "x86-64.ts signalContext.spIndex"],
     ["REG_RIP", signal.pcIndex, "x86-64.ts signalContext.pcIndex"],
-    ...X86_64.calleeSavedNames.map((name, k): [string, number, string] => [`REG_${name.toUpperCase()}`, signal.calleeSavedIndex[k]!, `x86-64.ts signalContext.calleeSavedIndex[${k}] (${name})`]),
+    ...X86_64.calleeSavedNames.map((name, k): [string, number, string] => [
+      `REG_${name.toUpperCase()}`,
+      signal.calleeSavedIndex[k]!,
+      `x86-64.ts signalContext.calleeSavedIndex[${k}] (${name})`,
+    ]),
     ["offsetof(struct elf_prstatus, pr_reg)", core.offsetBytes, "x86-64.ts coreRegisters.offsetBytes"],
     ["sizeof(struct user_regs_struct) / 8", core.names.length, "x86-64.ts coreRegisters.names.length"],
-    ...core.names.map((name, i): [string, number, string] => [`offsetof(struct user_regs_struct, ${name}) / 8`, i, `x86-64.ts coreRegisters.names[${i}] (${name})`]),
+    ...core.names.map((name, i): [string, number, string] => [
+      `offsetof(struct user_regs_struct, ${name}) / 8`,
+      i,
+      `x86-64.ts coreRegisters.names[${i}] (${name})`,
+    ]),
   ];
 }
 

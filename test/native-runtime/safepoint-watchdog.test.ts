@@ -33,7 +33,9 @@ describe("safepoint watchdog", () => {
     expect(r.stdout).toBe("");
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^rootwalk run: safepoint timeout: thread #0 requested a collection and waited 1\.\d s \(--safepoint-timeout=1000 ms\) for$/);
-    expect(lines[1]).toMatch(/^ {2}thread #1, which has run (\d+\.\d) s since its last safepoint, spin_forever\+0x[0-9a-f]+ \(return address 0x[0-9a-f]+\), without reaching another$/);
+    expect(lines[1]).toMatch(
+      /^ {2}thread #1, which has run (\d+\.\d) s since its last safepoint, spin_forever\+0x[0-9a-f]+ \(return address 0x[0-9a-f]+\), without reaching another$/,
+    );
     const ran = Number(/has run (\d+\.\d) s/.exec(lines[1]!)![1]);
     expect(ran).toBeGreaterThanOrEqual(1);
     expect(lines[2]).toMatch(/poll in it/);

@@ -18,9 +18,17 @@ import { buildRunEntry, programArguments, runNative, runNativeJson } from "../su
 const program = (name: string): string => join(repoRoot(), "test", "native-runtime", "programs", name);
 
 const STALE_PROGRAMS = [
-  { what: "(a) a gcroot program reading an integer through a pointer kept across gc_collect (right by luck when nothing moves)", args: [program("stale-read-unmoved.ll"), "--plimmix"], noGcResult: "42" },
+  {
+    what: "(a) a gcroot program reading an integer through a pointer kept across gc_collect (right by luck when nothing moves)",
+    args: [program("stale-read-unmoved.ll"), "--plimmix"],
+    noGcResult: "42",
+  },
   { what: "(b) a statepoint program hiding a pointer with ptrtoint/inttoptr across safepoints", args: [program("stale-hidden-int.ll")], noGcResult: "7000" },
-  { what: "(c) a gcroot program writing through a stale pointer after the object moved", args: [program("stale-write-moved.ll"), "--plimmix"], noGcResult: "100" },
+  {
+    what: "(c) a gcroot program writing through a stale pointer after the object moved",
+    args: [program("stale-write-moved.ll"), "--plimmix"],
+    noGcResult: "100",
+  },
 ];
 
 beforeAll(() => {
@@ -41,7 +49,9 @@ describe("rootwalk run --stress --verify: stale pointers fail loudly", () => {
       const lines = r.stderr.trimEnd().split("\n");
       expect(lines[0]).toMatch(/^rootwalk run: segmentation fault in thread #0 at rw_main\+0x[0-9a-f]+ \(fault address 0x[0-9a-f]+\)$/);
       expect(lines[1]).toBe("  poisoning is on (--poison, implied by --stress): the fault address is in the heap, in memory a collection evacuated or freed,");
-      expect(lines[2]).toBe("  quarantined and protected under --stress: a read or write through a stale pointer, one the program kept across a collection without a root");
+      expect(lines[2]).toBe(
+        "  quarantined and protected under --stress: a read or write through a stale pointer, one the program kept across a collection without a root",
+      );
       expect(lines).toHaveLength(3);
     }, 90_000);
   }

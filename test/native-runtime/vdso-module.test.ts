@@ -32,7 +32,9 @@ describe("the vDSO in a live process's module map", () => {
       .map((line) => /^([0-9a-f]+) [Tt] ([^@\s]+)/.exec(line)) // names carry a version: @@LINUX_2.6
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => ({ name: m[2]!, link: Number.parseInt(m[1]!, 16) }));
-    const fdeStarts = new Set([...runTool(findLlvmTool("llvm-dwarfdump"), ["--eh-frame", image]).matchAll(/FDE cie=\S+ pc=([0-9a-f]+)\.\.\./g)].map((m) => Number.parseInt(m[1]!, 16)));
+    const fdeStarts = new Set(
+      [...runTool(findLlvmTool("llvm-dwarfdump"), ["--eh-frame", image]).matchAll(/FDE cie=\S+ pc=([0-9a-f]+)\.\.\./g)].map((m) => Number.parseInt(m[1]!, 16)),
+    );
     const withFde = symbols.filter((s) => fdeStarts.has(s.link));
     expect(withFde.map((s) => s.name)).toContain("__vdso_clock_gettime");
     for (const s of withFde) {

@@ -40,7 +40,8 @@ describe("rootwalk run --verify: failure details", () => {
     expect(r.status).toBe(4);
     const json = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, unknown> & { verifyFailureDetails: Record<string, unknown>[] };
     expect(json.verifyFailures).toBeGreaterThan(0);
-    for (const key of ["result", "collections", "framesScanned", "rootsRelocated", "objectsMoved", "maxPauseMs", "poisonedBytes", "phasesMs"]) expect(json).toHaveProperty(key);
+    for (const key of ["result", "collections", "framesScanned", "rootsRelocated", "objectsMoved", "maxPauseMs", "poisonedBytes", "phasesMs"])
+      expect(json).toHaveProperty(key);
     expect(json.verifyFailureDetails.length).toBeGreaterThan(0);
     expect(json.verifyFailureDetails.length).toBeLessThanOrEqual(10);
     expect(json.verifyFailureDetails[0]).toMatchObject({

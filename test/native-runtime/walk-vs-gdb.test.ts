@@ -42,15 +42,29 @@ function stopsOf(name: string, walk: "unwind" | "chunks", flags: string[], hits:
   const entry = NATIVE_PROGRAMS.find((p) => p.name === name)!;
   const log = join(scratch, `${name}-${walk}.jsonl`);
   const out = join(scratch, `${name}-${walk}.gdb.json`);
-  const r = spawnSync("gdb", ["-nx", "-batch", "-x", join(HERE, "gdb-walk-log.py"), "--args", process.execPath, ENTRY, ...programArguments(entry), "--walk", walk, ...flags], {
-    encoding: "utf8",
-    timeout: 240_000,
-    // ROOTWALK_SCAN_CROSSCHECK: the scan's fast loop must give the frames and root pairs of the
-    // general unwinder, whose walk the log's `scan` reports (so the log is what the scan did).
-    env: { ...process.env, ROOTWALK_SCAN_CROSSCHECK: "1", ROOTWALK_WALK_LOG: log, RW_GDB_JSON: out, RW_HITS: String(hits), RW_MIN_THREADS: String(minThreads) },
-  });
+  const r = spawnSync(
+    "gdb",
+    ["-nx", "-batch", "-x", join(HERE, "gdb-walk-log.py"), "--args", process.execPath, ENTRY, ...programArguments(entry), "--walk", walk, ...flags],
+    {
+      encoding: "utf8",
+      timeout: 240_000,
+      // ROOTWALK_SCAN_CROSSCHECK: the scan's fast loop must give the frames and root pairs of the
+      // general unwinder, whose walk the log's `scan` reports (so the log is what the scan did).
+      env: {
+        ...process.env,
+        ROOTWALK_SCAN_CROSSCHECK: "1",
+        ROOTWALK_WALK_LOG: log,
+        RW_GDB_JSON: out,
+        RW_HITS: String(hits),
+        RW_MIN_THREADS: String(minThreads),
+      },
+    },
+  );
   if (r.status !== 0) throw new Error(`gdb: exit ${r.status}: ${r.stderr.slice(-2000)}`);
-  const logged = readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line) as LoggedStop);
+  const logged = readFileSync(log, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as LoggedStop);
   const gdb = (JSON.parse(readFileSync(out, "utf8")) as { stops: GdbStop[] }).stops.map((s) => ({
     ...s,
     threads: s.threads.map((t) => ({ ...t, frames: t.frames.filter((f) => f.type !== "inline" && f.type !== "tailcall") })),
@@ -63,7 +77,12 @@ function stopsOf(name: string, walk: "unwind" | "chunks", flags: string[], hits:
  * scanner's own walk: for `--walk chunks` the chunk walk, which ends at the boundary); returns
  * the totals for the closing numbers.
  */
-function compareStops(label: string, logged: LoggedStop[], gdb: GdbStop[], which: "whole" | "scan" = "whole"): { stops: number; threads: number; frames: number; registers: number; roots: number } {
+function compareStops(
+  label: string,
+  logged: LoggedStop[],
+  gdb: GdbStop[],
+  which: "whole" | "scan" = "whole",
+): { stops: number; threads: number; frames: number; registers: number; roots: number } {
   const total = { stops: 0, threads: 0, frames: 0, registers: 0, roots: 0 };
   for (const stop of gdb) {
     const log = logged.find((l) => l.collection === stop.collection)!;
@@ -87,7 +106,9 @@ function compareStops(label: string, logged: LoggedStop[], gdb: GdbStop[], which
     }
     total.stops++;
   }
-  console.log(`${label}: ${total.stops} stops, ${total.threads} thread walks, ${total.frames} frames, ${total.registers} callee-saved registers, ${total.roots} roots equal to gdb's`);
+  console.log(
+    `${label}: ${total.stops} stops, ${total.threads} thread walks, ${total.frames} frames, ${total.registers} callee-saved registers, ${total.roots} roots equal to gdb's`,
+  );
   return total;
 }
 

@@ -29,17 +29,35 @@ beforeAll(() => {
 
 describe("the packed and installed package", () => {
   it("ships the built walker/ and gc/ and the native sources the runtime and plugin build from", () => {
-    for (const file of ["dist/src/index.js", "dist/src/index.d.ts", "dist/walker/unwinder.js", "dist/gc/immix-collector.js", "src/native/runtime.c", "src/native/runtime-entry.S", "src/demo/demo-trees-statepoint.ll"]) {
+    for (const file of [
+      "dist/src/index.js",
+      "dist/src/index.d.ts",
+      "dist/walker/unwinder.js",
+      "dist/gc/immix-collector.js",
+      "src/native/runtime.c",
+      "src/native/runtime-entry.S",
+      "src/demo/demo-trees-statepoint.ll",
+    ]) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
     expect(readdirSync(join(installed, "src", "plimmix-plugin")).some((f) => f.endsWith(".cpp"))).toBe(true);
   });
 
   it("ships the walk snapshot's JSON Schema and an example the installed bin walks (test/ is not in the tarball)", () => {
-    for (const file of ["schemas/stack-snapshot.schema.json", "schemas/stack-snapshot.example.json"]) expect(existsSync(join(installed, file)), file).toBe(true);
+    for (const file of ["schemas/stack-snapshot.schema.json", "schemas/stack-snapshot.example.json"])
+      expect(existsSync(join(installed, file)), file).toBe(true);
     const bin = join(app, "node_modules", ".bin", "rootwalk");
-    const walked = sh(bin, ["walk", join(installed, "schemas", "stack-snapshot.example.json"), "--json"], app, { ...process.env, ROOTWALK_CACHE_DIR: userCache });
-    expect(JSON.parse(walked)).toMatchObject({ frames: 2, roots: [{ slot: "0x7010", value: "0x50000000" }, { slot: "0x7028", value: "0x50000040" }] });
+    const walked = sh(bin, ["walk", join(installed, "schemas", "stack-snapshot.example.json"), "--json"], app, {
+      ...process.env,
+      ROOTWALK_CACHE_DIR: userCache,
+    });
+    expect(JSON.parse(walked)).toMatchObject({
+      frames: 2,
+      roots: [
+        { slot: "0x7010", value: "0x50000000" },
+        { slot: "0x7028", value: "0x50000040" },
+      ],
+    });
   });
 
   it("imports the public API from plain ESM", () => {
@@ -61,7 +79,27 @@ const walked: WalkResult | undefined = undefined;
 export { registry, described, walked };`,
     );
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-    const r = spawnSync(process.execPath, [tsc, "--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots", join(ROOT, "node_modules", "@types"), "use.mts"], { cwd: app, encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [
+        tsc,
+        "--noEmit",
+        "--strict",
+        "--skipLibCheck",
+        "--module",
+        "nodenext",
+        "--moduleResolution",
+        "nodenext",
+        "--target",
+        "es2022",
+        "--types",
+        "node",
+        "--typeRoots",
+        join(ROOT, "node_modules", "@types"),
+        "use.mts",
+      ],
+      { cwd: app, encoding: "utf8" },
+    );
     expect(r.stdout + r.stderr).toBe("");
     expect(r.status).toBe(0);
   });
@@ -69,10 +107,16 @@ export { registry, described, walked };`,
   it("type-checks with the shipped declarations checked too, in a consumer without @types/node", () => {
     // A TypeScript consumer need not install @types/node: the shipped declarations must
     // not name Node's global namespace (NodeJS.ProcessEnv once made this fail in llvm-toolchain.d.ts).
-    writeFileSync(join(app, "use-plain.mts"), `import { SafepointRegistry, listSafepoints } from "rootwalk";\nexport const n: number = listSafepoints(new SafepointRegistry().snapshot()).length;\n`);
+    writeFileSync(
+      join(app, "use-plain.mts"),
+      `import { SafepointRegistry, listSafepoints } from "rootwalk";\nexport const n: number = listSafepoints(new SafepointRegistry().snapshot()).length;\n`,
+    );
     writeFileSync(
       join(app, "tsconfig.plain.json"),
-      JSON.stringify({ compilerOptions: { noEmit: true, strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", types: [], typeRoots: [] }, files: ["use-plain.mts"] }),
+      JSON.stringify({
+        compilerOptions: { noEmit: true, strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", types: [], typeRoots: [] },
+        files: ["use-plain.mts"],
+      }),
     );
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
     const r = spawnSync(process.execPath, [tsc, "-p", "tsconfig.plain.json"], { cwd: app, encoding: "utf8" });
@@ -85,7 +129,12 @@ export { registry, described, walked };`,
     const section = readme.slice(readme.indexOf("## Use as a library"));
     const code = /```js\n([^]*?)```/.exec(section)![1]!;
     writeFileSync(join(app, "example.mjs"), code);
-    sh(process.execPath, [join(installed, "dist", "src", "cli", "main.js"), "compile", "--statepoint", join(ROOT, "test", "ll", "call-chain.ll"), "-o", join(app, "call-chain.o")], app, { ...process.env, ROOTWALK_CACHE_DIR: userCache });
+    sh(
+      process.execPath,
+      [join(installed, "dist", "src", "cli", "main.js"), "compile", "--statepoint", join(ROOT, "test", "ll", "call-chain.ll"), "-o", join(app, "call-chain.o")],
+      app,
+      { ...process.env, ROOTWALK_CACHE_DIR: userCache },
+    );
     const out = sh(process.execPath, ["example.mjs"], app).trim().split("\n");
     expect(out[0]).toMatch(/^\w+ at 0x[0-9a-f]+: frame \d+ bytes, root at \[sp\+\d+\]$/);
     expect(out.slice(1)).toEqual([expect.stringMatching(/^frame 0: root at 0x700001[0-9a-f]{2} = 0x12345000$/)]);

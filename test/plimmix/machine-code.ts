@@ -30,7 +30,14 @@ export interface MarkerStore {
 }
 
 const REGISTER_ALIASES: Record<string, string> = {
-  eax: "rax", ecx: "rcx", edx: "rdx", ebx: "rbx", esi: "rsi", edi: "rdi", ebp: "rbp", esp: "rsp",
+  eax: "rax",
+  ecx: "rcx",
+  edx: "rdx",
+  ebx: "rbx",
+  esi: "rsi",
+  edi: "rdi",
+  ebp: "rbp",
+  esp: "rsp",
 };
 
 function canonicalRegister(name: string): string {
@@ -75,7 +82,10 @@ export function markerStores(disassembly: string): MarkerStore[] {
     if (instruction === null || functionName === undefined) continue;
     const address = Number.parseInt(instruction[1] as string, 16);
     const mnemonic = instruction[2] as string;
-    const operands = (instruction[3] as string).trim().split(/,\s*(?![^()]*\))/).filter((operand) => operand !== "");
+    const operands = (instruction[3] as string)
+      .trim()
+      .split(/,\s*(?![^()]*\))/)
+      .filter((operand) => operand !== "");
     if (mnemonic.startsWith("call")) {
       constants.clear();
       continue;

@@ -9,17 +9,7 @@ import { parseObjdumpFrames, type ObjdumpFunction } from "../support/objdump-fra
 import { markerStores, markerType, type MarkerStore } from "./machine-code.js";
 import { decodeOcamlFrametable, decodeV1Map, type V1Function, type V1Map } from "./map-reader.js";
 import { ObjectFacts, type Location } from "./object-facts.js";
-import {
-  PROGRAMS,
-  derivedSource,
-  mapLabel,
-  ocamlSource,
-  program,
-  programPath,
-  scratchDir,
-  type ExpectedFunction,
-  type PlimmixProgram,
-} from "./programs.js";
+import { PROGRAMS, derivedSource, mapLabel, ocamlSource, program, programPath, scratchDir, type ExpectedFunction, type PlimmixProgram } from "./programs.js";
 
 /*
  * The plimmix plugin (src/plimmix-plugin/plimmix-gc.cpp) against the machine code it describes.
@@ -276,7 +266,13 @@ describe("the plimmix plugin", () => {
     mkdirSync(scratchDir("link"), { recursive: true });
     const linked = scratchDir("link", "clash.o");
     const error = catchError(() =>
-      runTool("ld", ["-r", "-o", linked, compilePlimmix(programPath(a), { llcFlags: ["-O2"] }), compileToObject(clash, { llcFlags: [`-load=${buildPlimmixPlugin()}`, "-O2"], cacheDir: scratchDir("objects") })]),
+      runTool("ld", [
+        "-r",
+        "-o",
+        linked,
+        compilePlimmix(programPath(a), { llcFlags: ["-O2"] }),
+        compileToObject(clash, { llcFlags: [`-load=${buildPlimmixPlugin()}`, "-O2"], cacheDir: scratchDir("objects") }),
+      ]),
     );
     expect(error).toBeInstanceOf(ToolError);
     expect((error as Error).message).toMatch(/multiple definition of [`']_GC_MAP_link\/a\.c'/);
@@ -331,7 +327,12 @@ describe('the gc "ocaml" form of each program (llc\'s built-in frametable printe
           descriptor.returnAddress.offset > code.startOffset &&
           descriptor.returnAddress.offset <= code.startOffset + code.sizeBytes,
       );
-      expect(offsetsIn(code, own.map((descriptor) => descriptor.returnAddress))).toEqual(offsetsIn(code, record.safepoints));
+      expect(
+        offsetsIn(
+          code,
+          own.map((descriptor) => descriptor.returnAddress),
+        ),
+      ).toEqual(offsetsIn(code, record.safepoints));
       const frameBytes = record.frameWords * 8;
       const expectedOffsets = record.roots.map((root) => root.offsetBytes).sort((x, y) => x - y);
       for (const descriptor of own) {

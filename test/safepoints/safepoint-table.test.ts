@@ -93,7 +93,11 @@ describe("SafepointTable", () => {
 
 describe("SafepointRegistry", () => {
   const moduleOf = (name: string, ras: number[], bias = 0) => ({
-    name, format: "llvm-v3" as const, descriptors: syntheticDescriptors(ras), loadBias: bias, contentKey: `${name}:${ras.join(",")}`,
+    name,
+    format: "llvm-v3" as const,
+    descriptors: syntheticDescriptors(ras),
+    loadBias: bias,
+    contentKey: `${name}:${ras.join(",")}`,
   });
 
   it("unregistering restores exactly the previous contents", () => {

@@ -9,8 +9,21 @@ export function syntheticDescriptors(returnAddresses: readonly number[]): FrameD
     const pairStart = builder.nextPairIndex;
     builder.addPair(locStart, locStart);
     builder.addSafepoint({
-      returnAddress: ra, frameSizeBytes: 16 + (ra % 7) * 8, stackSizeBytes: 16, cfaRegister: NO_CFA_RULE, cfaOffsetBytes: 0,
-      savedRegOffsets: [], flags: 0, functionIndex: fn, blobIndex: 0, recordIndex: i, locStart, deoptCount: 0, pairStart, pairCount: 1, allocaCount: 0,
+      returnAddress: ra,
+      frameSizeBytes: 16 + (ra % 7) * 8,
+      stackSizeBytes: 16,
+      cfaRegister: NO_CFA_RULE,
+      cfaOffsetBytes: 0,
+      savedRegOffsets: [],
+      flags: 0,
+      functionIndex: fn,
+      blobIndex: 0,
+      recordIndex: i,
+      locStart,
+      deoptCount: 0,
+      pairStart,
+      pairCount: 1,
+      allocaCount: 0,
     });
   });
   return builder.finish();

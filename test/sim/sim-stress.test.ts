@@ -19,7 +19,9 @@ describe("stress + verify", () => {
     ];
     const collections = runs.reduce((n, r) => n + r.collections, 0);
     const moved = runs.reduce((n, r) => n + r.objectsMoved, 0);
-    console.log(`stress+verify: ${runs.map((r) => r.collections).join(" + ")} = ${collections} collections, ${moved} objects moved, verify failures ${runs.map((r) => r.verifyFailures).join("/")}`);
+    console.log(
+      `stress+verify: ${runs.map((r) => r.collections).join(" + ")} = ${collections} collections, ${moved} objects moved, verify failures ${runs.map((r) => r.verifyFailures).join("/")}`,
+    );
     expect(collections).toBeGreaterThanOrEqual(1000);
     for (const r of runs) {
       expect(r.verifyFailures).toBe(0);

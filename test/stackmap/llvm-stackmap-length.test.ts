@@ -38,8 +38,36 @@ function realSection(): Uint8Array {
 const HAND_BUILT = [
   encodeBlob({
     functions: [
-      { address: 0x1000n, stackSize: 24n, records: [{ id: 1n, instructionOffset: 5, locations: [{ kind: 3, reg: 7, offset: 8 }], liveOuts: [{ reg: 17, size: 32 }, { reg: 3, size: 8 }] }] },
-      { address: 0x2000n, stackSize: 8n, records: [{ id: 2n, instructionOffset: 9, locations: [{ kind: 3, reg: 7, offset: 8 }, { kind: 5, offset: 0 }] }, { id: 3n, instructionOffset: 12, locations: [] }] },
+      {
+        address: 0x1000n,
+        stackSize: 24n,
+        records: [
+          {
+            id: 1n,
+            instructionOffset: 5,
+            locations: [{ kind: 3, reg: 7, offset: 8 }],
+            liveOuts: [
+              { reg: 17, size: 32 },
+              { reg: 3, size: 8 },
+            ],
+          },
+        ],
+      },
+      {
+        address: 0x2000n,
+        stackSize: 8n,
+        records: [
+          {
+            id: 2n,
+            instructionOffset: 9,
+            locations: [
+              { kind: 3, reg: 7, offset: 8 },
+              { kind: 5, offset: 0 },
+            ],
+          },
+          { id: 3n, instructionOffset: 12, locations: [] },
+        ],
+      },
     ],
     constants: [0x8000000000000000n],
   }),
@@ -84,6 +112,8 @@ describe("llvmStackMapLength: a live StackMap v3 blob's length", () => {
     const memory = memoryHolding(header, 4096);
     const e = catchError(() => llvmStackMapLength((a) => memory.readWordBigInt(a), BASE, 4096));
     expect(e).toBeInstanceOf(TruncatedInputError);
-    expect((e as Error).message).toBe("stack map functions and constants (0 functions, 4294967295 constants) at offset 0x10: found 4080 bytes, expected 34359738360");
+    expect((e as Error).message).toBe(
+      "stack map functions and constants (0 functions, 4294967295 constants) at offset 0x10: found 4080 bytes, expected 34359738360",
+    );
   });
 });

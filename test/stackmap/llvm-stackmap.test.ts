@@ -14,7 +14,11 @@ describe("StackMap v3 decoder", () => {
     const bytes = encodeBlob({
       functions: [
         { address: 0x1000n, stackSize: 24n, records: [{ id: 1n, instructionOffset: 5, locations: [indirect(8)], liveOuts: [{ reg: 17, size: 32 }] }] },
-        { address: 0x2000n, stackSize: 0xffffffffffffffffn, records: [{ id: 0xffffffffffffffffn, instructionOffset: 9, locations: [indirect(8), { kind: 5, offset: 0 }] }] },
+        {
+          address: 0x2000n,
+          stackSize: 0xffffffffffffffffn,
+          records: [{ id: 0xffffffffffffffffn, instructionOffset: 9, locations: [indirect(8), { kind: 5, offset: 0 }] }],
+        },
       ],
       constants: [0x8000000000000000n],
     });
@@ -49,7 +53,9 @@ describe("StackMap v3 decoder", () => {
     );
     expect(() => parseStackMapSection(good.subarray(0, good.length - 4))).toThrow(TruncatedInputError);
     const trailing = concatBytes(good, new Uint8Array(8));
-    expect(() => parseStackMapSection(trailing)).toThrow(/data after stack map blob #0 at offset 0x50: found 8 bytes starting with 0x0, expected the end of the section/);
+    expect(() => parseStackMapSection(trailing)).toThrow(
+      /data after stack map blob #0 at offset 0x50: found 8 bytes starting with 0x0, expected the end of the section/,
+    );
     const badCount = good.slice();
     badCount[16 + 16] = 2; // RecordCount of function 0 = 2 > NumRecords
     expect(() => parseStackMapSection(badCount)).toThrow(/record count of function #0 at offset 0x20: found 2/);
@@ -67,13 +73,23 @@ describe("statepoints", () => {
     const rec = statepointRecord(
       0x20,
       [{ kind: 4, offset: 1 }, indirect(40)],
-      [[indirect(8), indirect(8)], [indirect(8), indirect(16)]],
+      [
+        [indirect(8), indirect(8)],
+        [indirect(8), indirect(16)],
+      ],
       [{ kind: 2, reg: 7, offset: 24 }],
       77n, // not a default ID: recognised by shape
     );
     const [blob] = parseStackMapSection(encodeBlob({ functions: [{ address: 0x1000n, stackSize: 48n, records: [rec] }] }));
     expect(decodeStatepoint(blob!, 0)).toEqual({
-      callingConvention: 0, flags: 0, deoptStart: 3, deoptCount: 2, pairsStart: 5, pairCount: 2, allocasStart: 9, allocaCount: 1,
+      callingConvention: 0,
+      flags: 0,
+      deoptStart: 3,
+      deoptCount: 2,
+      pairsStart: 5,
+      pairCount: 2,
+      allocasStart: 9,
+      allocaCount: 1,
     });
     const d = buildLlvmDescriptors([blob!]);
     expect(d.returnAddress[0]).toBe(0x1020);

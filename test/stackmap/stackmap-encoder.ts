@@ -101,13 +101,6 @@ export function statepointRecord(
   return {
     id,
     instructionOffset,
-    locations: [
-      { kind: 4, offset: 0 },
-      { kind: 4, offset: 0 },
-      { kind: 4, offset: deopt.length },
-      ...deopt,
-      ...pairs.flat(),
-      ...allocas,
-    ],
+    locations: [{ kind: 4, offset: 0 }, { kind: 4, offset: 0 }, { kind: 4, offset: deopt.length }, ...deopt, ...pairs.flat(), ...allocas],
   };
 }

@@ -45,7 +45,11 @@ export function gdbStopAndCore(program: string, core: string, breakAt: string, s
 /** gdb's unwind of every thread of an existing core (one the kernel wrote), as gdbStopAndCore. */
 export function gdbReadCore(program: string, core: string): GdbThread[] {
   const json = `${core}.gdb.json`;
-  run("gdb", ["-nx", "-batch", "-ex", `core-file ${core}`, "-x", join(CORE_TESTS, "gdb-core.py"), program], { ...process.env, RW_CORE_READ: "1", RW_CORE_JSON: json });
+  run("gdb", ["-nx", "-batch", "-ex", `core-file ${core}`, "-x", join(CORE_TESTS, "gdb-core.py"), program], {
+    ...process.env,
+    RW_CORE_READ: "1",
+    RW_CORE_JSON: json,
+  });
   return stackFramesOf(json);
 }
 
@@ -68,7 +72,13 @@ function stackFramesOf(json: string): GdbThread[] {
  * where the thread entered managed code) is compared over its own frames, each of which gdb must
  * show. Returns how many frames and registers were compared.
  */
-export function compareThreadWithGdb(g: GdbThread, w: WalkReport, label: string, align = false, end: "stack-end" | "boundary" = "stack-end"): { frames: number; registers: number } {
+export function compareThreadWithGdb(
+  g: GdbThread,
+  w: WalkReport,
+  label: string,
+  align = false,
+  end: "stack-end" | "boundary" = "stack-end",
+): { frames: number; registers: number } {
   let frames = 0;
   let registers = 0;
   expect(w.stopReason, `${label}: ${w.stopDetail}`).toBe(end);
@@ -100,7 +110,11 @@ export function compareWithGdb(gdbThreads: readonly GdbThread[], walked: readonl
   let frames = 0;
   let registers = 0;
   for (const g of gdbThreads) {
-    const n = compareThreadWithGdb(g, walked.find((t) => t.tid === g.tid)!, `thread ${g.tid}`);
+    const n = compareThreadWithGdb(
+      g,
+      walked.find((t) => t.tid === g.tid)!,
+      `thread ${g.tid}`,
+    );
     frames += n.frames;
     registers += n.registers;
   }

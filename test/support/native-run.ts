@@ -76,7 +76,10 @@ export function buildRunEntry(): string {
 }
 
 /** What `rootwalk run --json` prints (the runtime's result, as documented in the README). */
-export type RunJson = Pick<NativeRunResult, "result" | "collections" | "framesScanned" | "rootsRelocated" | "objectsMoved" | "maxPauseMs" | "verifyFailures" | "poisonedBytes" | "phasesMs">;
+export type RunJson = Pick<
+  NativeRunResult,
+  "result" | "collections" | "framesScanned" | "rootsRelocated" | "objectsMoved" | "maxPauseMs" | "verifyFailures" | "poisonedBytes" | "phasesMs"
+>;
 
 export interface Outcome {
   status: number | null;

@@ -162,14 +162,12 @@ function classify(instruction: Instruction, functionStart: number, functionEnd: 
   if (base === "jmp" || base === "jmpq") {
     if (first === undefined || first.startsWith("*")) return { kind: "jump", conditional: false, target: undefined, external: true };
     const target = parseBranchTarget(first);
-    const external =
-      instruction.relocationSymbol !== undefined || target === undefined || target < functionStart || target >= functionEnd;
+    const external = instruction.relocationSymbol !== undefined || target === undefined || target < functionStart || target >= functionEnd;
     return { kind: "jump", conditional: false, target, external };
   }
   if (/^j[a-z]+$/.test(base)) {
     const target = first === undefined ? undefined : parseBranchTarget(first);
-    const external =
-      instruction.relocationSymbol !== undefined || target === undefined || target < functionStart || target >= functionEnd;
+    const external = instruction.relocationSymbol !== undefined || target === undefined || target < functionStart || target >= functionEnd;
     return { kind: "jump", conditional: true, target, external };
   }
   if (last === "%rsp" && operands.length === 2 && first !== undefined) {
@@ -387,10 +385,7 @@ function analyseFunction(raw: RawFunction, endOffset: number): ObjdumpFunction {
  * other symbols be told apart from jumps inside the function). `sectionSizeBytes` gives the end
  * of the last instruction of each section.
  */
-export function parseObjdumpFrames(
-  disassembly: string,
-  sectionSizeBytes: ReadonlyMap<string, number> = new Map(),
-): Map<string, ObjdumpFunction> {
+export function parseObjdumpFrames(disassembly: string, sectionSizeBytes: ReadonlyMap<string, number> = new Map()): Map<string, ObjdumpFunction> {
   const raw = parseDisassembly(disassembly, sectionSizeBytes);
   const result = new Map<string, ObjdumpFunction>();
   raw.forEach((fn, index) => {
@@ -399,7 +394,7 @@ export function parseObjdumpFrames(
     const endOffset =
       following !== undefined && following.section === fn.section
         ? following.startOffset
-        : sectionSizeBytes.get(fn.section) ?? lastInstruction?.nextAddress ?? fn.startOffset;
+        : (sectionSizeBytes.get(fn.section) ?? lastInstruction?.nextAddress ?? fn.startOffset);
     result.set(fn.name, analyseFunction(fn, endOffset));
   });
   return result;

@@ -46,7 +46,9 @@ function load(): Libraries {
   koffi.struct("RsvgRectangle", { x: "double", y: "double", width: "double", height: "double" });
   libraries = {
     newFromData: rsvg.func("void *rsvg_handle_new_from_data(const uint8_t *data, size_t length, void *error)") as Libraries["newFromData"],
-    renderDocument: rsvg.func("int rsvg_handle_render_document(void *handle, void *cr, const RsvgRectangle *viewport, void *error)") as Libraries["renderDocument"],
+    renderDocument: rsvg.func(
+      "int rsvg_handle_render_document(void *handle, void *cr, const RsvgRectangle *viewport, void *error)",
+    ) as Libraries["renderDocument"],
     unref: rsvg.func("void g_object_unref(void *object)") as Libraries["unref"],
     surfaceCreate: cairo.func("void *cairo_image_surface_create(int format, int width, int height)") as Libraries["surfaceCreate"],
     create: cairo.func("void *cairo_create(void *surface)") as Libraries["create"],
@@ -77,7 +79,8 @@ export function renderSvg(svg: string, width: number, height: number, pngPath?: 
   try {
     const size = /<svg[^>]* width="(\d+(?:\.\d+)?)" height="(\d+(?:\.\d+)?)"/.exec(svg);
     if (size === null) throw new Error("the SVG has no width and height");
-    if (lib.renderDocument(handle, cr, { x: 0, y: 0, width: Number(size[1]), height: Number(size[2]) }, null) === 0) throw new Error("librsvg could not render the SVG");
+    if (lib.renderDocument(handle, cr, { x: 0, y: 0, width: Number(size[1]), height: Number(size[2]) }, null) === 0)
+      throw new Error("librsvg could not render the SVG");
     lib.surfaceFlush(surface);
     if (pngPath !== undefined && lib.writePng(surface, pngPath) !== 0) throw new Error(`cairo could not write ${pngPath}`);
     const stride = lib.stride(surface);

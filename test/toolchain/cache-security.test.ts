@@ -1,5 +1,20 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,7 +85,9 @@ const pluginIn = (cache: string): string => artifact(cache, "plimmix", /^plimmix
 const objectIn = (cache: string): string => artifact(cache, "objects", /\.o$/);
 /** The statepoint program's library (the plimmix one holds a `_GC_MAP_` symbol). */
 function programIn(cache: string): string {
-  const libraries = readdirSync(join(cache, "native")).filter((name) => /^prog-.*\.so$/.test(name)).map((name) => join(cache, "native", name));
+  const libraries = readdirSync(join(cache, "native"))
+    .filter((name) => /^prog-.*\.so$/.test(name))
+    .map((name) => join(cache, "native", name));
   const found = libraries.filter((path) => !readFileSync(path).includes("_GC_MAP_"));
   expect(found).toHaveLength(1);
   return found[0]!;
@@ -83,7 +100,10 @@ function plantedLibrary(): { library: string; marker: string } {
   const marker = join(base, `marker-${n}`);
   const source = join(base, `planted-${n}.c`);
   const library = join(base, `planted-${n}.so`);
-  writeFileSync(source, `#include <fcntl.h>\n#include <unistd.h>\n__attribute__((constructor)) static void planted(void) { int fd = open("${marker}", O_CREAT | O_WRONLY, 0644); if (fd >= 0) close(fd); }\n`);
+  writeFileSync(
+    source,
+    `#include <fcntl.h>\n#include <unistd.h>\n__attribute__((constructor)) static void planted(void) { int fd = open("${marker}", O_CREAT | O_WRONLY, 0644); if (fd >= 0) close(fd); }\n`,
+  );
   const r = spawnSync("gcc", ["-shared", "-fPIC", "-o", library, source], { encoding: "utf8" });
   expect(r.stderr).toBe("");
   return { library, marker };
@@ -160,20 +180,35 @@ describe("the cache folders are private", () => {
       if (folder === "plimmix") rmSync(join(cache, "plimmix", "objects"), { recursive: true });
       chownSync(join(cache, folder), NOBODY, NOBODY);
       for (const program of programs) {
-        expectRefused(runIn(cache, program), join(cache, folder), new RegExp(`owned by uid ${NOBODY}, mode 0[0-7]+, expected your uid ${process.geteuid!()}`), marker);
+        expectRefused(
+          runIn(cache, program),
+          join(cache, folder),
+          new RegExp(`owned by uid ${NOBODY}, mode 0[0-7]+, expected your uid ${process.geteuid!()}`),
+          marker,
+        );
       }
     }
   });
 
   it("refuses a group-writable and a world-writable cache folder", () => {
     const { library, marker } = plantedLibrary();
-    for (const [folder, mode] of [["", 0o770], ["native", 0o777], ["native", 0o1777], ["plimmix", 0o720]] as const) {
+    for (const [folder, mode] of [
+      ["", 0o770],
+      ["native", 0o777],
+      ["native", 0o1777],
+      ["plimmix", 0o720],
+    ] as const) {
       const cache = cacheCopy();
       if (folder !== "plimmix") plant(runtimeIn(cache), library, true);
       if (folder !== "native") plant(pluginIn(cache), library, true);
       chmodSync(join(cache, folder), mode);
       const r = runIn(cache, folder === "plimmix" ? PLIMMIX : STATEPOINT);
-      expectRefused(r, join(cache, folder), new RegExp(`mode 0${mode.toString(8)}, writable by group or others; .*fix: chmod go-w ${join(cache, folder)}$`), marker);
+      expectRefused(
+        r,
+        join(cache, folder),
+        new RegExp(`mode 0${mode.toString(8)}, writable by group or others; .*fix: chmod go-w ${join(cache, folder)}$`),
+        marker,
+      );
     }
   });
 
@@ -193,7 +228,11 @@ describe("a cached artifact is loaded only if it is what rootwalk built", () => 
   it("a library planted in your own cache at the runtime's, a program's and the plugin's name is rebuilt, never loaded", () => {
     const { library, marker } = plantedLibrary();
     const cache = cacheCopy(true);
-    const cases: [string, readonly string[]][] = [[runtimeIn(cache), STATEPOINT], [programIn(cache), STATEPOINT], [pluginIn(cache), PLIMMIX]];
+    const cases: [string, readonly string[]][] = [
+      [runtimeIn(cache), STATEPOINT],
+      [programIn(cache), STATEPOINT],
+      [pluginIn(cache), PLIMMIX],
+    ];
     for (const [path, program] of cases) {
       plant(path, library, false);
       // Without its object, llc must run and load the plugin: a planted plugin would run there.
@@ -205,7 +244,12 @@ describe("a cached artifact is loaded only if it is what rootwalk built", () => 
   for (const damage of ["truncated", "bit-flipped"] as const) {
     it(`a ${damage} cached runtime, program library, object and plugin are rebuilt and the run is right`, () => {
       const cache = cacheCopy(true);
-      const cases: [string, readonly string[]][] = [[runtimeIn(cache), STATEPOINT], [programIn(cache), STATEPOINT], [objectIn(cache), STATEPOINT], [pluginIn(cache), PLIMMIX]];
+      const cases: [string, readonly string[]][] = [
+        [runtimeIn(cache), STATEPOINT],
+        [programIn(cache), STATEPOINT],
+        [objectIn(cache), STATEPOINT],
+        [pluginIn(cache), PLIMMIX],
+      ];
       for (const [path, program] of cases) {
         if (damage === "truncated") truncateSync(path, 1000);
         else {

@@ -245,7 +245,10 @@ describe("AArch64 shared libraries and executables", () => {
   const dir = mkdtempSync(join(tmpdir(), "rootwalk-a64-linked-"));
   const object = compileForAarch64(corpusEntry("call-chain-frame-pointer"));
   const harness = join(dir, "main.c");
-  writeFileSync(harness, "#include <stdint.h>\nint64_t chain_f0(int64_t *, int64_t *, int64_t *);\nvoid gc_safepoint_poll(void) {}\nint main(void) { int64_t a[2] = {1, 2}; return (int)chain_f0(a, a, a); }\n");
+  writeFileSync(
+    harness,
+    "#include <stdint.h>\nint64_t chain_f0(int64_t *, int64_t *, int64_t *);\nvoid gc_safepoint_poll(void) {}\nint main(void) { int64_t a[2] = {1, 2}; return (int)chain_f0(a, a, a); }\n",
+  );
   const library = join(dir, "libchain.so");
   const executable = join(dir, "chain-pie");
   execFileSync("aarch64-linux-gnu-gcc", ["-shared", "-fPIC", object, "-o", library]);

@@ -86,9 +86,7 @@ function compile(entry: CorpusEntry): Compiled {
     const relocation = relocations.find((candidate) => candidate.offset === 16 + 24 * index);
     if (relocation === undefined) throw new Error(`${entry.name}: no relocation for function record ${index}`);
     const named = frames.get(relocation.symbol);
-    const inSection = [...frames.values()].find(
-      (fn) => fn.section === relocation.symbol && BigInt(fn.startOffset) === relocation.addend,
-    );
+    const inSection = [...frames.values()].find((fn) => fn.section === relocation.symbol && BigInt(fn.startOffset) === relocation.addend);
     const fn = named ?? inSection;
     if (fn === undefined) throw new Error(`${entry.name}: cannot resolve ${relocation.symbol}+${relocation.addend}`);
     tableFunctions.push(fn.name);
@@ -121,8 +119,7 @@ function recordsWithFunctions(c: Compiled): { record: ReadobjRecord; fn: Objdump
 /** Records that come from statepoints: statepoint-shaped and not a stackmap/patchpoint ID of the source. */
 function statepointRecords(c: Compiled): ReturnType<typeof recordsWithFunctions> {
   return recordsWithFunctions(c).filter(
-    ({ record }) =>
-      statepointShape(record) !== undefined && !c.stackmapIds.has(record.id) && !c.patchpointIds.has(record.id),
+    ({ record }) => statepointShape(record) !== undefined && !c.stackmapIds.has(record.id) && !c.patchpointIds.has(record.id),
   );
 }
 
@@ -141,8 +138,7 @@ const FEATURE_CHECKS: Record<CorpusFeature, (c: Compiled) => void> = {
   "location:indirect": (c) => expect(c.readobj).toMatch(/: Indirect \[R#\d+ \+ -?\d+\], size/),
   "location:constant": (c) => expect(c.readobj).toMatch(/: Constant \d+, size/),
   "location:constant-index": (c) => expect(c.readobj).toMatch(/: ConstantIndex #\d+ \(\d+\), size/),
-  "location:vector-register": (c) =>
-    expect(allLocations(c).some((location) => location.kind === "Register" && location.sizeBytes > 8)).toBe(true),
+  "location:vector-register": (c) => expect(allLocations(c).some((location) => location.kind === "Register" && location.sizeBytes > 8)).toBe(true),
   "live-outs": (c) => expect(c.map.records.some((record) => record.liveOuts.length > 0)).toBe(true),
   "live-outs:ymm": (c) => {
     expect(c.readobj).toContain("(32-bytes)");
@@ -214,9 +210,7 @@ const FEATURE_CHECKS: Record<CorpusFeature, (c: Compiled) => void> = {
   },
   "function:internal": (c) => expect(c.tableAgainstSection).toContain(true),
   "frame:dynamic": (c) => {
-    const dynamic = c.map.functions.flatMap((fn, index) =>
-      fn.stackSize === DYNAMIC_STACK_SIZE ? [c.tableFunctions[index] as string] : [],
-    );
+    const dynamic = c.map.functions.flatMap((fn, index) => (fn.stackSize === DYNAMIC_STACK_SIZE ? [c.tableFunctions[index] as string] : []));
     expect(c.readobj).toContain("stack size: 18446744073709551615");
     // A variable-sized alloca: RSP is set from a register, with no realignment.
     expect(
@@ -229,14 +223,12 @@ const FEATURE_CHECKS: Record<CorpusFeature, (c: Compiled) => void> = {
   "frame:realigned": (c) => {
     const realigned = c.map.functions.some(
       (fn, index) =>
-        fn.stackSize === DYNAMIC_STACK_SIZE &&
-        /andq\s+\$-(?:\d+|0x[0-9a-f]+), %rsp/.test(c.functionText.get(c.tableFunctions[index] as string) ?? ""),
+        fn.stackSize === DYNAMIC_STACK_SIZE && /andq\s+\$-(?:\d+|0x[0-9a-f]+), %rsp/.test(c.functionText.get(c.tableFunctions[index] as string) ?? ""),
     );
     expect(realigned).toBe(true);
   },
   "frame:frame-pointer": (c) => expect([...c.frames.values()].some((fn) => fn.framePointer)).toBe(true),
-  "frame:large": (c) =>
-    expect(c.map.functions.some((fn) => fn.stackSize !== DYNAMIC_STACK_SIZE && fn.stackSize > 65536n)).toBe(true),
+  "frame:large": (c) => expect(c.map.functions.some((fn) => fn.stackSize !== DYNAMIC_STACK_SIZE && fn.stackSize > 65536n)).toBe(true),
   "frame:o0": (c) => expect(c.entry.llcFlags).toContain("-O0"),
   "frame:pushed-args": (c) => {
     const sites = [...c.frames.values()].flatMap((fn) => fn.callSites);
@@ -262,10 +254,8 @@ const FEATURE_CHECKS: Record<CorpusFeature, (c: Compiled) => void> = {
       expect(records.some(({ record, fn: owner }) => owner === fn && record.instructionOffset === site?.returnOffset)).toBe(true);
     }
   },
-  "statepoint:deopt": (c) =>
-    expect(statepointRecords(c).some(({ record }) => (statepointShape(record)?.deoptCount ?? 0) > 0)).toBe(true),
-  "statepoint:deopt-direct": (c) =>
-    expect(statepointRecords(c).some(({ record }) => record.id === DEOPT_BUNDLE_STATEPOINT_ID)).toBe(true),
+  "statepoint:deopt": (c) => expect(statepointRecords(c).some(({ record }) => (statepointShape(record)?.deoptCount ?? 0) > 0)).toBe(true),
+  "statepoint:deopt-direct": (c) => expect(statepointRecords(c).some(({ record }) => record.id === DEOPT_BUNDLE_STATEPOINT_ID)).toBe(true),
   "statepoint:derived-pairs": (c) => {
     const differing = statepointRecords(c).some(({ record }) => {
       const locations = statepointShape(record)?.gcLocations ?? [];
@@ -278,9 +268,7 @@ const FEATURE_CHECKS: Record<CorpusFeature, (c: Compiled) => void> = {
   },
   "statepoint:gc-in-csr": (c) => {
     const inCsr = statepointRecords(c).some(({ record }) =>
-      (statepointShape(record)?.gcLocations ?? []).some(
-        (location) => location.kind === "Register" && [3, 12, 13, 14, 15].includes(location.dwarfReg),
-      ),
+      (statepointShape(record)?.gcLocations ?? []).some((location) => location.kind === "Register" && [3, 12, 13, 14, 15].includes(location.dwarfReg)),
     );
     expect(inCsr).toBe(true);
     expect(c.readobj).toMatch(/Register R#(3|1[2-5]),/);
@@ -299,8 +287,7 @@ const FEATURE_CHECKS: Record<CorpusFeature, (c: Compiled) => void> = {
     const gc = statepointRecords(c).flatMap(({ record }) => statepointShape(record)?.gcLocations ?? []);
     expect(gc.some((location) => location.kind === "Direct")).toBe(true);
   },
-  "statepoint:gc-transition": (c) =>
-    expect(statepointRecords(c).some(({ record }) => ((statepointShape(record)?.flags ?? 0) & 1) === 1)).toBe(true),
+  "statepoint:gc-transition": (c) => expect(statepointRecords(c).some(({ record }) => ((statepointShape(record)?.flags ?? 0) & 1) === 1)).toBe(true),
   "statepoint:patch-bytes": (c) =>
     // No call at all: the record offset follows a nop sled, not a call.
     expect(
@@ -311,11 +298,8 @@ const FEATURE_CHECKS: Record<CorpusFeature, (c: Compiled) => void> = {
       }),
     ).toBe(true),
   "statepoint:custom-id": (c) =>
-    expect(
-      statepointRecords(c).some(({ record }) => record.id !== DEFAULT_STATEPOINT_ID && record.id !== DEOPT_BUNDLE_STATEPOINT_ID),
-    ).toBe(true),
-  "statepoint:calling-convention": (c) =>
-    expect(statepointRecords(c).some(({ record }) => (statepointShape(record)?.callingConvention ?? 0) !== 0)).toBe(true),
+    expect(statepointRecords(c).some(({ record }) => record.id !== DEFAULT_STATEPOINT_ID && record.id !== DEOPT_BUNDLE_STATEPOINT_ID)).toBe(true),
+  "statepoint:calling-convention": (c) => expect(statepointRecords(c).some(({ record }) => (statepointShape(record)?.callingConvention ?? 0) !== 0)).toBe(true),
 };
 
 describe("the .ll corpus", () => {

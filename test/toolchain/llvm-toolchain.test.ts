@@ -3,15 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidArgumentError, RootwalkError, ToolError } from "../../src/errors.js";
-import {
-  compileToObject,
-  defaultCacheDir,
-  findLlvmTool,
-  linkSharedLibrary,
-  repoRoot,
-  runTool,
-  writeFileAtomic,
-} from "../../src/toolchain/llvm-toolchain.js";
+import { compileToObject, defaultCacheDir, findLlvmTool, linkSharedLibrary, repoRoot, runTool, writeFileAtomic } from "../../src/toolchain/llvm-toolchain.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
 import { readobjStackmap, sectionSizes } from "../support/llvm-tools.js";
 
@@ -67,9 +59,7 @@ describe("runTool", () => {
   });
 
   it("reports the tool's first stderr lines, then the exit code and the command", () => {
-    expect(() => runTool("sh", ["-c", "echo first >&2; echo second >&2; exit 3"])).toThrow(
-      /^first\nsecond\nsh: failed \(exit code 3\) running sh -c/,
-    );
+    expect(() => runTool("sh", ["-c", "echo first >&2; echo second >&2; exit 3"])).toThrow(/^first\nsecond\nsh: failed \(exit code 3\) running sh -c/);
   });
 
   it("keeps the end of a long diagnostic line (the message after a long path), not only its start", () => {

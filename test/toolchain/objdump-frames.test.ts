@@ -49,9 +49,7 @@ describe("parseObjdumpFrames", () => {
         ],
       }),
     );
-    expect(fn.callSites).toEqual([
-      { callOffset: 12, returnOffset: 16, frameSizeBytes: 40, baseBytes: 40, pushedArgBytes: 0, target: "g" },
-    ]);
+    expect(fn.callSites).toEqual([{ callOffset: 12, returnOffset: 16, frameSizeBytes: 40, baseBytes: 40, pushedArgBytes: 0, target: "g" }]);
     expect(fn.frameAt.get(0)?.frameSizeBytes).toBe(0);
     expect(fn.frameAt.get(24)?.frameSizeBytes).toBe(8); // before the last pop
     expect(fn.frameAt.get(28)?.frameSizeBytes).toBe(0); // at retq
@@ -141,15 +139,7 @@ describe("parseObjdumpFrames", () => {
   it("ends a path at a tail call and at ud2", () => {
     const fn = only(
       disassembly({
-        f: [
-          "pushq %rax",
-          "callq 0x8 <f+0x8>",
-          "popq %rax",
-          "jmp 0x10 <f+0x10>",
-          "RELOC R_X86_64_PLT32\tother-0x4",
-          "ud2",
-          "callq 0x18 <f+0x18>",
-        ],
+        f: ["pushq %rax", "callq 0x8 <f+0x8>", "popq %rax", "jmp 0x10 <f+0x10>", "RELOC R_X86_64_PLT32\tother-0x4", "ud2", "callq 0x18 <f+0x18>"],
       }),
     );
     // 0x10 and 0x14 are unreachable by flow: they get the post-prologue state (8).
@@ -168,9 +158,7 @@ describe("parseObjdumpFrames", () => {
   });
 
   it("detects frame pointers and dynamic frames", () => {
-    const withFp = only(
-      disassembly({ f: ["pushq %rbp", "movq %rsp, %rbp", "pushq %rbx", "pushq %rax", "callq 0x14 <f+0x14>", "retq"] }),
-    );
+    const withFp = only(disassembly({ f: ["pushq %rbp", "movq %rsp, %rbp", "pushq %rbx", "pushq %rax", "callq 0x14 <f+0x14>", "retq"] }));
     expect(withFp.framePointer).toBe(true);
     expect(withFp.callSites[0]?.frameSizeBytes).toBe(24);
     for (const adjust of ["subq %rax, %rsp", "movq %rbx, %rsp", "leaq -24(%rbp), %rsp", "andq $-64, %rsp", "leave"]) {

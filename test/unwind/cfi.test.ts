@@ -44,7 +44,6 @@ function summary(row: CfiRow): { cfa: string; saved: Record<number, number>; arg
   };
 }
 
-
 describe("the row at an address", () => {
   // push rbp (1 byte) ; mov rsp, rbp (3 bytes) ; ... ; the classic frame-pointer prologue.
   const { fde } = fdeWith([...advance(1), ...defCfaOffset(16), ...offset(RBP, 2), ...advance(3), ...defCfaRegister(RBP)]);
@@ -146,7 +145,11 @@ describe("opcodes", () => {
     const cie = b.cie({ augmentation: "" });
     b.fde(cie, [...u64(BEGIN), ...u64(RANGE)], [...advance(8), 0x01, ...u64(BEGIN + 4)]);
     const fde = parseEhFrame(b.build(), { sectionAddress: 0 }).fdes[0]!;
-    expect(catchError(() => cfiRowAt(fde, BEGIN + 9))).toMatchObject({ constructor: MalformedInputError, what: "DW_CFA_set_loc", offset: fde.instructions.baseOffset + 1 });
+    expect(catchError(() => cfiRowAt(fde, BEGIN + 9))).toMatchObject({
+      constructor: MalformedInputError,
+      what: "DW_CFA_set_loc",
+      offset: fde.instructions.baseOffset + 1,
+    });
   });
 
   it("DW_CFA_offset / offset_extended / offset_extended_sf / GNU_negative_offset_extended", () => {
@@ -169,11 +172,19 @@ describe("opcodes", () => {
   it("DW_CFA_undefined / same_value / register / val_offset / val_offset_sf are recorded, replacing offset rules", () => {
     const row = rowAfter([
       ...offset(RBX, 2),
-      0x07, ...uleb(RA),
-      0x08, ...uleb(RBX),
-      0x09, ...uleb(12), ...uleb(13),
-      0x14, ...uleb(14), ...uleb(4),
-      0x15, ...uleb(15), ...sleb(-1),
+      0x07,
+      ...uleb(RA),
+      0x08,
+      ...uleb(RBX),
+      0x09,
+      ...uleb(12),
+      ...uleb(13),
+      0x14,
+      ...uleb(14),
+      ...uleb(4),
+      0x15,
+      ...uleb(15),
+      ...sleb(-1),
     ]);
     expect(row.savedRegisters.size).toBe(0);
     expect([RA, RBX, 12, 14, 15, 5].map((r) => registerRule(row, r))).toEqual([
@@ -203,13 +214,22 @@ describe("opcodes", () => {
 
   it("DW_CFA_remember_state / restore_state save the CFA rule and every register rule, nested", () => {
     const { fde } = fdeWith([
-      ...advance(1), ...defCfaOffset(16), ...offset(RBX, 2),
+      ...advance(1),
+      ...defCfaOffset(16),
+      ...offset(RBX, 2),
       ...remember,
-      ...advance(1), ...defCfaOffset(24), ...offset(RBP, 3),
+      ...advance(1),
+      ...defCfaOffset(24),
+      ...offset(RBP, 3),
       ...remember,
-      ...advance(1), ...defCfa(RBP, 16), 0x07, ...uleb(RBX),
-      ...advance(1), ...restoreState,
-      ...advance(1), ...restoreState,
+      ...advance(1),
+      ...defCfa(RBP, 16),
+      0x07,
+      ...uleb(RBX),
+      ...advance(1),
+      ...restoreState,
+      ...advance(1),
+      ...restoreState,
     ]);
     expect([1, 2, 3, 4, 5].map((a) => summary(cfiRowAt(fde, BEGIN + a))).map((s) => [s.cfa, s.saved])).toEqual([
       ["7+16", { [RA]: -8, [RBX]: -16 }],
@@ -234,7 +254,12 @@ describe("errors name the instruction's offset", () => {
 
   it.each([0x2d, 0x17, 0x1c, 0x30, 0x3f])("unknown opcode %i is unsupported", (opcode) => {
     const { fde, instructionsOffset } = fdeWith([opcode]);
-    expect(catchError(() => cfiRowAt(fde, BEGIN))).toMatchObject({ constructor: UnsupportedInputError, what: "call frame instruction", offset: instructionsOffset, found: `opcode 0x${opcode.toString(16)}` });
+    expect(catchError(() => cfiRowAt(fde, BEGIN))).toMatchObject({
+      constructor: UnsupportedInputError,
+      what: "call frame instruction",
+      offset: instructionsOffset,
+      found: `opcode 0x${opcode.toString(16)}`,
+    });
   });
 
   it("a truncated operand is truncated input at the operand", () => {
@@ -246,7 +271,11 @@ describe("errors name the instruction's offset", () => {
 
   it("restore_state without remember_state is malformed", () => {
     const { fde, instructionsOffset } = fdeWith([0, ...restoreState]);
-    expect(catchError(() => cfiRowAt(fde, BEGIN))).toMatchObject({ constructor: MalformedInputError, what: "DW_CFA_restore_state", offset: instructionsOffset + 1 });
+    expect(catchError(() => cfiRowAt(fde, BEGIN))).toMatchObject({
+      constructor: MalformedInputError,
+      what: "DW_CFA_restore_state",
+      offset: instructionsOffset + 1,
+    });
   });
 
   it(`more than ${MAX_REMEMBERED_STATES} nested remember_state is unsupported`, () => {

@@ -11,7 +11,6 @@ import { EhFrameBuilder, i64, sleb, u16, u32, u64, uleb } from "./support/eh-fra
 
 const SECTION_ADDRESS = 0x40_0000;
 
-
 describe("records", () => {
   it("parses a CIE and its FDEs, stops at the zero terminator and ignores what follows", () => {
     const b = new EhFrameBuilder();
@@ -244,7 +243,12 @@ describe("malformed and unsupported sections", () => {
     b.cie();
     const at = b.offset;
     b.raw([1, 2]);
-    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({ constructor: TruncatedInputError, offset: at, neededBytes: 4, availableBytes: 2 });
+    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({
+      constructor: TruncatedInputError,
+      offset: at,
+      neededBytes: 4,
+      availableBytes: 2,
+    });
   });
 
   it("a CIE pointer that does not lead back to a CIE is malformed", () => {
@@ -252,7 +256,11 @@ describe("malformed and unsupported sections", () => {
     b.cie();
     const fde = b.offset;
     b.fde(fde + 4 - 0x1000 /* points before the section */, [...u32(0), ...u32(1), 0]);
-    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({ constructor: MalformedInputError, what: "FDE CIE pointer", offset: fde + 4 });
+    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({
+      constructor: MalformedInputError,
+      what: "FDE CIE pointer",
+      offset: fde + 4,
+    });
   });
 
   it("an FDE may not point at another FDE", () => {
@@ -266,7 +274,12 @@ describe("malformed and unsupported sections", () => {
   it.each([0, 2, 4])("CIE version %i is unsupported", (version) => {
     const b = new EhFrameBuilder();
     b.cie({ version });
-    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({ constructor: UnsupportedInputError, what: "CIE version", offset: 8, found: version });
+    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({
+      constructor: UnsupportedInputError,
+      what: "CIE version",
+      offset: 8,
+      found: version,
+    });
   });
 
   it("an augmentation string without NUL is truncated", () => {
@@ -278,14 +291,20 @@ describe("malformed and unsupported sections", () => {
   it("CIE augmentation data shorter than its entries is malformed", () => {
     const b = new EhFrameBuilder();
     b.cie({ augmentation: "zPR", augmentationData: [0x00, ...u64(0), 0x1b], augmentationDataLength: 2 });
-    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({ constructor: MalformedInputError, what: "CIE augmentation data length" });
+    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({
+      constructor: MalformedInputError,
+      what: "CIE augmentation data length",
+    });
   });
 
   it("FDE augmentation data shorter than the LSDA pointer is malformed", () => {
     const b = new EhFrameBuilder();
     const cie = b.cie({ augmentation: "zLR", augmentationData: [0x1b, 0x1b] });
     b.fde(cie, [...u32(0), ...u32(1), 2, ...u32(0)]);
-    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({ constructor: MalformedInputError, what: "FDE augmentation data length" });
+    expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({
+      constructor: MalformedInputError,
+      what: "FDE augmentation data length",
+    });
   });
 
   it("a LEB128 value above 2^53 is malformed; padded LEB128 is fine", () => {
@@ -294,7 +313,19 @@ describe("malformed and unsupported sections", () => {
     expect(catchError(() => parseEhFrame(b.build(), { sectionAddress: 0 }))).toMatchObject({ constructor: MalformedInputError, offset: 12 });
     const padded = new EhFrameBuilder();
     // caf = 1 in 10 bytes, daf = -8 in 9 bytes (the BigInt path of the LEB128 reader).
-    padded.raw([...u32(30), ...u32(0), 1, 0x7a, 0x52, 0, ...[0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], ...[0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f], 0x10, 1, 0x1b]);
+    padded.raw([
+      ...u32(30),
+      ...u32(0),
+      1,
+      0x7a,
+      0x52,
+      0,
+      ...[0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00],
+      ...[0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
+      0x10,
+      1,
+      0x1b,
+    ]);
     expect(parseEhFrame(padded.build(), { sectionAddress: 0 }).cies[0]).toMatchObject({ codeAlignmentFactor: 1, dataAlignmentFactor: -8 });
   });
 

@@ -68,11 +68,14 @@ describe.each(INPUTS)("fuzzed .eh_frame of the $name", ({ build }) => {
 
   it("any byte flips: only RootwalkErrors, always terminates", () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ index: fc.nat(bytes.length - 1), value: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 8 }), (flips) => {
-        const mutated = bytes.slice();
-        for (const { index, value } of flips) mutated[index] = value;
-        expect(exercise(mutated, sectionAddress)).toBeLessThan(1000);
-      }),
+      fc.property(
+        fc.array(fc.record({ index: fc.nat(bytes.length - 1), value: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 8 }),
+        (flips) => {
+          const mutated = bytes.slice();
+          for (const { index, value } of flips) mutated[index] = value;
+          expect(exercise(mutated, sectionAddress)).toBeLessThan(1000);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -81,12 +84,16 @@ describe.each(INPUTS)("fuzzed .eh_frame of the $name", ({ build }) => {
     const frame = parseEhFrame(bytes, { sectionAddress });
     const windows = frame.fdes.map((f) => f.instructions).filter((w) => w.lengthBytes > 0);
     fc.assert(
-      fc.property(fc.nat(windows.length - 1), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }), (which, flips) => {
-        const window = windows[which]!;
-        const mutated = bytes.slice();
-        for (const [at, value] of flips) mutated[window.baseOffset + (at % window.lengthBytes)] = value;
-        expect(exercise(mutated, sectionAddress)).toBeLessThan(1000);
-      }),
+      fc.property(
+        fc.nat(windows.length - 1),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }),
+        (which, flips) => {
+          const window = windows[which]!;
+          const mutated = bytes.slice();
+          for (const [at, value] of flips) mutated[window.baseOffset + (at % window.lengthBytes)] = value;
+          expect(exercise(mutated, sectionAddress)).toBeLessThan(1000);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -7,7 +7,9 @@ describe("ModuleMap.refreshBeforeNextLookup", () => {
     let refreshes = 0;
     const refresh = (): void => {
       refreshes++;
-      map.replaceWith(ModuleMap.fromMappings([{ start: 0x40_0000, end: 0x40_1000, fileOffset: 0, path: "/lib/fake.so" }], { readFile: () => new Uint8Array(0) }));
+      map.replaceWith(
+        ModuleMap.fromMappings([{ start: 0x40_0000, end: 0x40_1000, fileOffset: 0, path: "/lib/fake.so" }], { readFile: () => new Uint8Array(0) }),
+      );
     };
     map.refreshBeforeNextLookup(refresh);
     expect(refreshes).toBe(0);

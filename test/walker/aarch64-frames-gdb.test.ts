@@ -55,23 +55,48 @@ async function stopAtPoll(dir: string, program: string): Promise<{ frames: GdbFr
     const stackFile = join(dir, "stack.bin");
     const text = execFileSync(
       "gdb-multiarch",
-      ["-q", "-batch", "-ex", `target remote :${port}`, "-ex", "break gc_safepoint_poll", "-ex", "continue", ...perFrame,
-        "-ex", "frame 1", "-ex", `dump binary memory ${stackFile} $sp $sp+${STACK_DUMP_BYTES}`, "-ex", 'printf "BASE=%lx\\n", $sp',
-        "-ex", 'printf "OBJ=%lx %lx %lx\\n", &A, &B, &C', "-ex", "kill", program],
+      [
+        "-q",
+        "-batch",
+        "-ex",
+        `target remote :${port}`,
+        "-ex",
+        "break gc_safepoint_poll",
+        "-ex",
+        "continue",
+        ...perFrame,
+        "-ex",
+        "frame 1",
+        "-ex",
+        `dump binary memory ${stackFile} $sp $sp+${STACK_DUMP_BYTES}`,
+        "-ex",
+        'printf "BASE=%lx\\n", $sp',
+        "-ex",
+        'printf "OBJ=%lx %lx %lx\\n", &A, &B, &C',
+        "-ex",
+        "kill",
+        program,
+      ],
       { encoding: "utf8", timeout: 60_000 },
     );
-    const frames = text.split(/^Stack level /m).slice(1).map((chunk): GdbFrame => {
-      const saved = new Map<string, number>();
-      for (const m of chunk.matchAll(/\b(x\d+) at 0x([0-9a-f]+)/g)) saved.set(m[1]!, parseInt(m[2]!, 16));
-      return {
-        cfa: parseInt(/frame at 0x([0-9a-f]+)/.exec(chunk)![1]!, 16),
-        savedPc: parseInt(/saved pc = 0x([0-9a-f]+)/.exec(chunk)![1]!, 16),
-        sp: parseInt(/SP=([0-9a-f]+)/.exec(chunk)![1]!, 16),
-        pc: parseInt(/PC=([0-9a-f]+)/.exec(chunk)![1]!, 16),
-        saved,
-      };
-    });
-    const objects = /OBJ=([0-9a-f]+) ([0-9a-f]+) ([0-9a-f]+)/.exec(text)!.slice(1).map((h) => parseInt(h, 16));
+    const frames = text
+      .split(/^Stack level /m)
+      .slice(1)
+      .map((chunk): GdbFrame => {
+        const saved = new Map<string, number>();
+        for (const m of chunk.matchAll(/\b(x\d+) at 0x([0-9a-f]+)/g)) saved.set(m[1]!, parseInt(m[2]!, 16));
+        return {
+          cfa: parseInt(/frame at 0x([0-9a-f]+)/.exec(chunk)![1]!, 16),
+          savedPc: parseInt(/saved pc = 0x([0-9a-f]+)/.exec(chunk)![1]!, 16),
+          sp: parseInt(/SP=([0-9a-f]+)/.exec(chunk)![1]!, 16),
+          pc: parseInt(/PC=([0-9a-f]+)/.exec(chunk)![1]!, 16),
+          saved,
+        };
+      });
+    const objects = /OBJ=([0-9a-f]+) ([0-9a-f]+) ([0-9a-f]+)/
+      .exec(text)!
+      .slice(1)
+      .map((h) => parseInt(h, 16));
     return { frames, stack: readFileSync(stackFile), stackBase: parseInt(/BASE=([0-9a-f]+)/.exec(text)![1]!, 16), objects };
   } finally {
     qemu.kill();
@@ -133,7 +158,9 @@ describe("an AArch64 core from qemu-aarch64", () => {
     for (const args of [[join(dir, core!)], [join(dir, core!), join(dir, "prog")]]) {
       const r = await run("roots", ...args);
       expect(r.code).toBe(1);
-      expect(r.stderr.trim()).toMatch(/ELF header e_machine at offset 0x12: found EM_AARCH64 \(183\), supported EM_X86_64 \(62\): rootwalk reads x86-64 cores only$/);
+      expect(r.stderr.trim()).toMatch(
+        /ELF header e_machine at offset 0x12: found EM_AARCH64 \(183\), supported EM_X86_64 \(62\): rootwalk reads x86-64 cores only$/,
+      );
     }
   });
 });

@@ -21,7 +21,14 @@ const NATIVE = { from: BASE + 0x200, to: BASE + 0x800 };
 
 describe("managed chunks separated by native frames", () => {
   const registry = syntheticRegistry([
-    { ra: 0x2000, frameSizeBytes: 16, pairs: [[0, 0], [0, 8]] },
+    {
+      ra: 0x2000,
+      frameSizeBytes: 16,
+      pairs: [
+        [0, 0],
+        [0, 8],
+      ],
+    },
     { ra: 0x3000, frameSizeBytes: 8, pairs: [[0, 0]] },
   ]);
   const memory = new SpyMemory(new SimulatedMemory(BASE, 0x1000));

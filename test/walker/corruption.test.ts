@@ -37,7 +37,9 @@ function subjects(): Subject[] {
     const registry = new SafepointRegistry();
     registerObjectFile(registry, readFileSync(stop.executable), { path: stop.executable });
     return {
-      name: variant, pieces: stop.memory, snapshot: registry.snapshot(),
+      name: variant,
+      pieces: stop.memory,
+      snapshot: registry.snapshot(),
       chunk: { sp: stop.sp, ra: stop.ra, registers: RegisterContext.from(stop.exactRegisters), boundaryRa: stop.boundaryRa },
       options: { mode: "strict" },
     };
@@ -75,13 +77,20 @@ function structuralSlots(result: WalkResult, snapshot: RegistrySnapshot): Set<nu
 
 const interesting = (rng: Rng, s: Subject, baseline: WalkResult): bigint => {
   switch (rng.int(7)) {
-    case 0: return BigInt(rng.int(256));
-    case 1: return (1n << 60n) + BigInt(rng.int(1000)); // not an address; above 2^53
-    case 2: return BigInt(baseline.frames[rng.int(baseline.frames.length)]!.ra); // another valid return address
-    case 3: return BigInt(baseline.frames[rng.int(baseline.frames.length)]!.sp + (rng.int(64) - 32) * 8); // a stack address
-    case 4: return BigInt(s.pieces[0]!.base - 8 * (1 + rng.int(100))); // just below the stack
-    case 5: return BigInt(baseline.frames[0]!.ra + 1 + rng.int(16)); // near, but not, a safepoint
-    default: return BigInt(Math.floor(rng.next() * 2 ** 47));
+    case 0:
+      return BigInt(rng.int(256));
+    case 1:
+      return (1n << 60n) + BigInt(rng.int(1000)); // not an address; above 2^53
+    case 2:
+      return BigInt(baseline.frames[rng.int(baseline.frames.length)]!.ra); // another valid return address
+    case 3:
+      return BigInt(baseline.frames[rng.int(baseline.frames.length)]!.sp + (rng.int(64) - 32) * 8); // a stack address
+    case 4:
+      return BigInt(s.pieces[0]!.base - 8 * (1 + rng.int(100))); // just below the stack
+    case 5:
+      return BigInt(baseline.frames[0]!.ra + 1 + rng.int(16)); // near, but not, a safepoint
+    default:
+      return BigInt(Math.floor(rng.next() * 2 ** 47));
   }
 };
 

@@ -21,11 +21,44 @@ const SIZE = 64 * 1024;
 const BOUNDARY = 0x9999_0000;
 
 const SAFEPOINTS: SyntheticSafepoint[] = [
-  { ra: 0x401010, frameSizeBytes: 40, pairs: [[0, 0], [8, 8], [16, 24]] },
+  {
+    ra: 0x401010,
+    frameSizeBytes: 40,
+    pairs: [
+      [0, 0],
+      [8, 8],
+      [16, 24],
+    ],
+  },
   { ra: 0x402020, frameSizeBytes: 24, pairs: [[0, 16]] },
-  { ra: 0x403030, frameSizeBytes: 56, pairs: [[0, 0], [8, 8], [16, 16], [24, 24]], saved: { 0: -16, 2: -24 } },
-  { ra: 0x404040, frameSizeBytes: 32, pairs: [[0, 0], [8, 8]], types: [ROOT_TYPE_POINTER, ROOT_TYPE_ATOMIC] },
-  { ra: 0x405050, frameSizeBytes: 16, pairs: [[0, 0], [64, 64]] }, // a root past the frame: general path decides
+  {
+    ra: 0x403030,
+    frameSizeBytes: 56,
+    pairs: [
+      [0, 0],
+      [8, 8],
+      [16, 16],
+      [24, 24],
+    ],
+    saved: { 0: -16, 2: -24 },
+  },
+  {
+    ra: 0x404040,
+    frameSizeBytes: 32,
+    pairs: [
+      [0, 0],
+      [8, 8],
+    ],
+    types: [ROOT_TYPE_POINTER, ROOT_TYPE_ATOMIC],
+  },
+  {
+    ra: 0x405050,
+    frameSizeBytes: 16,
+    pairs: [
+      [0, 0],
+      [64, 64],
+    ],
+  }, // a root past the frame: general path decides
   { ra: 0x406060, frameSizeBytes: 0, pairs: [] },
   { ra: 0x1_0000_7070, frameSizeBytes: 8, pairs: [[0, 0]] }, // a key with a high half
 ];
@@ -67,7 +100,9 @@ describe("fast scan loop", () => {
     expect(recipes.recipe[3]).toBe(NOT_FAST); // typed plimmix-style roots
     expect(recipes.recipe[4]).toBe(NOT_FAST); // a root slot outside [sp, cfa)
     const saving = recipes.recipe[2]!;
-    expect(Array.from(recipes.saves.subarray(recipes.saveStart[saving]!, recipes.saveStart[saving]! + 2 * recipes.saveCount[saving]!))).toEqual([0, -16, 2, -24]);
+    expect(Array.from(recipes.saves.subarray(recipes.saveStart[saving]!, recipes.saveStart[saving]! + 2 * recipes.saveCount[saving]!))).toEqual([
+      0, -16, 2, -24,
+    ]);
     expect(Array.from(recipes.slots.subarray(recipes.slotStart[recipes.recipe[1]!]!, recipes.slotStart[recipes.recipe[1]!]! + 2))).toEqual([0, 16]);
   });
 
@@ -108,9 +143,30 @@ describe("fast scan loop", () => {
     const f1 = sp + 48;
     const f2 = f1 + 32;
     expect(fast.pairs).toEqual([
-      sp, sp, 0, sp + 8, sp + 8, 0, sp + 16, sp + 24, 0,
-      f1, f1 + 16, 1,
-      f2, f2, 2, f2 + 8, f2 + 8, 2, f2 + 16, f2 + 16, 2, f2 + 24, f2 + 24, 2,
+      sp,
+      sp,
+      0,
+      sp + 8,
+      sp + 8,
+      0,
+      sp + 16,
+      sp + 24,
+      0,
+      f1,
+      f1 + 16,
+      1,
+      f2,
+      f2,
+      2,
+      f2 + 8,
+      f2 + 8,
+      2,
+      f2 + 16,
+      f2 + 16,
+      2,
+      f2 + 24,
+      f2 + 24,
+      2,
     ]);
   });
 });
@@ -120,7 +176,14 @@ describe("fast scan loop on a corrupted two-chunk stack", () => {
   // register contexts, the outer ending at its stack top; then every word of it overwritten in
   // turn with a value that matters to a walk (0, a key, the boundary, nearby SPs, odd values).
   const registry = syntheticRegistry([
-    { ra: 0x2000, frameSizeBytes: 16, pairs: [[0, 0], [0, 8]] },
+    {
+      ra: 0x2000,
+      frameSizeBytes: 16,
+      pairs: [
+        [0, 0],
+        [0, 8],
+      ],
+    },
     { ra: 0x3000, frameSizeBytes: 24, pairs: [[8, 8]], saved: { 0: -16 } },
     { ra: 0x4000, frameSizeBytes: 8, pairs: [[0, 0]], types: [ROOT_TYPE_POINTER] },
   ]);

@@ -23,12 +23,7 @@ function walkNative(stop: NativeStop) {
   registerObjectFile(registry, readFileSync(stop.executable), { path: stop.executable, loadBias: 0 });
   const memory = RangedMemory.fromPieces(stop.memory);
   const registers = RegisterContext.from(stop.exactRegisters);
-  const result = walkStack(
-    registry.snapshot(),
-    memory,
-    [{ sp: stop.sp, ra: stop.ra, registers, boundaryRa: stop.boundaryRa }],
-    { mode: "strict" },
-  );
+  const result = walkStack(registry.snapshot(), memory, [{ sp: stop.sp, ra: stop.ra, registers, boundaryRa: stop.boundaryRa }], { mode: "strict" });
   return { registry, memory, registers, result };
 }
 
@@ -37,9 +32,7 @@ describe.each(NATIVE_STOP_VARIANTS)("native stop %s", (variant) => {
 
   it("the walker's frames are gdb's frames: same return addresses, same SPs, ending at the boundary", () => {
     const { result } = walkNative(stop);
-    expect(result.frames.map((f) => ({ pc: f.ra, sp: f.sp, name: f.functionName }))).toEqual(
-      stop.gdbFrames.map((g) => ({ pc: g.pc, sp: g.sp, name: g.name })),
-    );
+    expect(result.frames.map((f) => ({ pc: f.ra, sp: f.sp, name: f.functionName }))).toEqual(stop.gdbFrames.map((g) => ({ pc: g.pc, sp: g.sp, name: g.name })));
     expect(result.stopReason).toBe("boundary");
     expect(result.stoppedAt).toBe(stop.boundaryRa);
   });

@@ -13,7 +13,16 @@ const BOUNDARY = 0x9999;
 describe("relocating root pairs", () => {
   it("one slot that is the base of a derived pair and a pair of its own: all reads happen before any write", () => {
     // One frame: [sp+0] holds base b; [sp+8] holds b+24 derived from it. Pairs: (0,8) then (0,0).
-    const registry = syntheticRegistry([{ ra: 0x2000, frameSizeBytes: 32, pairs: [[0, 8], [0, 0]] }]);
+    const registry = syntheticRegistry([
+      {
+        ra: 0x2000,
+        frameSizeBytes: 32,
+        pairs: [
+          [0, 8],
+          [0, 0],
+        ],
+      },
+    ]);
     const memory = new SimulatedMemory(BASE, 0x1000);
     const sp = BASE + 0x100;
     const b = 0x5000_0000;
@@ -29,7 +38,16 @@ describe("relocating root pairs", () => {
   });
 
   it("derived pointers below their base and null bases", () => {
-    const registry = syntheticRegistry([{ ra: 0x2000, frameSizeBytes: 24, pairs: [[0, 8], [16, 16]] }]);
+    const registry = syntheticRegistry([
+      {
+        ra: 0x2000,
+        frameSizeBytes: 24,
+        pairs: [
+          [0, 8],
+          [16, 16],
+        ],
+      },
+    ]);
     const memory = new SimulatedMemory(BASE, 0x1000);
     const sp = BASE + 0x100;
     memory.writeWord(sp, 0x5000_0100);
@@ -81,7 +99,18 @@ describe("typed roots (_GC_MAP_): pointer, trait, complex, atomic", () => {
   it("TRAIT roots are the heap-pointer slot at +8 of the object; COMPLEX roots report their visitor; ATOMIC are skipped", async () => {
     const { ROOT_TYPE_ATOMIC, ROOT_TYPE_COMPLEX, ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT } = await import("../../src/safepoints/frame-descriptors.js");
     const registry = syntheticRegistry([
-      { ra: 0x2000, frameSizeBytes: 40, pairs: [[0, 0], [8, 8], [16, 16], [24, 24], [32, 32]], types: [ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT, ROOT_TYPE_COMPLEX, ROOT_TYPE_ATOMIC, ROOT_TYPE_TRAIT] },
+      {
+        ra: 0x2000,
+        frameSizeBytes: 40,
+        pairs: [
+          [0, 0],
+          [8, 8],
+          [16, 16],
+          [24, 24],
+          [32, 32],
+        ],
+        types: [ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT, ROOT_TYPE_COMPLEX, ROOT_TYPE_ATOMIC, ROOT_TYPE_TRAIT],
+      },
     ]);
     const memory = new SimulatedMemory(BASE, 0x1000);
     const sp = BASE + 0x100;
@@ -114,7 +143,23 @@ describe("CFA-relative roots (function-wide offsets of _GC_MAP_ and OCaml maps)"
     const loc = b.addLocation(encodeLocationWord0(3, 4, DWARF_CFA, 8), -24); // CFA - 24 = SP + 8 without pushes
     b.addPair(loc, loc);
     // At this call site 16 bytes of arguments were pushed: the effective frame size is 40.
-    b.addSafepoint({ returnAddress: 0x2000, frameSizeBytes: 40, stackSizeBytes: 24, cfaRegister: 7, cfaOffsetBytes: 48, savedRegOffsets: [], flags: 0, functionIndex: fn, blobIndex: 0, recordIndex: 0, locStart: loc, deoptCount: 0, pairStart: 0, pairCount: 1, allocaCount: 0 });
+    b.addSafepoint({
+      returnAddress: 0x2000,
+      frameSizeBytes: 40,
+      stackSizeBytes: 24,
+      cfaRegister: 7,
+      cfaOffsetBytes: 48,
+      savedRegOffsets: [],
+      flags: 0,
+      functionIndex: fn,
+      blobIndex: 0,
+      recordIndex: 0,
+      locStart: loc,
+      deoptCount: 0,
+      pairStart: 0,
+      pairCount: 1,
+      allocaCount: 0,
+    });
     void NO_CFA_RULE;
     const registry = new SafepointRegistry();
     registry.register({ name: "cfa", format: "plimmix-v1", descriptors: b.finish(), contentKey: "cfa" });

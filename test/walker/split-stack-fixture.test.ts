@@ -44,8 +44,8 @@ describe("the split-stack fixture", () => {
     const loaded = loadStackSnapshot(fixture);
     const split = loaded.splitStacks("segments")!;
     const broken = { ...split, stacklets: [split.stacklets![0]!, { ...split.stacklets![2]! }, split.stacklets![1]!] };
-    expect(() =>
-      walkStack(loaded.registry.snapshot(), loaded.memory, loaded.start, { mode: "strict", splitStacks: broken }),
-    ).toThrow(/old_stack 0x7f3a4ca15ee0 of stacklet #0 is not in stacklet #1/);
+    expect(() => walkStack(loaded.registry.snapshot(), loaded.memory, loaded.start, { mode: "strict", splitStacks: broken })).toThrow(
+      /old_stack 0x7f3a4ca15ee0 of stacklet #0 is not in stacklet #1/,
+    );
   });
 });

@@ -60,17 +60,26 @@ export interface SimResult {
 const HEAP_BASE = 0x2000_0000_0000;
 const STACK_BYTES = 32 * 1024 * 1024;
 
-
 export async function runSimulation(options: SimOptions, onProgress: (fraction: number) => void = () => {}): Promise<SimResult> {
   const { registry, templates } = await loadFrameTemplates();
   const collector = new ImmixCollector({
     heap: { base: HEAP_BASE, buffer: new ArrayBuffer(options.heapBytes), sizeBytes: options.heapBytes },
-    options: { verify: options.verify, stress: options.stress, poison: options.poison === true || options.stress, ...(options.stress && (options.stressEvery ?? 1) === 1 ? { collectEveryBytes: 0 } : {}), growthThreshold: 1 },
+    options: {
+      verify: options.verify,
+      stress: options.stress,
+      poison: options.poison === true || options.stress,
+      ...(options.stress && (options.stressEvery ?? 1) === 1 ? { collectEveryBytes: 0 } : {}),
+      growthThreshold: 1,
+    },
   });
   const threadCount = options.workload === "mt-gcbench" ? options.threads : 1;
   // Every allocation is a safepoint of the simulated program: --stress=N collects at every N-th.
   const stressEvery = options.stress && (options.stressEvery ?? 1) > 1 ? options.stressEvery! : 0;
-  const threads = Array.from({ length: threadCount }, (_, k) => new SimThread(k, collector.newMutator(), STACK_BYTES, stressEvery === 0 ? undefined : { every: stressEvery, collect: () => collector.collect("stress") }));
+  const threads = Array.from(
+    { length: threadCount },
+    (_, k) =>
+      new SimThread(k, collector.newMutator(), STACK_BYTES, stressEvery === 0 ? undefined : { every: stressEvery, collect: () => collector.collect("stress") }),
+  );
   const scanner = new StackRootScanner(registry, () => threads.map((t) => t.threadStack()).filter((s): s is ThreadStack => s !== undefined));
   collector.addRootScanner(scanner);
 
@@ -158,7 +167,10 @@ export function formatSummary(options: SimOptions, r: SimResult): string {
   return table([
     ["rootwalk sim", options.workload],
     ["heap", mib(r.heapLimitBytes)],
-    ["mode", `${options.stress ? `stress (collect at every ${(options.stressEvery ?? 1) > 1 ? `${options.stressEvery}th ` : ""}allocation, evacuate all)` : "normal"}${options.verify ? ", verify" : ""}${options.poison === true || options.stress ? ", poison" : ""}, scale ${options.scale}`],
+    [
+      "mode",
+      `${options.stress ? `stress (collect at every ${(options.stressEvery ?? 1) > 1 ? `${options.stressEvery}th ` : ""}allocation, evacuate all)` : "normal"}${options.verify ? ", verify" : ""}${options.poison === true || options.stress ? ", poison" : ""}, scale ${options.scale}`,
+    ],
     ["collections", String(r.collections)],
     ["objects moved", String(r.objectsMoved)],
     ["evacuated", mib(r.evacuatedBytes)],
@@ -193,7 +205,16 @@ export async function heapSweep(options: SimOptions, io: CliIo): Promise<void> {
   for (let factor = 1; factor <= 6; factor++) {
     const heapBytes = Math.ceil((min * factor) / 32768) * 32768;
     const r = await runSimulation({ ...options, heapBytes });
-    rows.push([mib(heapBytes), `${factor}x`, String(r.collections), r.totalPauseMs.toFixed(1), r.maxPauseMs.toFixed(2), (r.markedBytes / 1024 / 1024).toFixed(1), String(r.objectsMoved), pct(r.maxFragmentation)]);
+    rows.push([
+      mib(heapBytes),
+      `${factor}x`,
+      String(r.collections),
+      r.totalPauseMs.toFixed(1),
+      r.maxPauseMs.toFixed(2),
+      (r.markedBytes / 1024 / 1024).toFixed(1),
+      String(r.objectsMoved),
+      pct(r.maxFragmentation),
+    ]);
   }
   io.stdout(table(rows));
 }

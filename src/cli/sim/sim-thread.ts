@@ -167,7 +167,8 @@ export class SimThread {
     const caller = this.frames[this.frames.length - 1];
     const cfa = caller === undefined ? this.top : caller.sp;
     const sp = cfa - 8 - template.frameBytes;
-    if (sp < this.stack.base + 64) throw new InvalidArgumentError("simulated stack", `${this.frames.length} frames`, `at most what ${this.stack.sizeBytes} bytes hold`);
+    if (sp < this.stack.base + 64)
+      throw new InvalidArgumentError("simulated stack", `${this.frames.length} frames`, `at most what ${this.stack.sizeBytes} bytes hold`);
     this.stack.writeWord(cfa - 8, caller === undefined ? SIM_ENTRY_RA : caller.template.ra);
     if (template.rbpSaveOffset !== 0) this.stack.writeWord(cfa + template.rbpSaveOffset, this.rbp);
     if (template.framePointer) this.rbp = cfa - 16;

@@ -82,7 +82,10 @@ describe("rootwalk roots on a gcore of a 3-thread program (managed -> C callback
     expect(roots.length).toBe(9); // per thread: p in mgd_cb, a and b in mgd_outer
     const commands = roots.flatMap((r) => ["-ex", `printf "RW %lu\\n", *(unsigned long *)${r.slot}`]);
     const objects = ["-ex", `printf "RW %lu\\n", (unsigned long)&objects`];
-    const out = run("gdb", ["-nx", "-batch", "-ex", "set debuginfod enabled off", ...commands, ...objects, program, core]).split("\n").filter((l) => l.startsWith("RW ")).map((l) => Number(l.slice(3)));
+    const out = run("gdb", ["-nx", "-batch", "-ex", "set debuginfod enabled off", ...commands, ...objects, program, core])
+      .split("\n")
+      .filter((l) => l.startsWith("RW "))
+      .map((l) => Number(l.slice(3)));
     const base = out.pop()!;
     roots.forEach((r, i) => expect(r.value, `${r.tid} ${r.fn} [${r.slot.toString(16)}]`).toBe(out[i]));
     const valid = new Set([0, 1, 2].flatMap((t) => [base + t * 128, base + t * 128 + 64]));

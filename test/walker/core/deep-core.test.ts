@@ -125,7 +125,9 @@ describe("roots output", () => {
     expect(t.stopReason).toBe("no-unwind-info");
     expect(t.frames).toHaveLength(1);
     expect(t.frames[0]).toMatchObject({ kind: "native", function: "deep-prog!rw_stop_nocfi", cfa: null });
-    expect(cli(["roots", cores.nocfi, program]).stdout).toMatch(/^thread \d+\n {2}#0 {2}pc 0x[0-9a-f]+ {2}sp 0x[0-9a-f]+ {2}cfa \? {2}deep-prog!rw_stop_nocfi {2}\[native\]\n {2}1 frames, 0 roots; no-unwind-info: .*no CFI/);
+    expect(cli(["roots", cores.nocfi, program]).stdout).toMatch(
+      /^thread \d+\n {2}#0 {2}pc 0x[0-9a-f]+ {2}sp 0x[0-9a-f]+ {2}cfa \? {2}deep-prog!rw_stop_nocfi {2}\[native\]\n {2}1 frames, 0 roots; no-unwind-info: .*no CFI/,
+    );
   });
 
   it("inManagedCode is true exactly when frame #0 is managed code not at a safepoint", () => {
@@ -145,9 +147,16 @@ describe.skipIf(!kernelWritesCores)(`roots on a core over 2 GiB (the kernel's, c
   beforeAll(() => {
     const dir = join(scratch, "big");
     spawnSync("mkdir", ["-p", dir]);
-    const r = spawnSync("sh", ["-c", 'ulimit -s unlimited && ulimit -c unlimited && exec "$0" 3 big', program], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync("sh", ["-c", 'ulimit -s unlimited && ulimit -c unlimited && exec "$0" 3 big', program], {
+      cwd: dir,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(r.signal, r.stderr).toBe("SIGABRT");
-    core = join(dir, readdirSync(dir).find((f) => f.startsWith("core"))!);
+    core = join(
+      dir,
+      readdirSync(dir).find((f) => f.startsWith("core"))!,
+    );
   }, 120_000);
 
   it("is read by positioned reads: the walk finds the root, memory stays far below the file size", () => {

@@ -44,7 +44,11 @@ export function gcoreUnlimitedStack(program: string, core: string, breakAt: stri
 
 /** What gdb reads in `core` for a C expression of type unsigned long. */
 export function gdbValue(program: string, core: string, expression: string): number {
-  const r = spawnSync("gdb", ["-nx", "-batch", "-ex", "set debuginfod enabled off", "-ex", `printf "RW %lu\\n", (unsigned long)(${expression})`, program, core], { encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(
+    "gdb",
+    ["-nx", "-batch", "-ex", "set debuginfod enabled off", "-ex", `printf "RW %lu\\n", (unsigned long)(${expression})`, program, core],
+    { encoding: "utf8", timeout: 120_000 },
+  );
   const line = r.stdout.split("\n").find((l) => l.startsWith("RW "));
   if (line === undefined) throw new Error(`gdb could not read ${expression}: ${r.stderr}`);
   return Number(line.slice(3));

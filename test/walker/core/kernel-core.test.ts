@@ -65,7 +65,10 @@ describe.skipIf(!kernelWritesCores)(`rootwalk roots on a kernel-written core (co
     const roots = walk.threads.flatMap((t) => t.frames.flatMap((f) => f.roots));
     expect(roots.length).toBe(9);
     const commands = roots.flatMap((r) => ["-ex", `printf "RW %lu\\n", *(unsigned long *)${r.slot}`]);
-    const out = run("gdb", ["-nx", "-batch", "-ex", "set debuginfod enabled off", ...commands, program, core]).split("\n").filter((l) => l.startsWith("RW ")).map((l) => Number(l.slice(3)));
+    const out = run("gdb", ["-nx", "-batch", "-ex", "set debuginfod enabled off", ...commands, program, core])
+      .split("\n")
+      .filter((l) => l.startsWith("RW "))
+      .map((l) => Number(l.slice(3)));
     roots.forEach((r, i) => expect(r.value, `[${r.slot.toString(16)}]`).toBe(out[i]));
     console.log(`kernel core: ${roots.length} roots equal to gdb's reads of their slots`);
   });

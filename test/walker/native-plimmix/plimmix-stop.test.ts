@@ -203,7 +203,10 @@ describe("the walk, by the recorded frame sizes only", () => {
       const ours = result.roots.filter((r) => r.frame === k);
       const onStack = ours.filter((r) => r.slot >= frame.sp && r.slot < frameEnd);
       const want = expected.pointerRoots.map((object) => (object === null ? 0 : stop.objects[object]!));
-      expect(onStack.map((r) => r.value).sort((x, y) => x - y), expected.name).toEqual([...want].sort((x, y) => x - y));
+      expect(
+        onStack.map((r) => r.value).sort((x, y) => x - y),
+        expected.name,
+      ).toEqual([...want].sort((x, y) => x - y));
       expect(ours, expected.name).toHaveLength(want.length + (expected.traitTarget === undefined ? 0 : 1));
       for (const r of ours) expect(r.baseSlot).toBe(r.slot);
 

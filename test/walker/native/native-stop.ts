@@ -6,12 +6,7 @@ import { fileURLToPath } from "node:url";
 import { CALLEE_SAVED_DWARF, CALLEE_SAVED_NAMES } from "../../../src/safepoints/frame-descriptors.js";
 import { cacheKey, compileToObject, findLlvmTool, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
 import { corpusEntry } from "../../ll/corpus.js";
-import {
-  parseReadobjStackmap,
-  recordsOfFunction,
-  statepointShape,
-  type ReadobjLocation,
-} from "../../support/readobj-stackmap.js";
+import { parseReadobjStackmap, recordsOfFunction, statepointShape, type ReadobjLocation } from "../../support/readobj-stackmap.js";
 
 /**
  * REAL stops of LLVM-compiled statepoint code at a safepoint, for the walker's tests.
@@ -224,7 +219,10 @@ export function trampolineBuild(): { gccArgs: string[]; keyParts: Buffer[] } {
   const trampoline = join(nativeStopDirectory(), "trampoline.S");
   const runtimeDir = join(repoRoot(), "src", "native");
   const count = `-DRW_CALLEE_SAVED=${CALLEE_SAVED_NAMES.length}`;
-  return { gccArgs: [`-I${runtimeDir}`, count, trampoline], keyParts: [readFileSync(trampoline), readFileSync(join(runtimeDir, "runtime-entry.S")), Buffer.from(count)] };
+  return {
+    gccArgs: [`-I${runtimeDir}`, count, trampoline],
+    keyParts: [readFileSync(trampoline), readFileSync(join(runtimeDir, "runtime-entry.S")), Buffer.from(count)],
+  };
 }
 
 function cacheRoot(): string {
@@ -266,14 +264,7 @@ export function buildNativeStop(variant: NativeStopVariant): { object: string; e
   }
   const harness = join(directory, "harness.c");
   const trampoline = trampolineBuild();
-  const key = cacheKey([
-    "native-stop/link/v2",
-    readFileSync(object),
-    readFileSync(harness),
-    ...trampoline.keyParts,
-    JSON.stringify(GCC_FLAGS),
-    gccVersion,
-  ]);
+  const key = cacheKey(["native-stop/link/v2", readFileSync(object), readFileSync(harness), ...trampoline.keyParts, JSON.stringify(GCC_FLAGS), gccVersion]);
   const executable = join(cacheRoot(), "bin", `${variant}-${key.slice(0, 32)}`);
   if (!existsSync(executable)) {
     mkdirSync(dirname(executable), { recursive: true });

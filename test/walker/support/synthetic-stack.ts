@@ -36,8 +36,21 @@ export function syntheticRegistry(safepoints: readonly SyntheticSafepoint[], mod
       const saved = [0, 0, 0, 0, 0, 0];
       for (const [k, off] of Object.entries(s.saved ?? {})) saved[Number(k)] = off!;
       b.addSafepoint({
-        returnAddress: s.ra, frameSizeBytes: s.frameSizeBytes, stackSizeBytes: s.frameSizeBytes, cfaRegister: 7, cfaOffsetBytes: s.frameSizeBytes + 8,
-        savedRegOffsets: saved, flags: 0, functionIndex: fn, blobIndex: 0, recordIndex: r, locStart, deoptCount: 0, pairStart, pairCount: s.pairs.length, allocaCount: 0,
+        returnAddress: s.ra,
+        frameSizeBytes: s.frameSizeBytes,
+        stackSizeBytes: s.frameSizeBytes,
+        cfaRegister: 7,
+        cfaOffsetBytes: s.frameSizeBytes + 8,
+        savedRegOffsets: saved,
+        flags: 0,
+        functionIndex: fn,
+        blobIndex: 0,
+        recordIndex: r,
+        locStart,
+        deoptCount: 0,
+        pairStart,
+        pairCount: s.pairs.length,
+        allocaCount: 0,
       });
     });
     registry.register({ name: modules === 1 ? "synthetic" : `synthetic${m}`, format: "llvm-v3", descriptors: b.finish(), contentKey: `synthetic${m}` });
