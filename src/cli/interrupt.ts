@@ -4,10 +4,11 @@
  * threads: ending the process ends them too.
  *
  * Only while this thread waits for native work: a JavaScript listener runs when the event loop
- * is free, so around synchronous work (sim, dump, a compile) it would keep Ctrl-C from stopping
- * anything until the work ended. There the default stays (the process ends at once, exit 130
- * as the shell reports it). A tool killed by the same Ctrl-C is reported as an interrupt by
- * describeFailure.
+ * is free, so around synchronous JavaScript work (sim, dump, walk) it would keep Ctrl-C from
+ * stopping anything until the work ended. There the default stays (the process ends at once, exit
+ * 130 as the shell reports it, no line). While a tool runs (opt, llc, gcc: a compile, a first-use
+ * build) runTool outlives the signal and the tool, killed by the same Ctrl-C, is reported as an
+ * interrupt by describeFailure: `rootwalk ...: interrupted`, exit 130.
  */
 export const EXIT_INTERRUPTED = 130;
 

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -50,13 +50,23 @@ export interface RunToolOptions {
  * status (or signal) and the first lines of stderr if the tool cannot start or fails.
  */
 export function runTool(tool: string, args: readonly string[], options: RunToolOptions = {}): string {
-  const result = spawnSync(tool, args, {
-    encoding: "utf8",
-    maxBuffer: MAX_TOOL_OUTPUT_BYTES,
-    cwd: options.cwd,
-    input: options.input,
-    env: options.env,
-  });
+  // Ctrl-C reaches the tool too (the terminal signals the whole process group): while it runs,
+  // this process outlives the signal, so the tool's "killed by SIGINT" becomes one "interrupted"
+  // line (src/cli/failure.ts) and the callers' cleanup (a build's temporary folder) still runs.
+  const outliveInterrupt = (): void => {};
+  process.on("SIGINT", outliveInterrupt);
+  let result: SpawnSyncReturns<string>;
+  try {
+    result = spawnSync(tool, args, {
+      encoding: "utf8",
+      maxBuffer: MAX_TOOL_OUTPUT_BYTES,
+      cwd: options.cwd,
+      input: options.input,
+      env: options.env,
+    });
+  } finally {
+    process.off("SIGINT", outliveInterrupt);
+  }
   if (result.error !== undefined) {
     throw new ToolError(tool, `could not run: ${result.error.message}`);
   }

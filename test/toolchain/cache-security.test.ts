@@ -270,18 +270,25 @@ describe("temporaries", () => {
     return readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((path) => /(^|\/)[^/]*\.?tmp-\d+-/.test(path));
   }
 
-  it("a build interrupted by Ctrl-C leaves no half-written final file, and its temporaries are swept at the next use", async () => {
+  it("a build interrupted by Ctrl-C says so, exits 130, leaves no half-written final file and no temporaries", async () => {
     const cache = join(base, "interrupted");
-    const child = spawn(process.execPath, [cli, "run", ...STATEPOINT], { detached: true, stdio: "ignore", env: { ...process.env, ROOTWALK_CACHE_DIR: cache } });
-    const exited = new Promise<NodeJS.Signals | null>((done) => child.on("exit", (_code, signal) => done(signal)));
+    const child = spawn(process.execPath, [cli, "run", ...STATEPOINT], {
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, ROOTWALK_CACHE_DIR: cache },
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
     // Interrupt (the terminal's SIGINT goes to the whole process group) while the runtime builds.
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && !(existsSync(join(cache, "native")) && readdirSync(join(cache, "native")).some((n) => n.startsWith(".tmp-")))) {
       await new Promise((done) => setTimeout(done, 5));
     }
     process.kill(-child.pid!, "SIGINT");
-    expect(await exited).toBe("SIGINT");
-    expect(temporaries(cache).length).toBeGreaterThan(0);
+    expect(await exited).toBe(130);
+    expect(stderr).toMatch(/^rootwalk run: interrupted$/m);
+    expect(temporaries(cache)).toEqual([]);
     for (const name of readdirSync(join(cache, "native")).filter((n) => n.endsWith(".so"))) {
       // Anything with a final name is complete: it has its record and matches it.
       expect(readFileSync(join(cache, "native", name + DIGEST_RECORD_SUFFIX), "utf8")).toBe(digestRecordText(readFileSync(join(cache, "native", name))));
