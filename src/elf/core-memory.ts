@@ -1,3 +1,4 @@
+import { viewU64 } from "../bytes/word-codec.js";
 import type { ByteSource } from "../bytes/byte-source.js";
 import { MemoryAccessError, hex } from "../errors.js";
 import type { Memory, MemoryRange } from "../memory/memory.js";
@@ -12,7 +13,6 @@ export interface CoreSegment {
 
 /** Bytes read from the file at a time, and the unit of the cache (aligned in the segment). */
 const CHUNK_BYTES = 64 * 1024;
-const TWO_32 = 0x1_0000_0000;
 
 /**
  * A core's memory (its dumped PT_LOAD segments), read from the file by position on first use
@@ -91,10 +91,10 @@ export class CoreMemory implements Memory {
     if (inChunk + 8 > CHUNK_BYTES) {
       const bytes = this.readBytes(address, 8)!;
       const view = new DataView(bytes.buffer);
-      return view.getUint32(4, true) * TWO_32 + view.getUint32(0, true);
+      return viewU64(view, 0);
     }
     const view = this.chunk(s, offset - inChunk);
-    return view.getUint32(inChunk + 4, true) * TWO_32 + view.getUint32(inChunk, true);
+    return viewU64(view, inChunk);
   }
 
   readWordBigInt(address: number): bigint {
