@@ -231,10 +231,25 @@ export class ElfFile {
   }
 }
 
+/**
+ * Object formats of other systems, by their first bytes (as `file` tells them): named in the
+ * refusal, since rootwalk reads Linux's ELF only (x86-64 and AArch64).
+ */
+const FOREIGN_OBJECT_FORMATS: readonly { magic: string; name: string }[] = [
+  { magic: "cf fa ed fe", name: "a 64-bit Mach-O file (macOS)" },
+  { magic: "ce fa ed fe", name: "a 32-bit Mach-O file (macOS)" },
+  { magic: "ca fe ba be", name: "a universal Mach-O file (macOS)" },
+  { magic: "4d 5a", name: "a PE/COFF file (Windows)" },
+  { magic: "64 86", name: "a COFF object (Windows, x86-64)" },
+  { magic: "64 aa", name: "a COFF object (Windows, ARM64)" },
+];
+
 function checkIdent(view: ByteView): void {
   for (let i = 0; i < ELF_MAGIC.length; i++) {
     if (view.u8(EI_MAG + i) !== ELF_MAGIC[i]) {
       const found = Array.from(view.bytes.subarray(EI_MAG, EI_MAG + 4), (b) => b.toString(16).padStart(2, "0")).join(" ");
+      const foreign = FOREIGN_OBJECT_FORMATS.find((f) => found.startsWith(f.magic));
+      if (foreign !== undefined) throw new UnsupportedInputError("file format", EI_MAG, `${foreign.name} (${found})`, "ELF (Linux, x86-64 and AArch64)");
       throw new MalformedInputError("ELF magic", EI_MAG, found, "7f 45 4c 46");
     }
   }
