@@ -10,7 +10,7 @@ import { PlimmixMap, parsePlimmixBlob, plimmixMapLength } from "../../src/stackm
 import { type FuzzTarget, runFuzz, expectCleanFuzz } from "../fuzz/fuzz-targets.js";
 import { assembleFormatsAsm } from "./compile-formats.js";
 import { OCAML_SOURCES, encodeOcaml, ocamlFixture } from "./ocaml-fixtures.js";
-import { encodePlimmix } from "./plimmix-encoder.js";
+import { encodePlimmix, THREE_FUNCTIONS } from "./plimmix-encoder.js";
 
 /*
  * Mutated `_GC_MAP_` blobs, OCaml frame tables and the ELF files holding them must end in a
@@ -57,28 +57,7 @@ const elfTarget: FuzzTarget = (bytes) => {
 const plimmixSeeds = [
   encodePlimmix({ functions: [] }),
   encodePlimmix({
-    functions: [
-      {
-        address: 0x40_1000,
-        frameWords: 3,
-        stackArgs: 2,
-        safepoints: [0x40_1010, 0x40_1020],
-        roots: [
-          { offset: 0, type: 3 },
-          { offset: 8, type: 1 },
-        ],
-      },
-      {
-        address: 0x40_1100,
-        frameWords: -1,
-        safepoints: [0x40_1130],
-        roots: [
-          { offset: -24, type: 2 },
-          { offset: -32, type: 0 },
-        ],
-      },
-      { address: 0x40_1200, frameWords: 1, safepoints: [], roots: [] },
-    ],
+    functions: [...THREE_FUNCTIONS],
     globals: [0x40_4000, 0x40_4008],
   }),
   encodePlimmix({

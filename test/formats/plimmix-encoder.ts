@@ -58,3 +58,31 @@ export function functionOffsetOf(spec: PlimmixSpec, f: number): number {
 export function globalsOffsetOf(spec: PlimmixSpec): number {
   return functionOffsetOf(spec, spec.functions.length);
 }
+
+/**
+ * Three functions the decoder, loader and fuzz tests share: a static 24-byte frame with two
+ * safepoints and a POINTER and a TRAIT root; a dynamic frame with RBP-relative COMPLEX and ATOMIC
+ * roots; a function without safepoints or roots.
+ */
+export const THREE_FUNCTIONS: readonly PlimmixFunctionSpec[] = [
+  {
+    address: 0x40_1000,
+    frameWords: 3,
+    stackArgs: 2,
+    safepoints: [0x40_1010, 0x40_1020],
+    roots: [
+      { offset: 0, type: 3 },
+      { offset: 8, type: 1 },
+    ],
+  },
+  {
+    address: 0x40_1100,
+    frameWords: -1,
+    safepoints: [0x40_1130],
+    roots: [
+      { offset: -24, type: 2 },
+      { offset: -32, type: 0 },
+    ],
+  },
+  { address: 0x40_1200, frameWords: 1, safepoints: [], roots: [] },
+];

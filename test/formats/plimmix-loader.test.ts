@@ -32,7 +32,7 @@ import { walkStack } from "../../walker/walk-stack.js";
 import { catchError } from "../support/catch-error.js";
 import { objdumpCallSites } from "../support/objdump-frames.js";
 import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "./compile-formats.js";
-import { encodePlimmix, type PlimmixSpec } from "./plimmix-encoder.js";
+import { encodePlimmix, type PlimmixSpec, THREE_FUNCTIONS } from "./plimmix-encoder.js";
 
 /*
  * `_GC_MAP_` maps into frame descriptors: roots CFA-relative (so pushed outgoing arguments do not
@@ -41,28 +41,7 @@ import { encodePlimmix, type PlimmixSpec } from "./plimmix-encoder.js";
  */
 
 const SPEC: PlimmixSpec = {
-  functions: [
-    {
-      address: 0x40_1000,
-      frameWords: 3,
-      stackArgs: 2,
-      safepoints: [0x40_1010, 0x40_1020],
-      roots: [
-        { offset: 0, type: 3 },
-        { offset: 8, type: 1 },
-      ],
-    },
-    {
-      address: 0x40_1100,
-      frameWords: -1,
-      safepoints: [0x40_1130],
-      roots: [
-        { offset: -24, type: 2 },
-        { offset: -32, type: 0 },
-      ],
-    },
-    { address: 0x40_1200, frameWords: 1, safepoints: [], roots: [] },
-  ],
+  functions: [...THREE_FUNCTIONS],
   globals: [0x40_4000],
 };
 

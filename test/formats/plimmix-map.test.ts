@@ -5,7 +5,7 @@ import { InvalidArgumentError, MalformedInputError, MemoryAccessError, Truncated
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import { PlimmixMap, parsePlimmixBlob, plimmixMapLength } from "../../src/stackmap/plimmix-map.js";
 import { catchError } from "../support/catch-error.js";
-import { encodePlimmix, functionOffsetOf, globalsOffsetOf, type PlimmixSpec } from "./plimmix-encoder.js";
+import { encodePlimmix, functionOffsetOf, globalsOffsetOf, type PlimmixSpec, THREE_FUNCTIONS } from "./plimmix-encoder.js";
 
 /*
  * The `_GC_MAP_` v1 decoder against hand-built blobs (test/formats/plimmix-encoder.ts): what each
@@ -19,28 +19,7 @@ import { encodePlimmix, functionOffsetOf, globalsOffsetOf, type PlimmixSpec } fr
  * roots. Two globals. Offsets: function records at 16, 72, 120; globals count at 144; 168 bytes.
  */
 const SPEC: PlimmixSpec = {
-  functions: [
-    {
-      address: 0x40_1000,
-      frameWords: 3,
-      stackArgs: 2,
-      safepoints: [0x40_1010, 0x40_1020],
-      roots: [
-        { offset: 0, type: 3 },
-        { offset: 8, type: 1 },
-      ],
-    },
-    {
-      address: 0x40_1100,
-      frameWords: -1,
-      safepoints: [0x40_1130],
-      roots: [
-        { offset: -24, type: 2 },
-        { offset: -32, type: 0 },
-      ],
-    },
-    { address: 0x40_1200, frameWords: 1, safepoints: [], roots: [] },
-  ],
+  functions: [...THREE_FUNCTIONS],
   globals: [0x40_4000, 0x40_4008],
 };
 const F0 = 16;
