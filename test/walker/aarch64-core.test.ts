@@ -61,11 +61,19 @@ interface Build {
   name: string;
   llcFlags: string[];
   linkFlags: string[];
+  /** Flags for apply.c, the C frame in the middle. */
+  cFlags?: string[];
 }
 const BUILDS: Build[] = [
   { name: "csr", llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"], linkFlags: ["-no-pie"] },
   { name: "fp", llcFlags: ["-frame-pointer=all"], linkFlags: ["-static"] },
   { name: "default", llcFlags: [], linkFlags: ["-pie", "-Wl,-z,notext"] },
+  {
+    name: "pac",
+    llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"],
+    linkFlags: ["-no-pie"],
+    cFlags: ["-mbranch-protection=pac-ret"],
+  },
 ];
 
 interface Crashed {
@@ -83,13 +91,16 @@ function buildAndCrash(b: Build): Crashed {
     optPasses: ["-passes=rewrite-statepoints-for-gc"],
     llcFlags: ["-O2", "-mtriple=aarch64-linux-gnu", ...b.llcFlags],
   });
-  const key = cacheKey(["a64-core", readFileSync(object), HARNESS, readFileSync(join(CORE_DIR, "apply.c")), JSON.stringify(b.linkFlags)]).slice(0, 16);
+  const key = cacheKey(["a64-core", readFileSync(object), HARNESS, readFileSync(join(CORE_DIR, "apply.c")), JSON.stringify([b.linkFlags, b.cFlags])]).slice(
+    0,
+    16,
+  );
   const dir = join(cacheSubdir("walker-core"), `a64-${b.name}-${key}`);
   mkdirSync(dir, { recursive: true });
   const program = join(dir, `prog-${b.name}`);
   if (!existsSync(program)) {
     writeFileSync(join(dir, "harness.c"), HARNESS);
-    run("aarch64-linux-gnu-gcc", ["-O2", "-fomit-frame-pointer", "-c", join(CORE_DIR, "apply.c"), "-o", join(dir, "apply.o")]);
+    run("aarch64-linux-gnu-gcc", ["-O2", "-fomit-frame-pointer", ...(b.cFlags ?? []), "-c", join(CORE_DIR, "apply.c"), "-o", join(dir, "apply.o")]);
     run("aarch64-linux-gnu-gcc", ["-O1", ...b.linkFlags, join(dir, "harness.c"), join(dir, "apply.o"), object, "-o", program]);
   }
   // qemu-user writes qemu_<prog>_<date>-<time>_<pid>.core into the current folder.
@@ -181,6 +192,33 @@ describe("an AArch64 qemu-user core of a PIE (load bias from AT_ENTRY)", () => {
   });
 });
 
+describe("an AArch64 qemu-user core through a C frame built with pointer authentication (-mbranch-protection=pac-ret)", () => {
+  it("agrees with gdb-multiarch as far as gdb unwinds, strips the signed return address and walks on to main", () => {
+    const c = crashed.get("pac")!;
+    const thread = c.walk.threads[0]!;
+    expect(thread.stopReason, thread.stopDetail).toBe("stack-end");
+    // qemu's cores hold no PAC mask (NT_ARM_PAC_MASK): gdb cannot unwind through apply_cb
+    // ("Register 69 is not available"), so it never reaches mgd_outer; every frame it shows must agree.
+    const gdbThreads = gdbReadCore(c.program, c.core, "gdb-multiarch", GDB_SETUP);
+    const gdbNames = gdbThreads[0]!.frames.map((f) => f.name);
+    expect(gdbNames).toContain("mgd_cb");
+    expect(gdbNames).not.toContain("mgd_outer");
+    const { frames } = compareWithGdb(gdbThreads, c.walk.threads);
+    const names = thread.frames.map((f) => f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, ""));
+    const at = names.indexOf("apply_cb");
+    expect(names.slice(at, at + 3)).toEqual(["apply_cb", "mgd_outer", "main"]);
+    // apply_cb saved x30 signed (bits above 48 set), and mgd_outer's pc is its safepoint, unsigned.
+    const applyCb = thread.frames[at]!;
+    const signed = c.walk.memory.readWordBigInt(applyCb.cfa! - 8);
+    expect(signed >> 48n).not.toBe(0n);
+    expect(thread.frames[at + 1]!.pc).toBe(Number(signed & ((1n << 48n) - 1n)));
+    expect(thread.frames[at + 1]!.kind).toBe("managed");
+    const objects = objectsAddress(c.program, 0);
+    expect(new Set(thread.frames.flatMap((f) => f.roots.map((r) => r.value)))).toEqual(new Set([objects, objects + 64]));
+    console.log(`AArch64 pac core: ${frames} frames equal to gdb-multiarch's, ${thread.frames.length - frames} more past the signed return address`);
+  });
+});
+
 describe("the managed part of each AArch64 core's stack, walked with the cross-check on", () => {
   it.each(BUILDS.map((b) => b.name))("%s: fast loop and general unwinder agree; the roots are the core walk's", (name) => {
     const c = crashed.get(name)!;
@@ -191,7 +229,7 @@ describe("the managed part of each AArch64 core's stack, walked with the cross-c
     const from = frames[first]!.sp;
     const sizeBytes = mainFrame.cfa! - from;
     const memory = new SimulatedMemory(from, sizeBytes);
-    for (let at = from; at < from + sizeBytes; at += 8) memory.writeWord(at, c.walk.memory.readWord(at));
+    for (let at = from; at < from + sizeBytes; at += 8) memory.writeWordBigInt(at, c.walk.memory.readWordBigInt(at));
     const registers = RegisterContext.from(
       Object.fromEntries(Object.entries(frames[first]!.registers).filter(([, v]) => v !== null)) as Record<string, number>,
       AARCH64,
