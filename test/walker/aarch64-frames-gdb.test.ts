@@ -7,6 +7,10 @@ import { AARCH64 } from "../../src/arch/aarch64.js";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
 import { LocationKind } from "../../src/stackmap/llvm-stackmap.js";
 import { locationDwarfReg, locationKind } from "../../src/safepoints/frame-descriptors.js";
+import { registerFile } from "../../src/loader/register-maps.js";
+import { SimulatedMemory } from "../../src/memory/memory.js";
+import { SafepointRegistry } from "../../src/safepoints/registry.js";
+import { walkStack } from "../../walker/walk-stack.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
 
 /*
@@ -19,8 +23,8 @@ import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
  * address gdb names; the caller's PC in the x30 save slot (the return-address column's rule), the
  * caller's SP = the CFA; and roots whose values are the harness's objects.
  *
- * This checks the decoded frame facts the walker uses, stepping frames with gdb's SP and PC;
- * test/walker/aarch64-core.test.ts checks the walker's own walk of AArch64 cores against gdb.
+ * Then the walker walks the dumped stack itself (cross-checked) and must give gdb's frames and
+ * the same roots; test/walker/aarch64-core.test.ts checks its walk of AArch64 cores against gdb.
  */
 
 const HARNESS = `#include <stdio.h>
@@ -141,5 +145,21 @@ describe.each(["call-chain", "call-chain-frame-pointer"])("AArch64 %s stopped un
       }
     });
     expect(rootValues).toEqual(new Set(objects));
+
+    // The walker itself over the dumped stack, from chain_f2's safepoint to the return into main,
+    // cross-checked (no AArch64 frame is fast: the general unwinder takes them all): gdb's
+    // frames, SP, PC and CFA, and the roots read above.
+    const registry = new SafepointRegistry();
+    registerFile(registry, readFileSync(program), { path: program });
+    const memory = new SimulatedMemory(stackBase, STACK_DUMP_BYTES);
+    for (let at = 0; at < STACK_DUMP_BYTES; at += 8) memory.writeWordBigInt(stackBase + at, stack.readBigUInt64LE(at));
+    const walk = walkStack(registry.snapshot(), memory, [{ sp: frames[0]!.sp, ra: frames[0]!.pc, boundaryRa: frames.at(-1)!.savedPc }], {
+      mode: "strict",
+      crossCheck: true,
+    });
+    expect(walk.stopReason).toBe("boundary");
+    expect(walk.frames.map((f) => [f.sp, f.ra, f.cfa])).toEqual(frames.map((f) => [f.sp, f.pc, f.cfa]));
+    expect(new Set(walk.roots.map((r) => r.value))).toEqual(new Set(objects));
+    expect(walk.roots.length).toBe(frames.reduce((sum, f) => sum + d.pairCount[[...d.returnAddress].indexOf(f.pc)]!, 0));
   });
 });
