@@ -246,6 +246,16 @@ describe("the managed part of each AArch64 core's stack, walked with the cross-c
   });
 });
 
+describe("register contexts are the walk's architecture's", () => {
+  it("AArch64 holds x19-x30 (12); a register name of another architecture is refused by name", () => {
+    const context = RegisterContext.from({ x20: 0x4200c0n, x30: 0x400774 }, AARCH64);
+    expect(context.values.length).toBe(12);
+    expect(context.toObject()).toEqual({ x20: 0x4200c0n, x30: 0x400774n });
+    expect(() => RegisterContext.from({ rbx: 1 }, AARCH64)).toThrow(/register: found rbx, expected a callee-saved register of AArch64 \(x19, .*, x30\)/);
+    expect(() => RegisterContext.from({ x19: 1 })).toThrow(/found x19, expected a callee-saved register of x86-64/);
+  });
+});
+
 describe("rootwalk roots on an AArch64 qemu-user core (the command)", () => {
   it("prints the frames and roots, exit 0; --json holds x19-x30 per frame", async () => {
     const c = crashed.get("csr")!;
