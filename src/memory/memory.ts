@@ -36,9 +36,10 @@ export const POISON_WORD_LO = 0xdeadbeef;
 export const POISON_WORD_HI = 0xdeadbeef;
 
 /**
- * One contiguous range of words at `base` (8-aligned) over any ArrayBuffer: a simulated stack, or
- * a koffi view of live native memory (src/native/native-memory.ts). Words are two u32 halves of
- * a Uint32Array (src/bytes/word-codec.ts); every access is checked against the range.
+ * One contiguous range of words at `base` (8-aligned) over any ArrayBuffer, from `byteOffset`
+ * (8-aligned) in it: a simulated stack, a koffi view of live native memory, or a native stack in
+ * place in the scan memory (src/native/thread-stacks.ts). Words are two u32 halves of a
+ * Uint32Array (src/bytes/word-codec.ts); every access is checked against the range.
  */
 export class WordMemory implements Memory {
   readonly ranges: readonly MemoryRange[];
@@ -49,13 +50,14 @@ export class WordMemory implements Memory {
   constructor(
     readonly base: number,
     readonly sizeBytes: number,
-    buffer: ArrayBuffer,
+    buffer: ArrayBufferLike,
+    byteOffset = 0,
   ) {
-    if (!Number.isSafeInteger(base) || base < 0 || base % WORD_BYTES !== 0 || sizeBytes % WORD_BYTES !== 0 || sizeBytes <= 0) {
-      throw new MemoryAccessError(base, sizeBytes, "write", "a memory range needs an 8-aligned base and a positive multiple of 8 bytes");
+    if (!Number.isSafeInteger(base) || base < 0 || base % WORD_BYTES !== 0 || sizeBytes % WORD_BYTES !== 0 || sizeBytes <= 0 || byteOffset % WORD_BYTES !== 0) {
+      throw new MemoryAccessError(base, sizeBytes, "write", "a memory range needs an 8-aligned base and byte offset and a positive multiple of 8 bytes");
     }
-    this.words = new Uint32Array(buffer, 0, sizeBytes / 4);
-    this.bytes = new Uint8Array(buffer, 0, sizeBytes);
+    this.words = new Uint32Array(buffer, byteOffset, sizeBytes / 4);
+    this.bytes = new Uint8Array(buffer, byteOffset, sizeBytes);
     this.end = base + sizeBytes;
     this.ranges = [{ base, sizeBytes }];
   }
