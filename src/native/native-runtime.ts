@@ -69,6 +69,11 @@ export interface NativeRunOptions {
   mainStackBytes?: number;
   threadStackBytes?: number;
   threads?: number;
+  /**
+   * Scan a copy of each stopped stack made at every stop, not the stack in place (the bench's
+   * measured alternative, stack-copies.ts; bench/README.md "Native stacks").
+   */
+  copyStacks?: boolean;
   /** Write the heap map (SVG: blocks by lines, free / live / evacuated / large) here at the end. */
   svg?: string;
   /**
@@ -106,7 +111,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const records = new ThreadRecords(runtime.rwThreadsAddress() as bigint);
   const registry = new SafepointRegistry();
   const modules = new ProcessModules();
-  const stopped = new StoppedThreads(runtime, records, modules, stacks, options.walk === "unwind");
+  const stopped = new StoppedThreads(runtime, records, modules, stacks, options.walk === "unwind", options.copyStacks === true);
   const scanner = new StackRootScanner(registry, () => stopped.stackList(), { modules: modules.modules });
   // Instruments, told of every scan in this order (timing first: it times the scan alone).
   const timing = new ScanTiming(stopped);

@@ -6,6 +6,7 @@ import type { WordMemory } from "../memory/memory.js";
 import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
 import type { ProcessModules } from "./process-modules.js";
 import { type RuntimeLibrary, threadCount } from "./runtime-library.js";
+import { StackCopies } from "./stack-copies.js";
 import type { ThreadStacks } from "./thread-stacks.js";
 import { R_BOUNDARY, R_RA, R_REGS, R_SP, R_STACK_TOP, ST_PARKED, ST_SAFE, ST_STUCK, type ThreadRecords } from "./thread-record.js";
 
@@ -43,7 +44,13 @@ export class StoppedThreads {
     private readonly modules: ProcessModules,
     private readonly placed: ThreadStacks,
     private readonly unwindWhole: boolean,
-  ) {}
+    /** Scan copies of the stacks, not the stacks in place (the bench's measured alternative: StackCopies). */
+    copyStacks = false,
+  ) {
+    this.copies = copyStacks ? new StackCopies() : undefined;
+  }
+
+  private readonly copies: StackCopies | undefined;
 
   /** Forgets the threads read (a callback starts or ends: the threads may run again). */
   invalidate(): void {
@@ -99,12 +106,12 @@ export class StoppedThreads {
     if (this.unwindWhole) {
       chunk.boundaryRa = undefined;
       chunk.stackTop = undefined;
-      s.stack.memory = this.stackMemoryToEnd(low, sp, s.stack.label);
+      s.stack.memory = this.stackMemory(t, low, this.placed.stackEnd(sp, s.stack.label) - low, s.stack.label);
     } else {
       const stackTop = records.word(t, R_STACK_TOP);
       chunk.boundaryRa = records.word(t, R_BOUNDARY);
       chunk.stackTop = stackTop;
-      s.stack.memory = this.placed.memoryAt(low, stackTop - low, s.stack.label);
+      s.stack.memory = this.stackMemory(t, low, stackTop - low, s.stack.label);
     }
     return s;
   }
@@ -114,8 +121,18 @@ export class StoppedThreads {
     return this.placed.memoryAt(low, this.placed.stackEnd(sp, label) - low, label);
   }
 
-  /** Writes the (relocated) registers of every thread read back to its record, except stuck ones. */
+  /** Thread t's `[low, low + sizeBytes)`: in place in the scan memory, or a copy (copyStacks). */
+  private stackMemory(t: number, low: number, sizeBytes: number, label: string): WordMemory {
+    const memory = this.placed.memoryAt(low, sizeBytes, label);
+    return this.copies === undefined ? memory : this.copies.copyIn(t, low, sizeBytes);
+  }
+
+  /**
+   * Writes the (relocated) registers of every thread read back to its record, except stuck ones
+   * (and, with copyStacks, the stopped stacks' copies back to the stacks).
+   */
   writeBackRegisters(): void {
+    this.copies?.copyBack((t) => this.records.state(t) !== ST_STUCK);
     for (const s of this.threadsIfRead()) {
       if (this.records.state(s.index) === ST_STUCK) continue; // pinned: nothing moved
       for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
