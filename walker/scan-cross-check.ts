@@ -2,7 +2,9 @@ import { RootwalkError } from "../src/errors.js";
 import type { Memory } from "../src/memory/memory.js";
 import { CALLEE_SAVED_COUNT } from "../src/safepoints/frame-descriptors.js";
 import type { RegistrySnapshot } from "../src/safepoints/registry.js";
-import { FastLoop, FrameLog, scanStackRoots } from "./fast-scan.js";
+import { scanStackRoots } from "./fast-scan.js";
+import { FrameLog } from "./frame-log.js";
+import { ScanKernel } from "./scan-kernel/kernel-binding.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
 
@@ -74,7 +76,7 @@ function scanWith(
   let error: string | undefined;
   try {
     if (path === "fast") {
-      frames = scanStackRoots(u, start, out, new FastLoop(), log);
+      frames = scanStackRoots(u, start, out, new ScanKernel(), log);
     } else {
       for (u.init(start); u.valid(); u.next()) {
         log.push(u.sp, u.ra);
