@@ -62,6 +62,9 @@ export function fastScan(snapshot: RegistrySnapshot, memory: Memory, start: Walk
   return scanWith("fast", snapshot, memory, start, options);
 }
 
+/** The cross-check's binding to the scan kernel, reused (a check never runs inside another). */
+let checkKernel: ScanKernel | undefined;
+
 function scanWith(
   path: "general" | "fast",
   snapshot: RegistrySnapshot,
@@ -76,7 +79,7 @@ function scanWith(
   let error: string | undefined;
   try {
     if (path === "fast") {
-      frames = scanStackRoots(u, start, out, new ScanKernel(), log);
+      frames = scanStackRoots(u, start, out, (checkKernel ??= new ScanKernel()), log);
     } else {
       for (u.init(start); u.valid(); u.next()) {
         log.push(u.sp, u.ra);

@@ -103,11 +103,12 @@ export class WordMemory implements Memory {
 
 /**
  * The one flat word array behind `memory`, when it is a single WordMemory under 4 GiB (a
- * simulated stack, a native stack's view): loops that index its words directly (the unwinder's
+ * simulated stack, a native stack's view, a snapshot of one range): loops that index its words directly (the unwinder's
  * frame checks, the fast scan loop) use it; undefined otherwise.
  */
 export function flatWords(memory: Memory): WordMemory | undefined {
-  return memory instanceof WordMemory && memory.sizeBytes < 2 ** 32 ? memory : undefined;
+  const words = memory instanceof RangedMemory ? memory.onlyPart : memory;
+  return words instanceof WordMemory && words.sizeBytes < 2 ** 32 ? words : undefined;
 }
 
 /**
@@ -159,6 +160,11 @@ export class RangedMemory implements Memory {
     }
     this.ranges = this.parts.map((p) => ({ base: p.base, sizeBytes: p.sizeBytes }));
     this.last = this.parts[0]!;
+  }
+
+  /** The range when there is only one: the memory is then that flat range (flatWords). */
+  get onlyPart(): SimulatedMemory | undefined {
+    return this.parts.length === 1 ? this.parts[0] : undefined;
   }
 
   /** From `{base, bytes}` pieces (a snapshot), each padded to whole words. */

@@ -24,6 +24,8 @@ const CONTEXT_BYTES = 4096;
 const REG_SLOTS_BYTE = 256;
 const BOUNDARIES_BYTE = REG_SLOTS_BYTE + 8 * Math.ceil(CALLEE_SAVED_COUNT / 8) * 8;
 const MAX_BOUNDARIES = (CONTEXT_BYTES - BOUNDARIES_BYTE) / 8;
+/** Frames per kernel call when a frame log is kept (cross-checks only). */
+const LOG_FRAMES = 1024;
 
 export class ScanKernel {
   private readonly context: OwnedRegion;
@@ -103,18 +105,18 @@ export class ScanKernel {
     return this.scratch.offset;
   }
 
-  /** The log's region holds the most frames one run can take: a frame is at least two words. */
+  /** A log of LOG_FRAMES frames per kernel call (run() calls it again until the chunk is done). */
   private bindLog(log: FrameLog | undefined): void {
     this.log = log;
     if (log === undefined) {
       this.ctx[L.CTX_LOG] = 0;
+      this.ctx[L.CTX_MAX_TAKEN] = 0xffff_ffff;
       return;
     }
-    const bytes = (this.wordCount / 2 + 1) * 16;
-    if (this.logRegion === undefined) this.logRegion = OwnedRegion.allocate(this, bytes, "scan kernel frame log");
-    else if (this.logRegion.sizeBytes < bytes) this.logRegion.replace(bytes, "scan kernel frame log").release();
-    this.logView = new Float64Array(scanMemory().buffer, this.logRegion.offset, this.logRegion.sizeBytes / 8);
+    this.logRegion ??= OwnedRegion.allocate(this, LOG_FRAMES * 16, "scan kernel frame log");
+    this.logView = new Float64Array(scanMemory().buffer, this.logRegion.offset, 2 * LOG_FRAMES);
     this.ctx[L.CTX_LOG] = this.logRegion.offset;
+    this.ctx[L.CTX_MAX_TAKEN] = LOG_FRAMES;
   }
 
   /** Puts the cursor on the frame (word index `w`, `ra`, `index`) of `chunk`. */
@@ -134,7 +136,7 @@ export class ScanKernel {
 
   /**
    * Runs the kernel from the cursor, appending to `out` (grown whenever the next frame's pairs do
-   * not fit); returns the frames taken. The cursor is then on the first frame not taken.
+   * not fit) and calling it again after a full log; returns the frames taken. The cursor is then on the first frame not taken.
    */
   run(out: RootPairs): number {
     const ctx = this.ctx;
@@ -151,8 +153,8 @@ export class ScanKernel {
       if (this.log !== undefined) for (let f = 0; f < run; f++) this.log.push(this.logView[2 * f]!, this.logView[2 * f + 1]!);
       taken += run;
       const roomNeeded = ctx[L.CTX_ROOM_NEEDED]!;
-      if (roomNeeded === 0) return taken;
-      out.reserve(roomNeeded);
+      if (roomNeeded !== 0) out.reserve(roomNeeded);
+      else if (run !== ctx[L.CTX_MAX_TAKEN]) return taken;
     }
   }
 

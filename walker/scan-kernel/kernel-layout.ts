@@ -42,6 +42,8 @@ export const CTX_OUT_COUNT = 20;
 export const CTX_REG_SLOTS = 21;
 /** When not 0: (sp, ra) of every frame taken, f64 each, from the start of the call. */
 export const CTX_LOG = 22;
+/** The most frames one call takes (the log's capacity; 2^32 - 1 without a log). */
+export const CTX_MAX_TAKEN = 31;
 /** Extra boundaries that are also safepoints: `count` u64 return addresses. */
 export const CTX_BOUNDARIES = 23;
 export const CTX_BOUNDARY_COUNT = 24;
@@ -52,4 +54,4 @@ export const CTX_RA_HI = 27;
 export const CTX_INDEX = 28;
 /** Set when the next frame's pairs do not fit in the output: that many more are needed. */
 export const CTX_ROOM_NEEDED = 29;
-export const CTX_WORDS_USED = 30;
+export const CTX_WORDS_USED = 32;

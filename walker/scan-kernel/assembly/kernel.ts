@@ -8,6 +8,7 @@ import {
   CTX_LAST_INDEX,
   CTX_LOG,
   CTX_MASK,
+  CTX_MAX_TAKEN,
   CTX_OUT_BASE_SLOTS,
   CTX_OUT_BASE_VALUES,
   CTX_OUT_CAPACITY,
@@ -40,7 +41,8 @@ import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_SAVE_START, REC
  * It stops, leaving the frame to the general unwinder, at: the chunk's stack top, the depth limit
  * (index maxDepth - 1), the chunk's boundary return address, an extra boundary, a return address
  * of 0 or not in the table, a NOT_FAST recipe, a frame reaching past the stack words; and, with
- * CTX_ROOM_NEEDED set, when the frame's pairs do not fit in the output.
+ * CTX_ROOM_NEEDED set, when the frame's pairs do not fit in the output; and after CTX_MAX_TAKEN
+ * frames (the frame log's capacity).
  */
 
 @inline function word(ctx: u32, index: i32): u32 {
@@ -68,6 +70,7 @@ export function scanFrames(ctx: u32): u32 {
   const capacity = word(ctx, CTX_OUT_CAPACITY);
   const regSlots = word(ctx, CTX_REG_SLOTS);
   const log = word(ctx, CTX_LOG);
+  const maxTaken = word(ctx, CTX_MAX_TAKEN);
   const boundaryList = word(ctx, CTX_BOUNDARIES);
   const boundaryCount = word(ctx, CTX_BOUNDARY_COUNT);
   let n = word(ctx, CTX_OUT_COUNT);
@@ -76,7 +79,7 @@ export function scanFrames(ctx: u32): u32 {
   let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
   let taken: u32 = 0;
   let roomNeeded: u32 = 0;
-  while (w < topWord && index < lastIndex && ra != boundary && ra != 0) {
+  while (w < topWord && index < lastIndex && ra != boundary && ra != 0 && taken < maxTaken) {
     // The table probe (SafepointTable.findHalves on the u64 key).
     const lo = <u32>ra;
     const hi = <u32>(ra >> 32);
