@@ -22,7 +22,7 @@ import { type ScanFrames, scanKernel } from "./load-kernel.js";
 
 const CONTEXT_BYTES = 4096;
 const REG_SLOTS_BYTE = 256;
-const BOUNDARIES_BYTE = REG_SLOTS_BYTE + 8 * Math.ceil(CALLEE_SAVED_COUNT / 8) * 8;
+const BOUNDARIES_BYTE = REG_SLOTS_BYTE + 8 * CALLEE_SAVED_COUNT;
 const MAX_BOUNDARIES = (CONTEXT_BYTES - BOUNDARIES_BYTE) / 8;
 /** Frames per kernel call when a frame log is kept (cross-checks only). */
 const LOG_FRAMES = 1024;

@@ -36,7 +36,10 @@ import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_SAVE_START, REC
  * from the cursor in the context block at `ctx` (walker/scan-kernel/kernel-layout.ts), appending
  * their root pairs to the output columns and moving the callee-saved register slots, and stops
  * at the first frame it does not take; returns the frames taken. Addresses are u64: no float
- * arithmetic until a slot address is stored (as the f64 the JavaScript columns hold).
+ * arithmetic until a slot address is stored (as the f64 the JavaScript columns hold). Addresses
+ * are below 2^53, so they convert as signed integers (one instruction; the unsigned conversion
+ * is a sequence on x86-64); a base value may be any u64 and converts as unsigned, rounding as
+ * JavaScript's hi * 2^32 + lo does.
  *
  * It stops, leaving the frame to the general unwinder, at: the chunk's stack top, the depth limit
  * (index maxDepth - 1), the chunk's boundary return address, an extra boundary, a return address
@@ -106,15 +109,15 @@ export function scanFrames(ctx: u32): u32 {
     const sp = base + (<u64>w << 2);
     const frameWords = words + (w << 2);
     if (log != 0) {
-      store<f64>(log + (taken << 4), <f64>sp);
+      store<f64>(log + (taken << 4), <f64>(<i64>sp));
       store<f64>(log + (taken << 4) + 8, <f64>ra);
     }
     let s = slots + (load<u32>(recipe + RECIPE_SLOT_START) << 3);
     const end = s + (pairs << 3);
     for (; s < end; s += 8) {
       const baseOffset = load<u32>(s);
-      store<f64>(baseSlots + (n << 3), <f64>(sp + <u64>baseOffset));
-      store<f64>(derivedSlots + (n << 3), <f64>(sp + <u64>load<u32>(s + 4)));
+      store<f64>(baseSlots + (n << 3), <f64>(<i64>(sp + <u64>baseOffset)));
+      store<f64>(derivedSlots + (n << 3), <f64>(<i64>(sp + <u64>load<u32>(s + 4))));
       store<f64>(baseValues + (n << 3), <f64>load<u64>(frameWords + baseOffset));
       store<u32>(frameOf + (n << 2), index);
       n++;
@@ -124,7 +127,7 @@ export function scanFrames(ctx: u32): u32 {
       const cfa = base + (<u64>cfaWord << 2);
       let v = saves + (load<u32>(recipe + RECIPE_SAVE_START) << 3);
       const savesEnd = v + (savedRegisters << 3);
-      for (; v < savesEnd; v += 8) store<f64>(regSlots + (load<u32>(v) << 3), <f64>(cfa + <u64>load<i32>(v + 4)));
+      for (; v < savesEnd; v += 8) store<f64>(regSlots + (load<u32>(v) << 3), <f64>(<i64>(cfa + <u64>load<i32>(v + 4))));
     }
     ra = load<u64>(words + (cfaWord << 2) - 8);
     w = cfaWord;
