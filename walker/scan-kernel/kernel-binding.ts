@@ -65,8 +65,8 @@ export class ScanKernel {
       if (snapshot.table.find(b) < 0) continue;
       if (boundaries === MAX_BOUNDARIES) return false;
       const at = (BOUNDARIES_BYTE >> 2) + 2 * boundaries++;
-      scanMemory().words[(this.context.offset >> 2) + at] = b >>> 0;
-      scanMemory().words[(this.context.offset >> 2) + at + 1] = (b / TWO_32) >>> 0;
+      scanMemory().words[(this.context.offset >>> 2) + at] = b >>> 0;
+      scanMemory().words[(this.context.offset >>> 2) + at + 1] = (b / TWO_32) >>> 0;
     }
     ctx[L.CTX_BOUNDARIES] = this.context.offset + BOUNDARIES_BYTE;
     ctx[L.CTX_BOUNDARY_COUNT] = boundaries;
@@ -101,7 +101,7 @@ export class ScanKernel {
     const bytes = flat.words.byteLength;
     if (this.scratch === undefined) this.scratch = OwnedRegion.allocate(this, bytes, "copy of a stack for the scan kernel");
     else if (this.scratch.sizeBytes < bytes) this.scratch.replace(bytes, "copy of a stack for the scan kernel").release();
-    memory.words.set(flat.words, this.scratch.offset >> 2);
+    memory.words.set(flat.words, this.scratch.offset >>> 2);
     return this.scratch.offset;
   }
 
