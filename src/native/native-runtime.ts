@@ -70,8 +70,9 @@ export interface NativeRunOptions {
   threadStackBytes?: number;
   threads?: number;
   /**
-   * Scan a copy of each stopped stack made at every stop, not the stack in place (the bench's
-   * measured alternative, stack-copies.ts; bench/README.md "Native stacks").
+   * See each stopped stack through a koffi view, not in place in the scan memory, so the scan
+   * kernel copies it into the scan memory at every scan (the bench's measured alternative;
+   * bench/README.md, "Native stacks").
    */
   copyStacks?: boolean;
   /** Write the heap map (SVG: blocks by lines, free / live / evacuated / large) here at the end. */

@@ -6,7 +6,7 @@ import type { WordMemory } from "../memory/memory.js";
 import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
 import type { ProcessModules } from "./process-modules.js";
 import { type RuntimeLibrary, threadCount } from "./runtime-library.js";
-import { StackCopies } from "./stack-copies.js";
+import { NativeMemory } from "./native-memory.js";
 import type { ThreadStacks } from "./thread-stacks.js";
 import { R_BOUNDARY, R_RA, R_REGS, R_SP, R_STACK_TOP, ST_PARKED, ST_SAFE, ST_STUCK, type ThreadRecords } from "./thread-record.js";
 
@@ -44,13 +44,12 @@ export class StoppedThreads {
     private readonly modules: ProcessModules,
     private readonly placed: ThreadStacks,
     private readonly unwindWhole: boolean,
-    /** Scan copies of the stacks, not the stacks in place (the bench's measured alternative: StackCopies). */
-    copyStacks = false,
-  ) {
-    this.copies = copyStacks ? new StackCopies() : undefined;
-  }
-
-  private readonly copies: StackCopies | undefined;
+    /**
+     * See each stack through a koffi view, as a stack outside the scan memory (the bench's measured
+     * alternative: the scan kernel then copies it into the scan memory at every scan).
+     */
+    private readonly copyStacks = false,
+  ) {}
 
   /** Forgets the threads read (a callback starts or ends: the threads may run again). */
   invalidate(): void {
@@ -106,12 +105,12 @@ export class StoppedThreads {
     if (this.unwindWhole) {
       chunk.boundaryRa = undefined;
       chunk.stackTop = undefined;
-      s.stack.memory = this.stackMemory(t, low, this.placed.stackEnd(sp, s.stack.label) - low, s.stack.label);
+      s.stack.memory = this.stackMemory(low, this.placed.stackEnd(sp, s.stack.label) - low, s.stack.label);
     } else {
       const stackTop = records.word(t, R_STACK_TOP);
       chunk.boundaryRa = records.word(t, R_BOUNDARY);
       chunk.stackTop = stackTop;
-      s.stack.memory = this.stackMemory(t, low, stackTop - low, s.stack.label);
+      s.stack.memory = this.stackMemory(low, stackTop - low, s.stack.label);
     }
     return s;
   }
@@ -121,18 +120,14 @@ export class StoppedThreads {
     return this.placed.memoryAt(low, this.placed.stackEnd(sp, label) - low, label);
   }
 
-  /** Thread t's `[low, low + sizeBytes)`: in place in the scan memory, or a copy (copyStacks). */
-  private stackMemory(t: number, low: number, sizeBytes: number, label: string): WordMemory {
+  /** `[low, low + sizeBytes)` of a stack: in place in the scan memory, or through a koffi view (copyStacks). */
+  private stackMemory(low: number, sizeBytes: number, label: string): WordMemory {
     const memory = this.placed.memoryAt(low, sizeBytes, label);
-    return this.copies === undefined ? memory : this.copies.copyIn(t, low, sizeBytes);
+    return this.copyStacks ? new NativeMemory(low, sizeBytes) : memory;
   }
 
-  /**
-   * Writes the (relocated) registers of every thread read back to its record, except stuck ones
-   * (and, with copyStacks, the stopped stacks' copies back to the stacks).
-   */
+  /** Writes the (relocated) registers of every thread read back to its record, except stuck ones. */
   writeBackRegisters(): void {
-    this.copies?.copyBack((t) => this.records.state(t) !== ST_STUCK);
     for (const s of this.threadsIfRead()) {
       if (this.records.state(s.index) === ST_STUCK) continue; // pinned: nothing moved
       for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
