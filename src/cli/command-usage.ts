@@ -21,7 +21,8 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
   "--stack SIZE": "rw_main's stack, with K/M/G suffixes (default 1G); every stack lives in the 4 GiB scan memory, 3.5G of it for stacks",
   "--thread-stack SIZE": "the stack of each gc_thread_start thread (default 64M)",
-  "--threads N": "gc_thread_start threads alive at once, their stacks reserved up front (default 32); --stack + N x --thread-stack must fit 3.5G",
+  "--threads N":
+    "gc_thread_start threads alive at once, their stacks reserved up front (default 32); --stack + N x --thread-stack, a 64K guard each, must fit 3.5G",
   "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
   "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
   "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
