@@ -77,4 +77,20 @@ describe("scan kernel", () => {
     expect(scanMemory().allocatedBytes).toBe(before);
     expect(() => memory.readWord(BASE)).toThrow(MemoryAccessError);
   });
+
+  it("copies a stack outside the scan memory into scratch above 2 GiB (offsets there shift unsigned)", () => {
+    // Native thread stacks take up to 3.5 GiB of the scan memory: whatever comes after them lies above 2^31.
+    const filler = scanMemory().allocate(2 ** 31, "filler below the scratch");
+    try {
+      const { memory, chunks } = stack(20_000, [0, 1, 0, 2]); // larger than any scratch made before
+      const outside = new WordMemory(BASE, memory.sizeBytes, new ArrayBuffer(memory.sizeBytes));
+      outside.bytes.set(memory.bytes);
+      const copied = crossCheckScan(registry.snapshot(), outside, chunks, { mode: "strict" });
+      expect(copied).toEqual(crossCheckScan(registry.snapshot(), memory, chunks, { mode: "strict" }));
+      expect(copied.frames).toBe(20_000);
+      memory.release();
+    } finally {
+      filler.release();
+    }
+  });
 });
