@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REGION_ALIGN_BYTES } from "../../src/memory/scan-memory.js";
+import { REGION_ALIGN_BYTES, scanMemory } from "../../src/memory/scan-memory.js";
+import { buildRuntime } from "../../src/native/build-runtime.js";
+import { loadRuntimeLibrary } from "../../src/native/runtime-library.js";
 import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_THREADS, DEFAULT_THREAD_STACK_BYTES } from "../../src/native/run-defaults.js";
 import { GUARD_BYTES, stackRegionBytes } from "../../src/native/stack-limits.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
@@ -154,4 +156,13 @@ describe("native thread stacks in the scan memory", () => {
       "rootwalk run: gc_thread_start: all 2 thread stacks are in use (--threads=2: threads started and not yet joined; join some, or give a larger --threads)\n",
     );
   }, 180_000);
+
+  it("runtime.c refuses a stack region passed as NULL or not page aligned, in one line, and places nothing", () => {
+    const runtime = loadRuntimeLibrary(buildRuntime());
+    const buffer = scanMemory().buffer;
+    expect(runtime.rwStackAdd(null, 1 << 20)).toBe("the stack region's address is NULL (pass a typed-array view on the scan memory, not its buffer)");
+    expect(runtime.rwStackAdd(new Uint8Array(buffer, 8, 1 << 20), 1 << 20)).toBe("the stack region is not page aligned");
+    expect(runtime.rwStackAdd(new Uint8Array(buffer, 4096, 4096), 4096)).toBe("the stack region is too small for a guard and a stack");
+    expect(runtime.rwStackRetire(new Uint8Array(buffer, 4096, 4096))).toBe(-1); // not a region: none was placed
+  });
 });
