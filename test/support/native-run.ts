@@ -44,7 +44,7 @@ function listFiles(dir: string): string[] {
 
 function sourcesKey(): string {
   const files = [...SOURCE_DIRS.flatMap((d) => listFiles(join(ROOT, d))), ...SOURCE_FILES.map((f) => join(ROOT, f))];
-  return cacheKey(["rootwalk-test-dist/v1", ...files.flatMap((f) => [relative(ROOT, f), existsSync(f) ? readFileSync(f) : ""])]);
+  return cacheKey(["rootwalk-test-dist/v2", ...files.flatMap((f) => [relative(ROOT, f), existsSync(f) ? readFileSync(f) : ""])]);
 }
 
 /**
