@@ -5,7 +5,7 @@ import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["dist/**", ".cache/**", "node_modules/**", "bench/results/**", "test/fixtures/**"] },
+  { ignores: ["dist/**", ".cache/**", "node_modules/**", "bench/results/**", "test/fixtures/**", "walker/scan-kernel/assembly/**"] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

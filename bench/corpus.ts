@@ -423,14 +423,16 @@ interface NativeScanRun {
  * A full safepoint scan of a real native stack: test/native-programs/sp-deep-recursion.ll (100,001
  * frames, llc -O2) run by the native runtime with a collection at every safepoint and allocation
  * (22 collections, 1,000,043 frames); the runtime times every stack scan as a whole (thread
- * records read, one koffi view per stopped stack, every frame walked, every root slot recorded;
- * not the collector's visits of the roots, reported apart). After each scan the C reference
+ * records read, each stopped stack seen in place in the scan memory, every frame walked, every
+ * root slot recorded; not the collector's visits of the roots, reported apart). With `stacks`
+ * "copy", the measured alternative: each stack seen through a koffi view, which the scan kernel
+ * copies into the scan memory at every scan (bench/README.md, "Native stacks"). After each scan the C reference
  * (bench/native/native-scan-ref.c, loaded into the same process) scans the same stopped stacks
  * with a copy of the same table and recipes, timed in C, and must find the same frames and root
  * pairs (the run fails otherwise). One sample per run: each run is its own process, so every
  * sample includes the JIT's warm-up on the first scans.
  */
-export async function measureNativeScan(runs: number): Promise<NativeScanResult> {
+export async function measureNativeScan(runs: number, stacks: "in-place" | "copy" = "in-place"): Promise<NativeScanResult> {
   const { compileProgram } = await import("../src/toolchain/compile-program.js");
   const { buildRuntime, linkProgram } = await import("../src/native/build-runtime.js");
   const source = join(repoRoot(), "test", "native-programs", "sp-deep-recursion.ll");
@@ -440,7 +442,7 @@ export async function measureNativeScan(runs: number): Promise<NativeScanResult>
   const entry = join(dirname(fileURLToPath(import.meta.url)), "native-scan-entry.js");
   const results: NativeScanRun[] = [];
   for (let i = 0; i < runs; i++) {
-    const child = spawnSync(process.execPath, [entry, program, runtime, reference], { encoding: "utf8", timeout: 120_000 });
+    const child = spawnSync(process.execPath, [entry, program, runtime, reference, stacks], { encoding: "utf8", timeout: 120_000 });
     if (child.status !== 0) throw new Error(`native scan failed (exit ${child.status}): ${child.stderr}`);
     const r = JSON.parse(child.stdout) as NativeScanRun;
     if (r.result !== "100001") throw new Error(`native scan: sp-deep-recursion returned ${r.result}, expected 100001`);
@@ -452,7 +454,7 @@ export async function measureNativeScan(runs: number): Promise<NativeScanResult>
   const medianRun = results[tsNs.indexOf([...tsNs].sort((a, b) => a - b)[Math.floor((tsNs.length - 1) / 2)]!)]!;
   const visitNs = median(results.map((r) => (r.rootVisitMs * 1e6) / r.scanFrames));
   const row = result(
-    "NativeScan/frames",
+    stacks === "copy" ? "NativeScan/frames-stack-copied" : "NativeScan/frames",
     "frame",
     100_001,
     "bench/native/native-scan-ref.c: the same stopped stacks and the same table + recipes, in C, in the same collections",

@@ -100,12 +100,21 @@ async function main(): Promise<void> {
   }
 
   let native: NativeScanResult | null = null;
+  let nativeCopied: NativeScanResult | null = null;
   if (cli.filters.length === 0 || cli.filters.some((f) => "NativeScan/frames".includes(f))) {
     log("NativeScan/frames: a real 100,001-frame native stack, scanned at every safepoint ...");
     native = await measureNativeScan(cli.quick ? 3 : 5);
     results.push(native.case);
     log(
       `NativeScan/frames: ${(native.framesPerSec / 1e6).toFixed(1)} million frames/s, C reference ${(native.referenceFramesPerSec / 1e6).toFixed(1)} (${native.case.rootwalkNsPerOp.toFixed(1)} vs ${native.case.referenceNsPerOp.toFixed(1)} ns/frame = ${native.case.ratio.toFixed(2)}x; median run: ${native.frames} frames in ${native.scanMs.toFixed(1)} ms over ${native.collections} collections; target 40 million frames/s)`,
+    );
+  }
+  if (cli.filters.length === 0 || cli.filters.some((f) => "NativeScan/frames-stack-copied".includes(f))) {
+    // The alternative to stacks in place (bench/README.md, "Native stacks"): a copy at every scan.
+    nativeCopied = await measureNativeScan(cli.quick ? 3 : 5, "copy");
+    results.push(nativeCopied.case);
+    log(
+      `NativeScan/frames-stack-copied: ${(nativeCopied.framesPerSec / 1e6).toFixed(1)} million frames/s = ${nativeCopied.case.ratio.toFixed(2)}x its C reference`,
     );
   }
 
@@ -126,6 +135,9 @@ async function main(): Promise<void> {
     nativeFramesPerSec: native?.framesPerSec ?? null,
     nativeScanRatio: native?.case.ratio ?? null,
     nativeScan: native === null ? null : { ...native, case: undefined },
+    /** The same scans with each stack copied into the scan memory per scan (the alternative not kept). */
+    nativeStackCopiedFramesPerSec: nativeCopied?.framesPerSec ?? null,
+    nativeStackCopiedRatio: nativeCopied?.case.ratio ?? null,
     walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,
     bytesPerSafepoint,
     scanPathBytesPerSafepoint: (results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["scanPathBytesPerSafepoint"] as number | undefined) ?? null,

@@ -46,12 +46,12 @@ export function registerMap(bytes: Uint8Array): RegistrySnapshot {
 }
 
 /**
- * What the fast scan loop reads per safepoint: the table (keys and values) and the joined scan
- * recipes (one recipe index per safepoint and the shared recipes), not the descriptor columns
- * that dump and the general unwinder use.
+ * What the scan kernel reads per safepoint: its layout in the scan memory
+ * (src/safepoints/scan-layout.ts: the table's keys, the recipe index per table cell, the shared
+ * recipes), not the descriptor columns that dump and the general unwinder use.
  */
 export function scanPathBytesPerSafepoint(snapshot: RegistrySnapshot): number {
-  return (snapshot.table.sizeBytes + snapshot.scanRecipes.sizeBytes) / snapshot.safepointCount;
+  return snapshot.scanLayout.sizeBytes / snapshot.safepointCount;
 }
 
 /** Every column of the registered safepoints: the table plus the full FrameDescriptors. */

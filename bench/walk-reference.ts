@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { readU64 } from "../src/bytes/word-codec.js";
 import { hex } from "../src/errors.js";
 import { runTool, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
-import { FastLoop, scanStackRoots } from "../walker/fast-scan.js";
+import { scanStackRoots } from "../walker/fast-scan.js";
+import { ScanKernel } from "../walker/scan-kernel/kernel-binding.js";
 import { RootPairs } from "../walker/frame-roots.js";
 import { Unwinder } from "../walker/unwinder.js";
 import { type NativeSamples, buildReference, inputPath } from "./native-refs.js";
@@ -49,11 +50,11 @@ export interface RootwalkWalk {
 export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
   const u = new Unwinder(c.snapshot, c.memory, { mode: "strict" });
   const pairs = new RootPairs();
-  const loop = new FastLoop();
+  const kernel = new ScanKernel();
   let frames = 0;
   const walk = (): number => {
     pairs.clear();
-    frames = scanStackRoots(u, c.start, pairs, loop);
+    frames = scanStackRoots(u, c.start, pairs, kernel);
     let sum = 0;
     const values = pairs.baseValues;
     for (let i = 0; i < pairs.count; i++) sum += values[i]!;

@@ -1,4 +1,6 @@
 import { hex } from "../src/errors.js";
+import { OwnedRegion } from "../src/memory/owned-region.js";
+import { scanMemory } from "../src/memory/scan-memory.js";
 import { LOCATION_SHAPE_MASK, isFastRootLocation } from "../src/safepoints/fast-frame-rule.js";
 import {
   DWARF_CFA,
@@ -31,23 +33,39 @@ import { WalkError, type Unwinder } from "./unwinder.js";
  * visitor (the first word of the structure it points to), not relocated here; ATOMIC is skipped.
  */
 
-/** Growable struct-of-arrays of root pairs, reused across walks. */
+/** Bytes per pair in a RootPairs region: base slot, derived slot, base value (f64), frame (i32). */
+const PAIR_BYTES = 28;
+const INITIAL_PAIRS = 256;
+
+/**
+ * Growable struct-of-arrays of root pairs, reused across walks. The columns are views on one
+ * region of the scan memory (src/memory/scan-memory.ts), so the scan kernel
+ * (walker/scan-kernel/) writes them in place; the region goes back when the RootPairs becomes
+ * unreachable (src/memory/owned-region.ts). Growth allocates a bigger region, copies, releases
+ * the old one: the column views change then, so read them from the RootPairs each time.
+ */
 export class RootPairs {
   count = 0;
-  baseSlots = new Float64Array(256);
-  derivedSlots = new Float64Array(256);
+  baseSlots: Float64Array;
+  derivedSlots: Float64Array;
   /** Frame index each pair came from (in walk order). */
-  frames = new Int32Array(256);
+  frames: Int32Array;
   /**
    * The value in each base slot when the walk read it: the object the root keeps alive (0 for
    * null). Read as each pair is appended (every slot appended has been checked readable), so the
    * collector visits roots without a second pass through Memory.
    */
-  baseValues = new Float64Array(256);
+  baseValues: Float64Array;
   /** Locations that could not be relocated: constants, Direct pairs, COMPLEX roots. */
   notRelocatable = 0;
   /** COMPLEX roots: (slot, visitor address), kept for the runtime to visit. */
   complexRoots: { slot: number; visitor: number; frame: number }[] = [];
+  private readonly region: OwnedRegion;
+
+  constructor() {
+    this.region = OwnedRegion.allocate(this, INITIAL_PAIRS * PAIR_BYTES, "root pair buffer");
+    [this.baseSlots, this.derivedSlots, this.baseValues, this.frames] = columnsAt(this.region.offset, INITIAL_PAIRS);
+  }
 
   clear(): void {
     this.count = 0;
@@ -70,19 +88,29 @@ export class RootPairs {
     if (needed <= this.baseSlots.length) return;
     let capacity = this.baseSlots.length * 2;
     while (capacity < needed) capacity *= 2;
-    const baseSlots = new Float64Array(capacity);
-    const derivedSlots = new Float64Array(capacity);
-    const frames = new Int32Array(capacity);
-    const baseValues = new Float64Array(capacity);
+    const old = this.region.replace(capacity * PAIR_BYTES, "root pair buffer");
+    const [baseSlots, derivedSlots, baseValues, frames] = columnsAt(this.region.offset, capacity);
     baseSlots.set(this.baseSlots.subarray(0, this.count));
     derivedSlots.set(this.derivedSlots.subarray(0, this.count));
     frames.set(this.frames.subarray(0, this.count));
     baseValues.set(this.baseValues.subarray(0, this.count));
+    old.release();
     this.baseSlots = baseSlots;
     this.derivedSlots = derivedSlots;
     this.frames = frames;
     this.baseValues = baseValues;
   }
+}
+
+/** The columns of a `capacity`-pair region at `offset`: the f64 ones first (8-aligned), then frames. */
+function columnsAt(offset: number, capacity: number): [Float64Array, Float64Array, Float64Array, Int32Array] {
+  const buffer = scanMemory().buffer;
+  return [
+    new Float64Array(buffer, offset, capacity),
+    new Float64Array(buffer, offset + capacity * 8, capacity),
+    new Float64Array(buffer, offset + capacity * 16, capacity),
+    new Int32Array(buffer, offset + capacity * 24, capacity),
+  ];
 }
 
 const NOT_A_SLOT = Number.NaN;

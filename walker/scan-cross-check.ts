@@ -1,7 +1,9 @@
 import { RootwalkError } from "../src/errors.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { RegistrySnapshot } from "../src/safepoints/registry.js";
-import { FastLoop, FrameLog, scanStackRoots } from "./fast-scan.js";
+import { scanStackRoots } from "./fast-scan.js";
+import { FrameLog } from "./frame-log.js";
+import { ScanKernel } from "./scan-kernel/kernel-binding.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
 
@@ -59,6 +61,9 @@ export function fastScan(snapshot: RegistrySnapshot, memory: Memory, start: Walk
   return scanWith("fast", snapshot, memory, start, options);
 }
 
+/** The cross-check's binding to the scan kernel, reused (a check never runs inside another). */
+let checkKernel: ScanKernel | undefined;
+
 function scanWith(
   path: "general" | "fast",
   snapshot: RegistrySnapshot,
@@ -73,7 +78,7 @@ function scanWith(
   let error: string | undefined;
   try {
     if (path === "fast") {
-      frames = scanStackRoots(u, start, out, new FastLoop(), log);
+      frames = scanStackRoots(u, start, out, (checkKernel ??= new ScanKernel()), log);
     } else {
       for (u.init(start); u.valid(); u.next()) {
         log.push(u.sp, u.ra);

@@ -2,7 +2,8 @@ import type { RootScanReason, RootScanner } from "../gc/root-scanning.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { SafepointRegistry } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
-import { FastLoop, scanStackRoots } from "./fast-scan.js";
+import { scanStackRoots } from "./fast-scan.js";
+import { ScanKernel } from "./scan-kernel/kernel-binding.js";
 import { RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
 import { describeSlot, isMemorySlot } from "./slot.js";
@@ -62,7 +63,7 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
 export class StackRootScanner implements RootScanner {
   private readonly pairsByThread: RootPairs[] = [];
   private readonly unwinders: Unwinder[] = [];
-  private readonly fastLoops: FastLoop[] = [];
+  private readonly kernels: ScanKernel[] = [];
   private readonly framesByThread: number[] = [];
   private readonly relocationScratch = { bases: new Float64Array(256), deriveds: new Float64Array(256) };
   private readonly strictOptions: UnwinderOptions;
@@ -115,14 +116,14 @@ export class StackRootScanner implements RootScanner {
       let u = this.unwinders[t];
       if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
       else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);
-      const frames = scanStackRoots(u, thread.chunks, pairs, (this.fastLoops[t] ??= new FastLoop()));
+      const frames = scanStackRoots(u, thread.chunks, pairs, (this.kernels[t] ??= new ScanKernel()));
       this.framesByThread[t] = frames;
       this.framesScanned += frames;
       if (this.crossCheck) crossCheckScan(snapshot, thread.memory, thread.chunks, this.strictOptions);
     }
     this.pairsByThread.length = threads.length;
     this.unwinders.length = threads.length;
-    this.fastLoops.length = threads.length;
+    this.kernels.length = threads.length;
     this.framesByThread.length = threads.length;
     this.walked = threads;
   }

@@ -6,7 +6,7 @@
 
 /** `rootwalk run` (README "Run"; src/cli/run-command.ts). */
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
 
 /** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
 export const RUN_OPTIONS: Readonly<Record<string, string>> = {
@@ -19,6 +19,10 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--poison": "fill what each collection frees with 0xdeadbeec, so a stale pointer faults",
   "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
   "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
+  "--stack SIZE": "rw_main's stack, with K/M/G suffixes (default 1G); every stack lives in the 4 GiB scan memory, 3.5G of it for stacks",
+  "--thread-stack SIZE": "the stack of each gc_thread_start thread (default 64M)",
+  "--threads N":
+    "gc_thread_start threads alive at once, their stacks reserved up front (default 32); --stack + N x --thread-stack, a 64K guard each, must fit 3.5G",
   "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
   "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
   "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",

@@ -10,7 +10,8 @@ import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js"
 import { checkOutputPath } from "./output-path.js";
 import { verifyFailureJson, verifyFailureReport } from "./verify-failures.js";
 import type { NativeRunProgress, NativeRunResult } from "../native/native-runtime.js";
-import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "../native/run-defaults.js";
+import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_SAFEPOINT_TIMEOUT_MS, DEFAULT_THREADS, DEFAULT_THREAD_STACK_BYTES } from "../native/run-defaults.js";
+import { type StackPlan, checkStackPlan } from "../native/stack-limits.js";
 
 /**
  * `rootwalk run` (options: RUN_USAGE in command-usage.ts; README "Run").
@@ -42,6 +43,8 @@ export interface RunArguments {
   /** Write the heap map (SVG) after the run. */
   svg?: string;
   heapBytes: number;
+  /** `--stack`, `--thread-stack`, `--threads`: the threads' stacks in the scan memory (checked: stack-limits.ts). */
+  stacks: StackPlan;
   /** The safepoint watchdog (native-runtime.ts): milliseconds, 0 = off. */
   safepointTimeoutMs: number;
   /**
@@ -64,6 +67,13 @@ export function parseHeapSize(text: string): number {
   return bytes;
 }
 
+/** `--threads N`: a whole number (checkStackPlan bounds it by what fits the scan memory). */
+function parseThreadCount(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError("--threads", text, "a whole number of threads (0 or more)");
+  return n;
+}
+
 /** Reads `rootwalk run`'s arguments by its option table (src/cli/options.ts), then checks each value. */
 export function parseRunArguments(args: readonly string[]): RunArguments {
   const o = parseOptions(RUN_OPTIONS, args);
@@ -80,6 +90,11 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
     poison: o.has("--poison"),
     walk,
     heapBytes: o.has("--heap") ? parseHeapSize(o.value("--heap")!) : 256 << 20,
+    stacks: {
+      mainStackBytes: o.has("--stack") ? parseSize(o.value("--stack")!, "--stack") : DEFAULT_MAIN_STACK_BYTES,
+      threadStackBytes: o.has("--thread-stack") ? parseSize(o.value("--thread-stack")!, "--thread-stack") : DEFAULT_THREAD_STACK_BYTES,
+      threads: o.has("--threads") ? parseThreadCount(o.value("--threads")!) : DEFAULT_THREADS,
+    },
     safepointTimeoutMs: o.has("--safepoint-timeout") ? parseDurationMs(o.value("--safepoint-timeout")!, "--safepoint-timeout") : DEFAULT_SAFEPOINT_TIMEOUT_MS,
     json: o.has("--json"),
     ...(o.has("--svg") ? { svg: o.value("--svg")! } : {}),
@@ -90,6 +105,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
   };
   if (out.programs.length === 0) throw new InvalidArgumentError("run", "no program", `at least one PROGRAM.ll, .o or .so (${RUN_USAGE})`);
   if (out.noGc && out.stressEvery > 0) throw new InvalidArgumentError("run", "--no-gc with --stress", "at most one of them");
+  checkStackPlan(out.stacks);
   return out;
 }
 
@@ -199,6 +215,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       stdoutToStderr: parsed.json,
       walk: parsed.walk,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
+      ...parsed.stacks,
       ...(progress !== undefined ? { progress: { everyMs: progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
     }).finally(() => {

@@ -1,5 +1,7 @@
 import { readU64, readU64BigInt, writeU64, writeU64BigInt } from "../bytes/word-codec.js";
 import { MemoryAccessError, hex } from "../errors.js";
+import { OwnedRegion } from "./owned-region.js";
+import { scanMemory } from "./scan-memory.js";
 
 /*
  * The one way rootwalk reads and writes a stack: 64-bit little-endian words at byte addresses.
@@ -35,27 +37,36 @@ export const WORD_BYTES = 8;
 export const POISON_WORD_LO = 0xdeadbeef;
 export const POISON_WORD_HI = 0xdeadbeef;
 
+/** Throws unless `base` and `sizeBytes` describe a WordMemory: 8-aligned, a positive multiple of 8 bytes. */
+function checkWordRange(base: number, sizeBytes: number): void {
+  if (!Number.isSafeInteger(base) || base < 0 || base % WORD_BYTES !== 0 || sizeBytes % WORD_BYTES !== 0 || sizeBytes <= 0) {
+    throw new MemoryAccessError(base, sizeBytes, "write", "a memory range needs an 8-aligned base and a positive multiple of 8 bytes");
+  }
+}
+
 /**
- * One contiguous range of words at `base` (8-aligned) over any ArrayBuffer: a simulated stack, or
- * a koffi view of live native memory (src/native/native-memory.ts). Words are two u32 halves of
- * a Uint32Array (src/bytes/word-codec.ts); every access is checked against the range.
+ * One contiguous range of words at `base` (8-aligned) over any ArrayBuffer from `byteOffset`: a
+ * simulated stack (in the scan memory), a native stack in place in the scan memory
+ * (src/native/thread-stacks.ts), or a koffi view of live native memory
+ * (src/native/native-memory.ts). Words are two u32 halves of a Uint32Array
+ * (src/bytes/word-codec.ts); every access is checked against the range.
  */
 export class WordMemory implements Memory {
   readonly ranges: readonly MemoryRange[];
-  readonly words: Uint32Array;
-  readonly bytes: Uint8Array;
-  private readonly end: number;
+  /** Replaced by empty views when a SimulatedMemory is released. */
+  words: Uint32Array;
+  bytes: Uint8Array;
+  protected end: number;
 
   constructor(
     readonly base: number,
     readonly sizeBytes: number,
-    buffer: ArrayBuffer,
+    buffer: ArrayBufferLike,
+    byteOffset = 0,
   ) {
-    if (!Number.isSafeInteger(base) || base < 0 || base % WORD_BYTES !== 0 || sizeBytes % WORD_BYTES !== 0 || sizeBytes <= 0) {
-      throw new MemoryAccessError(base, sizeBytes, "write", "a memory range needs an 8-aligned base and a positive multiple of 8 bytes");
-    }
-    this.words = new Uint32Array(buffer, 0, sizeBytes / 4);
-    this.bytes = new Uint8Array(buffer, 0, sizeBytes);
+    checkWordRange(base, sizeBytes);
+    this.words = new Uint32Array(buffer, byteOffset, sizeBytes / 4);
+    this.bytes = new Uint8Array(buffer, byteOffset, sizeBytes);
     this.end = base + sizeBytes;
     this.ranges = [{ base, sizeBytes }];
   }
@@ -93,17 +104,28 @@ export class WordMemory implements Memory {
 
 /**
  * The one flat word array behind `memory`, when it is a single WordMemory under 4 GiB (a
- * simulated stack, a native stack's view): loops that index its words directly (the unwinder's
+ * simulated stack, a native stack's view, a snapshot of one range): loops that index its words directly (the unwinder's
  * frame checks, the fast scan loop) use it; undefined otherwise.
  */
 export function flatWords(memory: Memory): WordMemory | undefined {
-  return memory instanceof WordMemory && memory.sizeBytes < 2 ** 32 ? memory : undefined;
+  const words = memory instanceof RangedMemory ? memory.onlyPart : memory;
+  return words instanceof WordMemory && words.sizeBytes < 2 ** 32 ? words : undefined;
 }
 
-/** A WordMemory over a fresh buffer, poison-filled: reads of never-written words are conspicuous. */
+/**
+ * A WordMemory over a fresh region of the scan memory (src/memory/scan-memory.ts), so the scan
+ * kernel walks it in place; poison-filled: reads of never-written words are conspicuous. The
+ * region goes back to the scan memory when the memory becomes unreachable, or at `release()`
+ * (after which every access is a MemoryAccessError).
+ */
 export class SimulatedMemory extends WordMemory {
+  private readonly region: OwnedRegion;
+
   constructor(base: number, sizeBytes: number, options: { poison?: boolean; contents?: Uint8Array } = {}) {
-    super(base, sizeBytes, new ArrayBuffer(Math.max(8, sizeBytes - (sizeBytes % 8))));
+    checkWordRange(base, sizeBytes);
+    const region = scanMemory().allocate(sizeBytes, "simulated memory");
+    super(base, sizeBytes, scanMemory().buffer, region.offset);
+    this.region = new OwnedRegion(this, region);
     if (options.poison ?? true) {
       for (let i = 0; i < this.words.length; i += 2) {
         this.words[i] = POISON_WORD_LO;
@@ -111,6 +133,14 @@ export class SimulatedMemory extends WordMemory {
       }
     }
     if (options.contents) this.bytes.set(options.contents.subarray(0, sizeBytes));
+  }
+
+  /** Gives the region back now; the memory is empty from then on. */
+  release(): void {
+    this.words = new Uint32Array(0);
+    this.bytes = new Uint8Array(0);
+    this.end = this.base;
+    this.region.release();
   }
 }
 
@@ -131,6 +161,11 @@ export class RangedMemory implements Memory {
     }
     this.ranges = this.parts.map((p) => ({ base: p.base, sizeBytes: p.sizeBytes }));
     this.last = this.parts[0]!;
+  }
+
+  /** The range when there is only one: the memory is then that flat range (flatWords). */
+  get onlyPart(): SimulatedMemory | undefined {
+    return this.parts.length === 1 ? this.parts[0] : undefined;
   }
 
   /** From `{base, bytes}` pieces (a snapshot), each padded to whole words. */

@@ -9,7 +9,7 @@ import { MapRegistration } from "./map-registration.js";
 import { MutatorHoles } from "./mutator-holes.js";
 import { createNativeCollector } from "./native-heap.js";
 import { ProcessModules } from "./process-modules.js";
-import { DEFAULT_SAFEPOINT_TIMEOUT_MS } from "./run-defaults.js";
+import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_SAFEPOINT_TIMEOUT_MS, DEFAULT_THREADS, DEFAULT_THREAD_STACK_BYTES } from "./run-defaults.js";
 import { type NativeRunProgress, startProgressReports } from "./run-progress.js";
 import { type NativeRunResult, runResult, writeHeapMapSvg } from "./run-result.js";
 import { type RuntimeLibrary, loadRuntimeLibrary } from "./runtime-library.js";
@@ -17,6 +17,7 @@ import { ScanReferenceCheck } from "./scan-reference.js";
 import { ScanTiming } from "./scan-timing.js";
 import { StoppedThreads } from "./stopped-threads.js";
 import { StuckThreadPins } from "./stuck-thread-pins.js";
+import { ThreadStacks } from "./thread-stacks.js";
 import { ThreadRecords } from "./thread-record.js";
 import { WalkLog } from "./walk-log.js";
 
@@ -60,8 +61,20 @@ export interface NativeRunOptions {
   walk?: "chunks" | "unwind";
   /** Poison what each collection frees (gc/poison.ts); always on with stressEvery > 0. */
   poison?: boolean;
+  /**
+   * The threads' stacks, all in the scan memory (thread-stacks.ts, limits: stack-limits.ts):
+   * rw_main's (default 1 GiB), each gc_thread_start thread's (64 MiB), and how many of those may be
+   * alive at once (32): their stacks are reserved up front.
+   */
   mainStackBytes?: number;
   threadStackBytes?: number;
+  threads?: number;
+  /**
+   * See each stopped stack through a koffi view, not in place in the scan memory, so the scan
+   * kernel copies it into the scan memory at every scan (the bench's measured alternative;
+   * bench/README.md, "Native stacks").
+   */
+  copyStacks?: boolean;
   /** Write the heap map (SVG: blocks by lines, free / live / evacuated / large) here at the end. */
   svg?: string;
   /**
@@ -89,12 +102,17 @@ export interface NativeRunOptions {
 /** Runs the program's rw_main to completion. Only one program per process. */
 export async function runNativeProgram(options: NativeRunOptions): Promise<NativeRunResult> {
   const runtime = loadRuntimeLibrary(options.runtime);
+  const stacks = new ThreadStacks(runtime, {
+    mainStackBytes: options.mainStackBytes ?? DEFAULT_MAIN_STACK_BYTES,
+    threadStackBytes: options.threadStackBytes ?? DEFAULT_THREAD_STACK_BYTES,
+    threads: options.threads ?? DEFAULT_THREADS,
+  });
   loadProgram(options.program);
   const collector = createNativeCollector(runtime, options);
   const records = new ThreadRecords(runtime.rwThreadsAddress() as bigint);
   const registry = new SafepointRegistry();
   const modules = new ProcessModules();
-  const stopped = new StoppedThreads(runtime, records, modules, options.walk === "unwind");
+  const stopped = new StoppedThreads(runtime, records, modules, stacks, options.walk === "unwind", options.copyStacks === true);
   const scanner = new StackRootScanner(registry, () => stopped.stackList(), { modules: modules.modules });
   // Instruments, told of every scan in this order (timing first: it times the scan alone).
   const timing = new ScanTiming(stopped);
@@ -112,6 +130,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const callbacks = new NativeCallbacks({ runtime, collector, scanner, stopped, holes, maps, pins, stress: options.stressEvery > 0 });
   const startProgress = () => startProgressReports(options.progress, { runtime, records, modules, collector, framesScanned: () => callbacks.framesScanned });
   await runMain(runtime, options, collector, callbacks, startProgress);
+  stacks.release();
 
   if (options.svg !== undefined) writeHeapMapSvg(options.svg, collector, holes);
   return runResult({ runtime, collector, callbacks, maps, timing, scanReference: reference?.reference.totals });
@@ -146,16 +165,8 @@ async function runMain(
   startProgress: () => () => void,
 ): Promise<void> {
   const callback = callbacks.register();
-  const { stressEvery, noGc, mainStackBytes, threadStackBytes, safepointTimeoutMs } = options;
-  runtime.rwSetup(
-    callback,
-    stressEvery,
-    noGc ? 1 : 0,
-    mainStackBytes ?? 0,
-    threadStackBytes ?? 0,
-    safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS,
-    collector.poisons ? 1 : 0,
-  );
+  const { stressEvery, noGc, safepointTimeoutMs } = options;
+  runtime.rwSetup(callback, stressEvery, noGc ? 1 : 0, safepointTimeoutMs ?? DEFAULT_SAFEPOINT_TIMEOUT_MS, collector.poisons ? 1 : 0);
   if (options.stdoutToStderr === true && (runtime.rwStdoutToStderr() as number) < 0)
     throw new RootwalkError("GC", "cannot point the program's stdout at stderr (dup failed)");
   const stopProgress = startProgress();

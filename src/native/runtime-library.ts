@@ -9,6 +9,9 @@ type NativeFunction = ReturnType<ReturnType<typeof koffi.load>["func"]>;
 
 export interface RuntimeLibrary {
   rwSetup: NativeFunction;
+  rwStackAdd: NativeFunction;
+  rwStackRetire: NativeFunction;
+  rwAddressOf: NativeFunction;
   rwHeapReserve: NativeFunction;
   rwHeapProtect: NativeFunction;
   rwInitPath: NativeFunction;
@@ -29,9 +32,10 @@ export function loadRuntimeLibrary(path: string): RuntimeLibrary {
   const runtime = koffi.load(path);
   const bind = (signature: string): NativeFunction => runtime.func(signature);
   return {
-    rwSetup: bind(
-      "int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t mainStack, uint64_t threadStack, uint64_t safepointTimeoutMs, int poison)",
-    ),
+    rwSetup: bind("int rw_setup(void *callback, uint64_t stress, int disableGc, uint64_t safepointTimeoutMs, int poison)"),
+    rwStackAdd: bind("const char *rw_stack_add(void *region, uint64_t bytes)"),
+    rwStackRetire: bind("int rw_stack_retire(void *region)"),
+    rwAddressOf: bind("uint64_t rw_address_of(void *p)"),
     rwHeapReserve: bind("void *rw_heap_reserve(uint64_t bytes)"),
     rwHeapProtect: bind("int rw_heap_protect(uint64_t address, uint64_t bytes, int accessible)"),
     rwInitPath: bind("const char *rw_init_path(void)"),

@@ -44,6 +44,16 @@
  * bare crash. Each such thread has an alternate signal stack, so a stack overflow is reported
  * too. Faults on other threads (Node's own) go to the handler that was there before.
  *
+ * Stacks: every thread the runtime starts (rw_main's and gc_thread_start's) runs on a stack that
+ * JavaScript placed in the scan memory, the shared WebAssembly.Memory the root scan reads in place
+ * (src/native/thread-stacks.ts, src/memory/scan-memory.ts): rw_stack_add hands over each region
+ * before rw_run_main as a typed-array view (its address is the region's native address), whose
+ * lowest RW_GUARD_BYTES this file makes PROT_NONE (an overflow faults there: the memory never
+ * grows, so the protection holds). Region 0 is rw_main's; the others serve gc_thread_start, one
+ * thread each from its start until it is joined. rw_stack_retire gives a region back (protection
+ * restored) once no live thread uses it. glibc keeps the thread's record and TLS at the top of
+ * the stack it is given: inside the region, above the frames the scan reads.
+ *
  * Any failure (a JavaScript callback that threw, an allocation by a stuck thread, a runtime call
  * before gc_init) ends the process with a message on stderr and exit code 3: never continue with
  * stale roots.
@@ -133,8 +143,6 @@ static uint64_t stress_every;
 static int no_gc;
 static uint64_t safepoint_counter;
 static uint64_t alloc_counter;
-static uint64_t thread_stack_bytes = 64ull << 20;
-static uint64_t main_stack_bytes = 1ull << 30;
 static uint64_t safepoint_timeout_ms = 10000;
 static int poison_on;
 static uint64_t heap_start, heap_end; /* the reservation (rw_heap_reserve), for fault messages */
@@ -480,6 +488,8 @@ typedef struct start_args {
   uint64_t arg;
   uint64_t result;
   int is_main;
+  int stack;          /* its region in stacks[] */
+  rw_thread *record;  /* set by the thread under the lock once it registered */
 } start_args;
 
 typedef struct join_slot {
@@ -491,6 +501,96 @@ typedef struct join_slot {
 
 static join_slot joins[RW_MAX_THREADS];
 static int join_count;
+
+/* ---- stacks in the scan memory (see the top of the file) -------------------------------------- */
+
+/* Must match GUARD_BYTES in src/native/thread-stacks.ts (runtime-layout.test.ts checks both). */
+#define RW_GUARD_BYTES (64 * 1024)
+#define RW_PAGE_BYTES 4096
+
+typedef struct rw_stack {
+  uint8_t *base; /* the region: guard at [base, base + RW_GUARD_BYTES), then the stack */
+  uint64_t bytes;
+  start_args *user; /* the thread on it until it is joined, or NULL */
+} rw_stack;
+
+static rw_stack stacks[RW_MAX_THREADS + 1];
+static int stack_count;
+
+/* Takes a region for a thread: the one of rw_main (index 0), else a free one of the others. Lock held. */
+static int take_stack_locked(start_args *user) {
+  if (stack_count == 0) fatal("a thread was started before any stack was placed in the scan memory (rw_stack_add)");
+  int first = user->is_main ? 0 : 1, end = user->is_main ? 1 : stack_count;
+  for (int k = first; k < end; k++) {
+    if (stacks[k].user != NULL) continue;
+    stacks[k].user = user;
+    return k;
+  }
+  if (user->is_main) fatal("rw_main's stack is in use already");
+  fatal("gc_thread_start: all %d thread stacks are in use (--threads=%d: threads started and not yet joined; join some, or give a larger --threads)",
+        stack_count - 1, stack_count - 1);
+}
+
+/* A joined (or never started) thread's region is free again. Lock held. */
+static void free_stack_locked(start_args *user) {
+  if (stacks[user->stack].user == user) stacks[user->stack].user = NULL;
+}
+
+/* The region whose guard holds `address`, or -1 (the fault handler: no lock, read only). */
+static int guard_holding(uint64_t address) {
+  for (int k = 0; k < stack_count; k++) {
+    uint64_t base = (uint64_t)(uintptr_t)stacks[k].base;
+    if (address >= base && address < base + RW_GUARD_BYTES) return k;
+  }
+  return -1;
+}
+
+/*
+ * Places one stack region (a typed-array view on the scan memory: koffi passes its address), the
+ * first call rw_main's. NULL when done, else a one-line reason. Before rw_run_main only.
+ */
+RW_EXPORT const char *rw_stack_add(void *region, uint64_t bytes) {
+  if (region == NULL) return "the stack region's address is NULL (pass a typed-array view on the scan memory, not its buffer)";
+  if (((uintptr_t)region & (RW_PAGE_BYTES - 1)) != 0 || (bytes & (RW_PAGE_BYTES - 1)) != 0) return "the stack region is not page aligned";
+  if (bytes <= RW_GUARD_BYTES + 16 * RW_PAGE_BYTES) return "the stack region is too small for a guard and a stack";
+  if (stack_count >= RW_MAX_THREADS + 1) return "more stack regions than threads";
+  if (mprotect(region, RW_GUARD_BYTES, PROT_NONE) != 0) return "mprotect of the stack's guard failed";
+  stacks[stack_count++] = (rw_stack){.base = region, .bytes = bytes, .user = NULL};
+  return NULL;
+}
+
+/*
+ * Gives back the region at `region` once no live thread runs on it (a thread that finished but
+ * was never joined is joined here): its guard readable again. 0 done, 1 still in use by a live
+ * thread (keep it), -1 not a region, -2 mprotect failed.
+ */
+RW_EXPORT int rw_stack_retire(void *region) {
+  pthread_mutex_lock(&lock);
+  int k = 0;
+  while (k < stack_count && stacks[k].base != region) k++;
+  int result = 0;
+  if (k == stack_count) result = -1;
+  else if (stacks[k].user != NULL) {
+    start_args *user = stacks[k].user;
+    if (user->record == NULL || user->record->state != ST_DEAD) result = 1;
+    else {
+      for (int j = 0; j < join_count; j++) {
+        if (joins[j].args == user && !joins[j].joined) {
+          pthread_join(joins[j].thread, NULL); /* it has unregistered: it returns without the lock */
+          joins[j].joined = 1;
+        }
+      }
+      stacks[k].user = NULL;
+    }
+  }
+  if (result == 0 && mprotect(region, RW_GUARD_BYTES, PROT_READ | PROT_WRITE) != 0) result = -2;
+  if (result == 0) stacks[k] = stacks[--stack_count]; /* order no longer matters: the run is over */
+  pthread_mutex_unlock(&lock);
+  return result;
+}
+
+/* The address koffi passes for a pointer argument (a typed-array view: where its bytes are). */
+RW_EXPORT uint64_t rw_address_of(void *p) { return (uint64_t)(uintptr_t)p; }
 
 /* ---- faults ------------------------------------------------------------------------------- */
 
@@ -525,7 +625,15 @@ static void fault_handler(int sig, siginfo_t *info, void *context) {
   char message[1024];
   uint64_t fault = (uint64_t)(uintptr_t)info->si_addr;
   /* Under --stress the blocks a collection freed are protected while quarantined (gc/quarantine.ts). */
-  const char *why = !poison_on ? ""
+  int guard = guard_holding(fault);
+  char overflow[256];
+  if (guard >= 0) {
+    snprintf(overflow, sizeof overflow, "  the fault address is in the guard below %s stack (%llu bytes, --%s): a stack overflow\n",
+             guard == 0 ? "rw_main's" : "a gc_thread_start thread's", (unsigned long long)(stacks[guard].bytes - RW_GUARD_BYTES),
+             guard == 0 ? "stack" : "thread-stack");
+  }
+  const char *why = guard >= 0 ? overflow
+                    : !poison_on ? ""
                     : fault >= heap_start && fault < heap_end
                         ? "  poisoning is on (--poison, implied by --stress): the fault address is in the heap, in memory a collection evacuated or freed,\n"
                           "  quarantined and protected under --stress: a read or write through a stale pointer, one the program kept across a collection without a root\n"
@@ -565,16 +673,23 @@ static void *thread_main(void *p) {
   give_alternate_signal_stack();
   pthread_mutex_lock(&lock);
   register_self_locked(top);
+  args->record = self;
   pthread_mutex_unlock(&lock);
   args->result = rw_call_managed(args->fn, args->arg);
   unregister_self();
   return NULL;
 }
 
-static pthread_t spawn(start_args *args, uint64_t stack_bytes) {
+/* Starts a thread on a free stack region (rw_main's for the main thread). */
+static pthread_t spawn(start_args *args) {
+  pthread_mutex_lock(&lock);
+  args->stack = take_stack_locked(args);
+  pthread_mutex_unlock(&lock);
+  const rw_stack *stack = &stacks[args->stack];
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  if (pthread_attr_setstacksize(&attr, stack_bytes) != 0) fatal("cannot set a thread stack of %llu bytes", (unsigned long long)stack_bytes);
+  uint64_t usable = stack->bytes - RW_GUARD_BYTES;
+  if (pthread_attr_setstack(&attr, stack->base + RW_GUARD_BYTES, usable) != 0) fatal("cannot place a thread stack of %llu bytes", (unsigned long long)usable);
   pthread_t thread;
   int e = pthread_create(&thread, &attr, thread_main, args);
   pthread_attr_destroy(&attr);
@@ -597,7 +712,7 @@ int64_t rw_impl_gc_thread_start(void *fn, uint64_t arg, uint64_t *frame) {
   joins[index].args = args;
   joins[index].used = 1;
   pthread_mutex_unlock(&lock);
-  joins[index].thread = spawn(args, thread_stack_bytes);
+  joins[index].thread = spawn(args);
   restore(frame);
   return index + 1;
 }
@@ -619,6 +734,7 @@ void rw_impl_gc_thread_join(int64_t handle, uint64_t b, uint64_t *frame) {
   pthread_join(slot->thread, NULL);
   slot->joined = 1;
   pthread_mutex_lock(&lock);
+  free_stack_locked(slot->args);
   while (gc_requested) pthread_cond_wait(&cond, &lock);
   self->state = ST_RUNNING;
   running++;
@@ -692,15 +808,13 @@ RW_EXPORT __attribute__((noinline)) void rw_walk_logged(uint64_t collection) {
   __asm__ volatile("" : : "r"(collection) : "memory");
 }
 
-RW_EXPORT int rw_setup(void *callback, uint64_t stress, int disable_gc, uint64_t main_stack, uint64_t thread_stack, uint64_t timeout_ms, int poison) {
+RW_EXPORT int rw_setup(void *callback, uint64_t stress, int disable_gc, uint64_t timeout_ms, int poison) {
   js_callback = (rw_js_callback)callback;
   safepoint_timeout_ms = timeout_ms;
   poison_on = poison;
   install_fault_handlers();
   stress_every = stress;
   no_gc = disable_gc;
-  if (main_stack != 0) main_stack_bytes = main_stack;
-  if (thread_stack != 0) thread_stack_bytes = thread_stack;
   return 0;
 }
 
@@ -729,7 +843,7 @@ RW_EXPORT void *rw_threads_address(void) { return rw_threads; }
 RW_EXPORT void *rw_managed_return_address(void) { return rw_managed_return; }
 RW_EXPORT const char *rw_result_text(void) { return result_text; }
 
-/* Runs the program's i64 rw_main() on a new thread with a big stack and waits for it. Call with .async(). */
+/* Runs the program's i64 rw_main() on a new thread on stack region 0 and waits for it. Call with .async(). */
 RW_EXPORT int rw_run_main(const char *program) {
   if (js_callback == NULL) fatal("rw_run_main before rw_setup");
   void *handle = dlopen(program, RTLD_NOW | RTLD_NOLOAD);
@@ -741,8 +855,11 @@ RW_EXPORT int rw_run_main(const char *program) {
   memset(&args, 0, sizeof args);
   args.fn = fn;
   args.is_main = 1;
-  pthread_t thread = spawn(&args, main_stack_bytes);
+  pthread_t thread = spawn(&args);
   pthread_join(thread, NULL);
+  pthread_mutex_lock(&lock);
+  free_stack_locked(&args);
+  pthread_mutex_unlock(&lock);
   snprintf(result_text, sizeof result_text, "%lld", (long long)args.result);
   return 0;
 }

@@ -1,12 +1,13 @@
 import { RegisterContext } from "../../walker/register-context.js";
 import type { ThreadStack } from "../../walker/stack-root-scanner.js";
 import type { ManagedChunk } from "../../walker/unwinder.js";
-import { RootwalkError, hex } from "../errors.js";
+import { RootwalkError } from "../errors.js";
+import type { WordMemory } from "../memory/memory.js";
 import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
-import { mappingAt, parseProcMaps, readProcSelfMapsText } from "../unwind/proc-maps.js";
-import { NativeMemory } from "./native-memory.js";
 import type { ProcessModules } from "./process-modules.js";
 import { type RuntimeLibrary, threadCount } from "./runtime-library.js";
+import { NativeMemory } from "./native-memory.js";
+import type { ThreadStacks } from "./thread-stacks.js";
 import { R_BOUNDARY, R_RA, R_REGS, R_SP, R_STACK_TOP, ST_PARKED, ST_SAFE, ST_STUCK, type ThreadRecords } from "./thread-record.js";
 
 /** Bytes below a stopped thread's SP that its stack view includes (the red zone). */
@@ -15,7 +16,7 @@ export const BELOW_SP_BYTES = 256;
 /** One stopped thread as the scanner sees it: its record's registers, its one chunk, its stack. */
 export interface StoppedThread {
   index: number;
-  stack: { memory: NativeMemory; chunks: ManagedChunk[]; label: string };
+  stack: { memory: WordMemory; chunks: ManagedChunk[]; label: string };
   chunk: ManagedChunk;
   registers: RegisterContext;
 }
@@ -24,10 +25,10 @@ export interface StoppedThread {
  * The stopped threads of the current callback, read from their records once per callback (the
  * scanner asks more than once: each scan, updateRoots) until `invalidate`. Each thread index keeps
  * one StoppedThread (register context, chunk, stack) refilled at every stop: a stop allocates
- * only the one koffi view of each stopped thread's stack (NativeMemory).
+ * only the one view of each stopped thread's stack, in place in the scan memory (thread-stacks.ts).
  *
  * How a thread is walked (NativeRunOptions.walk): "chunks", from the stop to the boundary where it
- * entered managed code; "unwind", to the end of the mapping that holds its SP.
+ * entered managed code; "unwind", to the end of the stack region that holds its SP.
  */
 export class StoppedThreads {
   private readonly byIndex: StoppedThread[] = [];
@@ -41,7 +42,13 @@ export class StoppedThreads {
     private readonly runtime: RuntimeLibrary,
     private readonly records: ThreadRecords,
     private readonly modules: ProcessModules,
+    private readonly placed: ThreadStacks,
     private readonly unwindWhole: boolean,
+    /**
+     * See each stack through a koffi view, as a stack outside the scan memory (the bench's measured
+     * alternative: the scan kernel then copies it into the scan memory at every scan).
+     */
+    private readonly copyStacks = false,
   ) {}
 
   /** Forgets the threads read (a callback starts or ends: the threads may run again). */
@@ -98,14 +105,25 @@ export class StoppedThreads {
     if (this.unwindWhole) {
       chunk.boundaryRa = undefined;
       chunk.stackTop = undefined;
-      s.stack.memory = new NativeMemory(low, stackMappingEnd(sp) - low);
+      s.stack.memory = this.stackMemory(low, this.placed.stackEnd(sp, s.stack.label) - low, s.stack.label);
     } else {
       const stackTop = records.word(t, R_STACK_TOP);
       chunk.boundaryRa = records.word(t, R_BOUNDARY);
       chunk.stackTop = stackTop;
-      s.stack.memory = new NativeMemory(low, stackTop - low);
+      s.stack.memory = this.stackMemory(low, stackTop - low, s.stack.label);
     }
     return s;
+  }
+
+  /** `[low, end of the stack holding sp)`, in place: a whole stack, to its outermost frame. */
+  stackMemoryToEnd(low: number, sp: number, label: string): WordMemory {
+    return this.placed.memoryAt(low, this.placed.stackEnd(sp, label) - low, label);
+  }
+
+  /** `[low, low + sizeBytes)` of a stack: in place in the scan memory, or through a koffi view (copyStacks). */
+  private stackMemory(low: number, sizeBytes: number, label: string): WordMemory {
+    const memory = this.placed.memoryAt(low, sizeBytes, label);
+    return this.copyStacks ? new NativeMemory(low, sizeBytes) : memory;
   }
 
   /** Writes the (relocated) registers of every thread read back to its record, except stuck ones. */
@@ -122,12 +140,5 @@ export class StoppedThreads {
 function newStoppedThread(t: number): StoppedThread {
   const registers = new RegisterContext();
   const chunk: ManagedChunk = { sp: 0, ra: 0, registers, boundaryRa: undefined, stackTop: undefined };
-  return { index: t, registers, chunk, stack: { memory: undefined as unknown as NativeMemory, chunks: [chunk], label: `thread #${t}` } };
-}
-
-/** End of the mapping that holds `sp` (a thread's stack), from /proc/self/maps. */
-export function stackMappingEnd(sp: number): number {
-  const mapping = mappingAt(parseProcMaps(readProcSelfMapsText()), sp);
-  if (mapping === undefined) throw new RootwalkError("GC", `no mapping holds the stopped thread's SP ${hex(sp)}`);
-  return mapping.end;
+  return { index: t, registers, chunk, stack: { memory: undefined as unknown as WordMemory, chunks: [chunk], label: `thread #${t}` } };
 }

@@ -1,6 +1,7 @@
 import koffi from "koffi";
 import { readU64, readU64BigInt, writeU64, writeU64BigInt } from "../bytes/word-codec.js";
 import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
+import { MAX_THREADS } from "./stack-limits.js";
 
 /*
  * The native runtime's thread record (runtime.c `rw_thread`, array `rw_threads`), as TypeScript
@@ -33,8 +34,7 @@ export const R_CURSOR = R_BOUNDARY + 1;
 export const R_LIMIT = R_CURSOR + 1;
 export const R_STUCK_SP = R_LIMIT + 1;
 export const R_LEFT_NS = R_STUCK_SP + 1;
-/** Records in rw_threads (RW_MAX_THREADS). */
-export const MAX_THREADS = 1024;
+export { MAX_THREADS };
 
 /** Thread states (runtime.c ST_*). */
 export const ST_FREE = 0;

@@ -5,10 +5,9 @@ import type { RootScanEvent, RootScanObserver } from "../../walker/stack-root-sc
 import { Unwinder } from "../../walker/unwinder.js";
 import { CALLEE_SAVED_NAMES } from "../safepoints/frame-descriptors.js";
 import type { SafepointRegistry } from "../safepoints/registry.js";
-import { NativeMemory } from "./native-memory.js";
 import type { ProcessModules } from "./process-modules.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
-import { BELOW_SP_BYTES, type StoppedThread, type StoppedThreads, stackMappingEnd } from "./stopped-threads.js";
+import { BELOW_SP_BYTES, type StoppedThread, type StoppedThreads } from "./stopped-threads.js";
 import { R_REGS, type ThreadRecords } from "./thread-record.js";
 
 /** The environment variable that turns the walk log on (README, "Debugging a run"). */
@@ -62,7 +61,7 @@ export class WalkLog implements RootScanObserver {
     const modules = this.modules.modules;
     const chunk = s.stack.chunks[0]!;
     const low = chunk.sp - BELOW_SP_BYTES;
-    const memory = new NativeMemory(low, stackMappingEnd(chunk.sp) - low);
+    const memory = this.stopped.stackMemoryToEnd(low, chunk.sp, s.stack.label);
     const registers = RegisterContext.from(Object.fromEntries(CALLEE_SAVED_NAMES.map((name, k) => [name, this.records.wordBigInt(s.index, R_REGS + k)])));
     const whole = reportWalk(new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 }), memory, {
       sp: chunk.sp,

@@ -3,6 +3,7 @@ import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import { FrameDescriptors } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
+import { ScanLayout } from "./scan-layout.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
 
 export type MapFormat = "llvm-v3" | "plimmix-v1" | "ocaml";
@@ -62,6 +63,13 @@ export class RegistrySnapshot {
   get firstSafepointBySlot(): Int32Array {
     return (this.joined ??= this.join()).firstSafepoint;
   }
+  private layout: ScanLayout | undefined;
+
+  /** The table and recipes in the scan memory, for the scan kernel (laid out on first use). */
+  get scanLayout(): ScanLayout {
+    return (this.layout ??= new ScanLayout(this, this.table, this.scanRecipes, this.firstSafepointBySlot));
+  }
+
   private join(): { recipes: ScanRecipes; firstSafepoint: Int32Array } {
     if (this.moduleBySlot.length === 0) return { recipes: ScanRecipes.EMPTY, firstSafepoint: new Int32Array(0) };
     return concatScanRecipes(this.moduleBySlot.map((m) => m.recipes));

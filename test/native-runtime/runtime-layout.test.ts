@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { X86_64 } from "../../src/arch/x86-64.js";
 import { RUNTIME_GCC_FLAGS } from "../../src/native/build-runtime.js";
+import { GUARD_BYTES } from "../../src/native/stack-limits.js";
 import * as record from "../../src/native/thread-record.js";
 import { findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 
@@ -43,6 +44,7 @@ function recordFacts(): [string, number, string][] {
   return [
     ["sizeof(rw_thread) / 8", record.RECORD_WORDS, "thread-record.ts RECORD_WORDS"],
     ["RW_MAX_THREADS", record.MAX_THREADS, "thread-record.ts MAX_THREADS"],
+    ["RW_GUARD_BYTES", GUARD_BYTES, "stack-limits.ts GUARD_BYTES"],
     field("state", record.R_STATE, "R_STATE"),
     field("sp", record.R_SP, "R_SP"),
     field("ra", record.R_RA, "R_RA"),

@@ -34,6 +34,7 @@ describe("the packed and installed package", () => {
       "dist/src/index.d.ts",
       "dist/walker/unwinder.js",
       "dist/gc/immix-collector.js",
+      "dist/walker/scan-kernel/scan-kernel.wasm",
       "src/native/runtime.c",
       "src/native/runtime-entry.S",
       "src/demo/demo-trees-statepoint.ll",
@@ -58,6 +59,24 @@ describe("the packed and installed package", () => {
         { slot: "0x7028", value: "0x50000040" },
       ],
     });
+  });
+
+  it("loads the scan kernel with no AssemblyScript installed, and a sim's scans run on it", () => {
+    expect(existsSync(join(app, "node_modules", "assemblyscript"))).toBe(false);
+    const loader = join(installed, "dist", "walker", "scan-kernel", "load-kernel.js");
+    const loaded = sh(
+      process.execPath,
+      ["--input-type=module", "-e", `import { scanKernel } from ${JSON.stringify(loader)}; console.log(typeof scanKernel());`],
+      app,
+    );
+    expect(loaded.trim()).toBe("function");
+    const bin = join(app, "node_modules", ".bin", "rootwalk");
+    const sim = sh(bin, ["sim", "--workload", "deep-recursion", "--stress", "--verify", "--scale", "0.005", "--json"], app, {
+      ...process.env,
+      ROOTWALK_CACHE_DIR: userCache,
+      ROOTWALK_SCAN_CROSSCHECK: "1",
+    });
+    expect(JSON.parse(sim)).toMatchObject({ verifyFailures: 0, collections: expect.any(Number) as number });
   });
 
   it("imports the public API from plain ESM", () => {

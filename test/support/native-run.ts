@@ -1,10 +1,11 @@
 import { irSource } from "./ir-source.js";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import type { NativeRunResult } from "../../src/native/native-runtime.js";
 import { buildRuntime } from "../../src/native/build-runtime.js";
 import { cacheKey, repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+import { SCAN_KERNEL_FILE } from "../../walker/scan-kernel/load-kernel.js";
 import type { NativeProgram } from "../native-programs/programs.js";
 
 /*
@@ -13,7 +14,8 @@ import type { NativeProgram } from "../native-programs/programs.js";
  * process). The child runs the compiled JavaScript of src/native/run-entry.ts from the SAME
  * output directory run.test.ts uses (.cache/native/test-dist).
  *
- * buildRunEntry() compiles the project once per content of its sources (a stamp file holds the
+ * buildRunEntry() compiles the project (and copies the scan kernel's module beside its loader)
+ * once per content of its sources (a stamp file holds the
  * hash of src/, gc/, walker/ and the tsconfig files, so a second test file or a second run skips
  * the ~5 s tsc build), into a private temporary directory whose files are then renamed into
  * place one by one: a child process started by a concurrently running test file never reads a
@@ -42,7 +44,7 @@ function listFiles(dir: string): string[] {
 
 function sourcesKey(): string {
   const files = [...SOURCE_DIRS.flatMap((d) => listFiles(join(ROOT, d))), ...SOURCE_FILES.map((f) => join(ROOT, f))];
-  return cacheKey(["rootwalk-test-dist/v1", ...files.flatMap((f) => [relative(ROOT, f), existsSync(f) ? readFileSync(f) : ""])]);
+  return cacheKey(["rootwalk-test-dist/v2", ...files.flatMap((f) => [relative(ROOT, f), existsSync(f) ? readFileSync(f) : ""])]);
 }
 
 /**
@@ -61,6 +63,8 @@ export function buildRunEntry(): string {
     // tsc emits even when some unrelated file has a type error; only the entry matters here.
     const builtEntry = join(temp, relative(OUT_DIR, ENTRY));
     if (!existsSync(builtEntry)) throw new Error(`could not build ${ENTRY}:\n${r.stdout}\n${r.stderr}`);
+    // The scan kernel's module sits next to its loader, as `npm run build` (copy:kernel) puts it.
+    copyFileSync(SCAN_KERNEL_FILE, join(temp, relative(ROOT, SCAN_KERNEL_FILE)));
     for (const file of listFiles(temp)) {
       const target = join(OUT_DIR, relative(temp, file));
       mkdirSync(dirname(target), { recursive: true });

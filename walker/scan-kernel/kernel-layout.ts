@@ -1,0 +1,57 @@
+/*
+ * The scan kernel's view of the scan memory (src/memory/scan-memory.ts): what the AssemblyScript
+ * kernel (walker/scan-kernel/assembly/kernel.ts) and its JavaScript caller
+ * (walker/scan-kernel/kernel-binding.ts) agree on. This file is compiled by both tsc and asc, so
+ * it holds plain numeric constants only.
+ *
+ * The context block (one per scanning thread, a region of its own): u32 words at these indices,
+ * byte offsets into the scan memory unless said otherwise. The caller fills the inputs before a
+ * call; the kernel reads them and writes the cursor words back before it returns (JS reads them
+ * through a Uint32Array: an i64 global would cost a BigInt per call).
+ */
+
+/** Stack words: byte offset of the word at address `base`, and how many u32 words there are. */
+export const CTX_WORDS = 0;
+export const CTX_WORD_COUNT = 1;
+/** The address of the first stack word, as two u32 halves (lo, hi): word index 2 and 3, 8-aligned. */
+export const CTX_BASE_LO = 2;
+export const CTX_BASE_HI = 3;
+/** The chunk's boundary return address (0, 0 when none), its stack top as a word index, maxDepth - 1. */
+export const CTX_BOUNDARY_LO = 4;
+export const CTX_BOUNDARY_HI = 5;
+export const CTX_TOP_WORD = 6;
+export const CTX_LAST_INDEX = 7;
+/** The table: key cells (u64 each), capacity - 1, hash shift, the recipe index per cell (i32). */
+export const CTX_KEYS = 8;
+export const CTX_MASK = 9;
+export const CTX_SHIFT = 10;
+export const CTX_RECIPE_OF_CELL = 11;
+/** Recipe records (RECIPE_BYTES each), root slot pairs (two i32 each), save pairs (two i32 each). */
+export const CTX_RECIPES = 12;
+export const CTX_SLOTS = 13;
+export const CTX_SAVES = 14;
+/** Output columns (RootPairs): base slot, derived slot, base value (f64 each), frame index (i32). */
+export const CTX_OUT_BASE_SLOTS = 15;
+export const CTX_OUT_DERIVED_SLOTS = 16;
+export const CTX_OUT_BASE_VALUES = 17;
+export const CTX_OUT_FRAMES = 18;
+export const CTX_OUT_CAPACITY = 19;
+/** Pairs in the output: read at entry, written back. */
+export const CTX_OUT_COUNT = 20;
+/** Where each callee-saved register lives (f64 each, the Unwinder's regSlots). */
+export const CTX_REG_SLOTS = 21;
+/** When not 0: (sp, ra) of every frame taken, f64 each, from the start of the call. */
+export const CTX_LOG = 22;
+/** The most frames one call takes (the log's capacity; 2^32 - 1 without a log). */
+export const CTX_MAX_TAKEN = 31;
+/** Extra boundaries that are also safepoints: `count` u64 return addresses. */
+export const CTX_BOUNDARIES = 23;
+export const CTX_BOUNDARY_COUNT = 24;
+/** The cursor: the next frame's SP (word index), return address (lo, hi), frame index. */
+export const CTX_W = 25;
+export const CTX_RA_LO = 26;
+export const CTX_RA_HI = 27;
+export const CTX_INDEX = 28;
+/** Set when the next frame's pairs do not fit in the output: that many more are needed. */
+export const CTX_ROOM_NEEDED = 29;
+export const CTX_WORDS_USED = 32;
