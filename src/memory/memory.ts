@@ -109,7 +109,8 @@ export class WordMemory implements Memory {
  */
 export function flatWords(memory: Memory): WordMemory | undefined {
   const words = memory instanceof RangedMemory ? memory.onlyPart : memory;
-  return words instanceof WordMemory && words.sizeBytes < 2 ** 32 ? words : undefined;
+  // A released SimulatedMemory has no words left: not flat, so every access goes through its checks.
+  return words instanceof WordMemory && words.sizeBytes < 2 ** 32 && words.words.byteLength === words.sizeBytes ? words : undefined;
 }
 
 /**

@@ -76,6 +76,9 @@ describe("scan kernel", () => {
     memory.release();
     expect(scanMemory().allocatedBytes).toBe(before);
     expect(() => memory.readWord(BASE)).toThrow(MemoryAccessError);
+    // A walk of it fails as the general unwinder says (no words left for the kernel to copy).
+    const walked = crossCheckScan(registry.snapshot(), memory, [{ sp: BASE, ra: 0x401010, boundaryRa: BOUNDARY }], { mode: "strict" });
+    expect(walked.error).toMatch(/0x7ffd00000000/);
   });
 
   it("copies a stack outside the scan memory into scratch above 2 GiB (offsets there shift unsigned)", () => {
