@@ -372,6 +372,39 @@ export class FrameDescriptors {
     return total;
   }
 
+  /**
+   * True when `other`, shifted by `biasBytes`, describes exactly these safepoints: every column
+   * equal element by element, the return addresses `biasBytes` apart, the same functions and
+   * architecture. (The registry's test that a map registered again is the one it holds.)
+   */
+  sameAs(other: FrameDescriptors, biasBytes: number): boolean {
+    if (other.count !== this.count || other.architecture !== this.architecture || other.functions.length !== this.functions.length) return false;
+    for (let i = 0; i < this.count; i++) if (this.returnAddress[i] !== other.returnAddress[i]! + biasBytes) return false;
+    for (let f = 0; f < this.functions.length; f++) {
+      const a = this.functions[f]!;
+      const b = other.functions[f]!;
+      if (a.name !== b.name || a.address !== b.address || a.stackSizeBytes !== b.stackSizeBytes) return false;
+    }
+    return (
+      sameElements(this.frameSizeBytes, other.frameSizeBytes) &&
+      sameElements(this.stackSizeBytes, other.stackSizeBytes) &&
+      sameElements(this.cfaRegister, other.cfaRegister) &&
+      sameElements(this.cfaOffsetBytes, other.cfaOffsetBytes) &&
+      sameElements(this.savedRegOffsets, other.savedRegOffsets) &&
+      sameElements(this.flags, other.flags) &&
+      sameElements(this.functionIndex, other.functionIndex) &&
+      sameElements(this.blobIndex, other.blobIndex) &&
+      sameElements(this.recordIndex, other.recordIndex) &&
+      sameElements(this.locStart, other.locStart) &&
+      sameElements(this.deoptCount, other.deoptCount) &&
+      sameElements(this.pairStart, other.pairStart) &&
+      sameElements(this.pairCount, other.pairCount) &&
+      sameElements(this.allocaCount, other.allocaCount) &&
+      sameElements(this.locations, other.locations) &&
+      sameElements(this.pairs, other.pairs)
+    );
+  }
+
   /** A copy with every return address shifted by `biasBytes` (registration at a load address). */
   withBias(biasBytes: number): FrameDescriptors {
     if (biasBytes === 0) return this;
@@ -404,6 +437,13 @@ export class FrameDescriptors {
       this.architecture,
     );
   }
+}
+
+/** Two columns of the same length and the same elements. */
+function sameElements(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** `column` itself when it holds exactly `length` elements, otherwise a copy of its first `length`. */
