@@ -2,8 +2,7 @@ import { TWO_32 } from "../src/bytes/word-codec.js";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseStackMapSection } from "../src/stackmap/llvm-stackmap.js";
-import { buildLlvmDescriptors } from "../src/loader/llvm-map-loader.js";
+import { registerStackMapBytes } from "../src/loader/register-maps.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
@@ -285,7 +284,8 @@ function parseCase(records: number, quick: boolean): BenchCase {
       let lastSafepointBytes = 0;
       const parseAndIndex = (): number => {
         const registry = new SafepointRegistry();
-        registry.register({ name: "bench", format: "llvm-v3", descriptors: buildLlvmDescriptors(parseStackMapSection(bytes)), contentKey: "bench" });
+        // The runtime's path (gc_init's bytes): decode, descriptors, content key, recipes, table.
+        registerStackMapBytes(registry, bytes, { name: "bench" });
         const snapshot = registry.snapshot();
         lastSafepointBytes = tableBytesPerSafepoint(snapshot);
         return snapshot.safepointCount;

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, UnsupportedInputError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
+import { uninitializedArray } from "../bytes/uninitialized-array.js";
 
 /*
  * The frame descriptors of one registered map: what the walker needs at each safepoint, in
@@ -145,26 +146,28 @@ export interface SafepointFields {
 
 /**
  * Growable typed-array columns; `finish()` freezes them into a FrameDescriptors. Loaders that
- * know their counts up front pass them as hints, so the columns are allocated once.
+ * know their counts up front pass them as hints, so the columns are allocated once. The columns
+ * are not zeroed (src/bytes/uninitialized-array.ts): every row, location and pair is written
+ * whole when it is added, and `finish()` keeps only those.
  */
 export class FrameDescriptorBuilder {
   private n = 0;
   private cap: number;
-  private returnAddress: Float64Array;
-  private frameSizeBytes: Int32Array;
-  private stackSizeBytes: Int32Array;
-  private cfaRegister: Uint8Array;
-  private cfaOffsetBytes: Int32Array;
-  private savedRegOffsets: Int16Array;
-  private flags: Uint8Array;
-  private functionIndex: Uint32Array;
-  private blobIndex: Uint32Array;
-  private recordIndex: Uint32Array;
-  private locStart: Uint32Array;
-  private deoptCount: Uint16Array;
-  private pairStart: Uint32Array;
-  private pairCount: Uint16Array;
-  private allocaCount: Uint16Array;
+  private returnAddress!: Float64Array;
+  private frameSizeBytes!: Int32Array;
+  private stackSizeBytes!: Int32Array;
+  private cfaRegister!: Uint8Array;
+  private cfaOffsetBytes!: Int32Array;
+  private savedRegOffsets!: Int16Array;
+  private flags!: Uint8Array;
+  private functionIndex!: Uint32Array;
+  private blobIndex!: Uint32Array;
+  private recordIndex!: Uint32Array;
+  private locStart!: Uint32Array;
+  private deoptCount!: Uint16Array;
+  private pairStart!: Uint32Array;
+  private pairCount!: Uint16Array;
+  private allocaCount!: Uint16Array;
   private locations: Int32Array;
   private locCount = 0;
   private pairs: Uint32Array;
@@ -180,23 +183,9 @@ export class FrameDescriptorBuilder {
     this.cap = cap;
     this.architecture = hints.architecture ?? X86_64;
     this.savedPerSafepoint = this.architecture.calleeSavedDwarf.length;
-    this.returnAddress = new Float64Array(cap);
-    this.frameSizeBytes = new Int32Array(cap);
-    this.stackSizeBytes = new Int32Array(cap);
-    this.cfaRegister = new Uint8Array(cap);
-    this.cfaOffsetBytes = new Int32Array(cap);
-    this.savedRegOffsets = new Int16Array(cap * this.savedPerSafepoint);
-    this.flags = new Uint8Array(cap);
-    this.functionIndex = new Uint32Array(cap);
-    this.blobIndex = new Uint32Array(cap);
-    this.recordIndex = new Uint32Array(cap);
-    this.locStart = new Uint32Array(cap);
-    this.deoptCount = new Uint16Array(cap);
-    this.pairStart = new Uint32Array(cap);
-    this.pairCount = new Uint16Array(cap);
-    this.allocaCount = new Uint16Array(cap);
-    this.locations = new Int32Array(Math.max(64, 2 * (hints.locations ?? 0)));
-    this.pairs = new Uint32Array(Math.max(64, 2 * (hints.pairs ?? 0)));
+    this.resizeSafepoints(cap);
+    this.locations = uninitializedArray(Int32Array, Math.max(64, 2 * (hints.locations ?? 0)));
+    this.pairs = uninitializedArray(Uint32Array, Math.max(64, 2 * (hints.pairs ?? 0)));
   }
 
   readonly functions: FunctionInfo[] = [];
@@ -224,7 +213,7 @@ export class FrameDescriptorBuilder {
       return 0;
     }
     const needed = first * 2 + words.length;
-    if (needed > this.locations.length) this.locations = growInt32(this.locations, Math.max(needed, this.locations.length * 2));
+    if (needed > this.locations.length) this.locations = resized(Int32Array, this.locations, Math.max(needed, this.locations.length * 2), first * 2);
     this.locations.set(words, first * 2);
     this.locCount += words.length >> 1;
     return first;
@@ -232,7 +221,7 @@ export class FrameDescriptorBuilder {
 
   /** Appends a location and returns its index. */
   addLocation(word0: number, word1: number): number {
-    if (this.locCount * 2 + 2 > this.locations.length) this.locations = growInt32(this.locations, this.locations.length * 2);
+    if (this.locCount * 2 + 2 > this.locations.length) this.locations = resized(Int32Array, this.locations, this.locations.length * 2, this.locCount * 2);
     this.locations[this.locCount * 2] = word0;
     this.locations[this.locCount * 2 + 1] = word1;
     return this.locCount++;
@@ -241,7 +230,7 @@ export class FrameDescriptorBuilder {
     return this.locCount;
   }
   addPair(baseLocation: number, derivedLocation: number): void {
-    if (this.pairWords + 2 > this.pairs.length) this.pairs = growUint32(this.pairs, this.pairs.length * 2);
+    if (this.pairWords + 2 > this.pairs.length) this.pairs = resized(Uint32Array, this.pairs, this.pairs.length * 2, this.pairWords);
     this.pairs[this.pairWords++] = baseLocation;
     this.pairs[this.pairWords++] = derivedLocation;
   }
@@ -254,7 +243,7 @@ export class FrameDescriptorBuilder {
    * fields are copied: a loader may pass one object for every safepoint, refilled each time.
    */
   addSafepoint(s: SafepointFields): number {
-    if (this.n === this.cap) this.growSafepoints();
+    if (this.n === this.cap) this.resizeSafepoints(this.cap * 2);
     const i = this.n++;
     this.returnAddress[i] = s.returnAddress;
     this.frameSizeBytes[i] = s.frameSizeBytes;
@@ -263,13 +252,9 @@ export class FrameDescriptorBuilder {
     this.cfaOffsetBytes[i] = s.cfaOffsetBytes;
     const saved = s.savedRegOffsets;
     const savedColumn = this.savedRegOffsets;
-    // The column is zero where nothing was written (fresh or grown, and each row is written
-    // once), so only the registers this frame saved are stored.
+    // The whole row: the column is not zeroed (0 = this frame did not save the register).
     const perSafepoint = this.savedPerSafepoint;
-    for (let k = 0; k < perSafepoint && k < saved.length; k++) {
-      const offset = saved[k]!;
-      if (offset !== 0) savedColumn[i * perSafepoint + k] = offset;
-    }
+    for (let k = 0; k < perSafepoint; k++) savedColumn[i * perSafepoint + k] = k < saved.length ? saved[k]! : 0;
     this.flags[i] = s.flags;
     this.functionIndex[i] = s.functionIndex;
     this.blobIndex[i] = s.blobIndex;
@@ -285,23 +270,24 @@ export class FrameDescriptorBuilder {
     return i;
   }
 
-  private growSafepoints(): void {
-    const cap = this.cap * 2;
-    this.returnAddress = copyInto(new Float64Array(cap), this.returnAddress);
-    this.frameSizeBytes = copyInto(new Int32Array(cap), this.frameSizeBytes);
-    this.stackSizeBytes = copyInto(new Int32Array(cap), this.stackSizeBytes);
-    this.cfaRegister = copyInto(new Uint8Array(cap), this.cfaRegister);
-    this.cfaOffsetBytes = copyInto(new Int32Array(cap), this.cfaOffsetBytes);
-    this.savedRegOffsets = copyInto(new Int16Array(cap * this.savedPerSafepoint), this.savedRegOffsets);
-    this.flags = copyInto(new Uint8Array(cap), this.flags);
-    this.functionIndex = copyInto(new Uint32Array(cap), this.functionIndex);
-    this.blobIndex = copyInto(new Uint32Array(cap), this.blobIndex);
-    this.recordIndex = copyInto(new Uint32Array(cap), this.recordIndex);
-    this.locStart = copyInto(new Uint32Array(cap), this.locStart);
-    this.deoptCount = copyInto(new Uint16Array(cap), this.deoptCount);
-    this.pairStart = copyInto(new Uint32Array(cap), this.pairStart);
-    this.pairCount = copyInto(new Uint16Array(cap), this.pairCount);
-    this.allocaCount = copyInto(new Uint16Array(cap), this.allocaCount);
+  /** Columns of `cap` rows holding the first `n` rows of the current ones (none yet in the constructor). */
+  private resizeSafepoints(cap: number): void {
+    const n = this.n;
+    this.returnAddress = resized(Float64Array, this.returnAddress, cap, n);
+    this.frameSizeBytes = resized(Int32Array, this.frameSizeBytes, cap, n);
+    this.stackSizeBytes = resized(Int32Array, this.stackSizeBytes, cap, n);
+    this.cfaRegister = resized(Uint8Array, this.cfaRegister, cap, n);
+    this.cfaOffsetBytes = resized(Int32Array, this.cfaOffsetBytes, cap, n);
+    this.savedRegOffsets = resized(Int16Array, this.savedRegOffsets, cap * this.savedPerSafepoint, n * this.savedPerSafepoint);
+    this.flags = resized(Uint8Array, this.flags, cap, n);
+    this.functionIndex = resized(Uint32Array, this.functionIndex, cap, n);
+    this.blobIndex = resized(Uint32Array, this.blobIndex, cap, n);
+    this.recordIndex = resized(Uint32Array, this.recordIndex, cap, n);
+    this.locStart = resized(Uint32Array, this.locStart, cap, n);
+    this.deoptCount = resized(Uint16Array, this.deoptCount, cap, n);
+    this.pairStart = resized(Uint32Array, this.pairStart, cap, n);
+    this.pairCount = resized(Uint16Array, this.pairCount, cap, n);
+    this.allocaCount = resized(Uint16Array, this.allocaCount, cap, n);
     this.cap = cap;
   }
 
@@ -389,6 +375,39 @@ export class FrameDescriptors {
     return total;
   }
 
+  /**
+   * True when `other`, shifted by `biasBytes`, describes exactly these safepoints: every column
+   * equal element by element, the return addresses `biasBytes` apart, the same functions and
+   * architecture. (The registry's test that a map registered again is the one it holds.)
+   */
+  sameAs(other: FrameDescriptors, biasBytes: number): boolean {
+    if (other.count !== this.count || other.architecture !== this.architecture || other.functions.length !== this.functions.length) return false;
+    for (let i = 0; i < this.count; i++) if (this.returnAddress[i] !== other.returnAddress[i]! + biasBytes) return false;
+    for (let f = 0; f < this.functions.length; f++) {
+      const a = this.functions[f]!;
+      const b = other.functions[f]!;
+      if (a.name !== b.name || a.address !== b.address || a.stackSizeBytes !== b.stackSizeBytes) return false;
+    }
+    return (
+      sameElements(this.frameSizeBytes, other.frameSizeBytes) &&
+      sameElements(this.stackSizeBytes, other.stackSizeBytes) &&
+      sameElements(this.cfaRegister, other.cfaRegister) &&
+      sameElements(this.cfaOffsetBytes, other.cfaOffsetBytes) &&
+      sameElements(this.savedRegOffsets, other.savedRegOffsets) &&
+      sameElements(this.flags, other.flags) &&
+      sameElements(this.functionIndex, other.functionIndex) &&
+      sameElements(this.blobIndex, other.blobIndex) &&
+      sameElements(this.recordIndex, other.recordIndex) &&
+      sameElements(this.locStart, other.locStart) &&
+      sameElements(this.deoptCount, other.deoptCount) &&
+      sameElements(this.pairStart, other.pairStart) &&
+      sameElements(this.pairCount, other.pairCount) &&
+      sameElements(this.allocaCount, other.allocaCount) &&
+      sameElements(this.locations, other.locations) &&
+      sameElements(this.pairs, other.pairs)
+    );
+  }
+
   /** A copy with every return address shifted by `biasBytes` (registration at a load address). */
   withBias(biasBytes: number): FrameDescriptors {
     if (biasBytes === 0) return this;
@@ -423,6 +442,13 @@ export class FrameDescriptors {
   }
 }
 
+/** Two columns of the same length and the same elements. */
+function sameElements(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** `column` itself when it holds exactly `length` elements, otherwise a copy of its first `length`. */
 function exactLength<T extends { length: number; slice(start: number, end: number): T }>(column: T, length: number): T {
   return column.length === length ? column : column.slice(0, length);
@@ -430,17 +456,14 @@ function exactLength<T extends { length: number; slice(start: number, end: numbe
 function checkU16(what: string, value: number): void {
   if (value < 0 || value > 0xffff) throw new InvalidArgumentError(what, String(value), "0..65535");
 }
-function copyInto<T extends { set(a: ArrayLike<number>): void }>(dst: T, src: ArrayLike<number>): T {
-  dst.set(src);
-  return dst;
-}
-function growInt32(a: Int32Array, cap: number): Int32Array<ArrayBuffer> {
-  const grown = new Int32Array(cap);
-  grown.set(a);
-  return grown;
-}
-function growUint32(a: Uint32Array, cap: number): Uint32Array<ArrayBuffer> {
-  const grown = new Uint32Array(cap);
-  grown.set(a);
+/** An uninitialized array of `length` elements holding the first `keep` of `from` (none when `from` is undefined). */
+function resized<T extends Int16Array | Uint16Array | Int32Array | Uint32Array | Uint8Array | Float64Array>(
+  kind: { new (buffer: ArrayBuffer, byteOffset: number, length: number): T; readonly BYTES_PER_ELEMENT: number },
+  from: T | undefined,
+  length: number,
+  keep: number,
+): T {
+  const grown = uninitializedArray(kind, length);
+  if (from !== undefined && keep > 0) grown.set(from.subarray(0, keep) as ArrayLike<number>);
   return grown;
 }

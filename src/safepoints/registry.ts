@@ -18,8 +18,10 @@ export interface MapToRegister {
   /** Added to every address when registered: where the module is loaded. */
   loadBias?: number;
   /**
-   * Identifies the map's content (e.g. a hash of its bytes). Registering the same content at the
-   * same bias again is a no-op that returns the first handle.
+   * Says which registered maps may hold the same content (e.g. a hash of its bytes, or only their
+   * length): registering a map whose key, bias and descriptors (FrameDescriptors.sameAs) equal a
+   * registered module's is a no-op that returns that module's handle. The descriptors decide, so
+   * two maps with one key are never mistaken for each other; the key only spares comparing them.
    */
   contentKey: string;
 }
@@ -122,7 +124,7 @@ export class SafepointRegistry {
       );
     }
     for (const module of this.current.modules.values()) {
-      if (module.contentKey === map.contentKey && module.loadBias === loadBias) return module.handle;
+      if (module.contentKey === map.contentKey && module.loadBias === loadBias && module.descriptors.sameAs(map.descriptors, loadBias)) return module.handle;
     }
     const descriptors = map.descriptors.withBias(loadBias);
     const handle = this.nextHandle++;

@@ -1,6 +1,7 @@
 import Long from "long";
 import { ByteView } from "../bytes/byte-view.js";
 import { littleEndianWords } from "../bytes/little-endian-words.js";
+import { uninitializedArray } from "../bytes/uninitialized-array.js";
 import { InvalidArgumentError, MalformedInputError, TruncatedInputError, hex } from "../errors.js";
 import { ROOT_TYPE_NONE, encodeLocationWord0 } from "../safepoints/frame-descriptors.js";
 
@@ -233,16 +234,17 @@ export class StackMapBlob {
     const minRecordBytes = RECORD_LOCATIONS + LIVE_OUTS_ARRAY + 4;
     section.need(recordsAt, numRecords * minRecordBytes, `stack map records (${numRecords} records of at least ${minRecordBytes} bytes)`);
 
-    const functionFirstRecord = new Uint32Array(numFunctions + 1);
-    const recordFunctions = new Uint32Array(numRecords);
+    // Every element of these is written below before the blob is made (uninitialized-array.ts).
+    const functionFirstRecord = uninitializedArray(Uint32Array, numFunctions + 1);
+    const recordFunctions = uninitializedArray(Uint32Array, numRecords);
     const recordsClaimed = claimRecords(section, functionsAt, numFunctions, numRecords, functionFirstRecord, recordFunctions);
     functionFirstRecord[numFunctions] = recordsClaimed;
     if (recordsClaimed !== numRecords) {
       throw new MalformedInputError("sum of function record counts", at(HEADER_NUM_RECORDS), recordsClaimed, `NumRecords = ${numRecords}`);
     }
 
-    const recordOffsets = new Uint32Array(numRecords);
-    const recordFirstLocation = new Uint32Array(numRecords + 1);
+    const recordOffsets = uninitializedArray(Uint32Array, numRecords);
+    const recordFirstLocation = uninitializedArray(Uint32Array, numRecords + 1);
     const decoder = new RecordDecoder(section, sectionWords, numConstants, initialLocationCapacity(section, recordsAt, numRecords));
     const cursor = decoder.decodeRecords(recordsAt, numRecords, offset, recordOffsets, recordFirstLocation);
     recordFirstLocation[numRecords] = decoder.locationCount;
@@ -438,60 +440,76 @@ class RecordDecoder {
     private readonly numConstants: number,
     capacityLocations: number,
   ) {
-    this.words = new Int32Array(2 * capacityLocations);
+    // Written up to 2 * locationCount; finishLocationWords hands out only that.
+    this.words = uninitializedArray(Int32Array, 2 * capacityLocations);
   }
 
   /**
    * Decodes the `numRecords` records from `recordsAt`, noting where each starts (relative to
    * `blobOffset`) and its first location (`recordFirstLocation` has numRecords + 1 entries; the
-   * last is set by the caller); returns the offset just past the last record.
+   * last is set by the caller); returns the offset just past the last record. One loop with the
+   * decoder's state in locals (this is most of the time a registration takes); every failing
+   * check leaves it through a function that builds the error.
    */
   decodeRecords(recordsAt: number, numRecords: number, blobOffset: number, recordOffsets: Uint32Array, recordFirstLocation: Uint32Array): number {
-    let cursor = recordsAt;
-    for (let r = 0; r < numRecords; r++) {
-      recordOffsets[r] = cursor - blobOffset;
-      recordFirstLocation[r] = this.locationCount;
-      cursor = this.decodeRecord(cursor, r);
-    }
-    return cursor;
-  }
-
-  /** Checks record `index` at `at` (a section offset, 8-aligned), decodes its locations, returns the offset just past it. */
-  decodeRecord(at: number, index: number): number {
     const section = this.section;
     const sectionWords = this.sectionWords;
-    if (!section.has(at, RECORD_LOCATIONS)) section.need(at, RECORD_LOCATIONS, `stack map record #${index}`);
-    const countsWord = sectionWords[(at + RECORD_RESERVED) >>> 2]!;
-    const flags = countsWord & 0xffff;
-    if (flags !== 0) throw new MalformedInputError(`record #${index} reserved field`, section.baseOffset + at + RECORD_RESERVED, flags, "0");
-    const numLocations = countsWord >>> 16;
-    if (!section.has(at + RECORD_LOCATIONS, numLocations * LOCATION_SIZE_BYTES)) {
-      section.need(at + RECORD_LOCATIONS, numLocations * LOCATION_SIZE_BYTES, `locations of record #${index} (${numLocations})`);
-    }
-    if (this.words.length < 2 * (this.locationCount + numLocations)) this.grow(this.locationCount + numLocations);
-    const words = this.words;
-    let w = 2 * this.locationCount;
-    let loc = at + RECORD_LOCATIONS;
-    for (let i = 0; i < numLocations; i++, loc += LOCATION_SIZE_BYTES) {
-      const head = sectionWords[loc >>> 2]!;
-      const regWord = sectionWords[(loc + LOCATION_DWARF_REG) >>> 2]!;
-      const value = sectionWords[(loc + LOCATION_OFFSET_OR_CONSTANT) >>> 2]! | 0;
-      const kind = head & 0xff;
-      // One test for the common case; the checks below, in the format's order, only when it fails.
-      if (
-        (kind - LocationKind.Register) >>> 0 > LocationKind.ConstantIndex - LocationKind.Register ||
-        (head & 0xff00) !== 0 ||
-        regWord > 0xff ||
-        kind === LocationKind.ConstantIndex
-      ) {
-        this.checkUnusualLocation(loc, i, index, kind, head, regWord, value);
+    const lengthBytes = section.lengthBytes;
+    let words = this.words;
+    let count = this.locationCount;
+    let at = recordsAt;
+    // In locals: V8 reads an import's binding and checks the callee at every call, which cost a
+    // sixth of this loop (once per location).
+    const encodeWord0 = encodeLocationWord0;
+    const untyped = ROOT_TYPE_NONE;
+    for (let r = 0; r < numRecords; r++) {
+      recordOffsets[r] = at - blobOffset;
+      recordFirstLocation[r] = count;
+      if (at + RECORD_LOCATIONS > lengthBytes) section.need(at, RECORD_LOCATIONS, `stack map record #${r}`);
+      const countsWord = sectionWords[(at + RECORD_RESERVED) >>> 2]!;
+      if ((countsWord & 0xffff) !== 0) {
+        throw new MalformedInputError(`record #${r} reserved field`, section.baseOffset + at + RECORD_RESERVED, countsWord & 0xffff, "0");
       }
-      words[w++] = encodeLocationWord0(kind, ROOT_TYPE_NONE, regWord & 0xff, head >>> 16);
-      words[w++] = value;
+      const numLocations = countsWord >>> 16;
+      const locationsEnd = at + RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES;
+      if (locationsEnd > lengthBytes) {
+        section.need(at + RECORD_LOCATIONS, numLocations * LOCATION_SIZE_BYTES, `locations of record #${r} (${numLocations})`);
+      }
+      if (words.length < 2 * (count + numLocations)) words = this.grow(count, count + numLocations);
+      let w = 2 * count;
+      for (let loc = at + RECORD_LOCATIONS; loc < locationsEnd; loc += LOCATION_SIZE_BYTES) {
+        const head = sectionWords[loc >>> 2]!;
+        const regWord = sectionWords[(loc + LOCATION_DWARF_REG) >>> 2]!;
+        const value = sectionWords[(loc + LOCATION_OFFSET_OR_CONSTANT) >>> 2]! | 0;
+        const kind = head & 0xff;
+        // One test for the common case; the checks below, in the format's order, only when it fails.
+        if (
+          (kind - LocationKind.Register) >>> 0 > LocationKind.ConstantIndex - LocationKind.Register ||
+          (head & 0xff00) !== 0 ||
+          regWord > 0xff ||
+          kind === LocationKind.ConstantIndex
+        ) {
+          this.checkUnusualLocation(loc, (loc - at - RECORD_LOCATIONS) / LOCATION_SIZE_BYTES, r, kind, head, regWord, value);
+        }
+        words[w++] = encodeWord0(kind, untyped, regWord & 0xff, head >>> 16);
+        words[w++] = value;
+      }
+      count += numLocations;
+      at = this.checkLiveOuts(at, locationsEnd, r);
     }
-    this.locationCount += numLocations;
-    const locationsEnd = loc;
-    const liveOuts = at + padTo8(RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES);
+    this.words = words;
+    this.locationCount = count;
+    return at;
+  }
+
+  /**
+   * Checks the padding and live-outs of record `index` at `at` (a section offset, 8-aligned)
+   * whose locations end at `locationsEnd`; returns the offset just past the record.
+   */
+  private checkLiveOuts(at: number, locationsEnd: number, index: number): number {
+    const section = this.section;
+    const sectionWords = this.sectionWords;
+    const liveOuts = at + padTo8(locationsEnd - at);
     if (!section.has(locationsEnd, liveOuts - locationsEnd + LIVE_OUTS_ARRAY)) {
       section.need(locationsEnd, liveOuts - locationsEnd + LIVE_OUTS_ARRAY, `live-out header of record #${index}`);
     }
@@ -556,10 +574,12 @@ class RecordDecoder {
     }
   }
 
-  private grow(minLocations: number): void {
-    const grown = new Int32Array(2 * Math.max(minLocations, 2 * this.locationCount, 64));
-    grown.set(this.words.subarray(0, 2 * this.locationCount));
+  /** A larger copy of the location words (the first `count` locations kept), for at least `minLocations`. */
+  private grow(count: number, minLocations: number): Int32Array {
+    const grown = uninitializedArray(Int32Array, 2 * Math.max(minLocations, 2 * count, 64));
+    grown.set(this.words.subarray(0, 2 * count));
     this.words = grown;
+    return grown;
   }
 
   /** The decoded words, exactly `2 * locationCount` long (a view when little of the reserve is unused). */

@@ -41,6 +41,12 @@ describe("registering maps through the public API", () => {
     registerStackMapBytes(registry, loaded.relocatedBytes, { name: "gc_init@0x1000" });
     const section = loaded.relocatedBytes;
     expect(() => registerStackMapBytes(registry, section.slice(), { name: "again", loadBias: 0 })).not.toThrow();
+    // The same length is not the same map: a copy with one function's stack size changed is
+    // another map claiming the same return addresses (not a repeat of the first).
+    const changed = section.slice();
+    const stackSizeAt = 16 + 8; // header, then function #0's address; its StackSize follows
+    new DataView(changed.buffer).setUint32(stackSizeAt, new DataView(section.buffer, section.byteOffset).getUint32(stackSizeAt, true) + 8, true);
+    expect(() => registerStackMapBytes(registry, changed, { name: "changed", loadBias: 0 })).toThrow(DuplicateSafepointError);
     // Overlapping a registered module is an error naming both modules.
     expect(() => registerObjectFile(registry, bytes, { path: library })).toThrow(DuplicateSafepointError);
     expect(() => registerObjectFile(registry, bytes, { path: library })).toThrow(/gc_init@0x1000/);
