@@ -102,6 +102,23 @@ export function inspectGraph(
 ): GraphInspection {
   const report = new FailureReport(space, model, maxMessages, describeRoot);
   const walk = GraphTraversal.reused(space, model, requireLive, report);
+  // The start bits are shared: cleared even when a root describer throws mid-traversal.
+  try {
+    const checksum = traverse(space, model, roots, walk);
+    reportOverlaps(space, model, walk, roots, report);
+    const details = report.details;
+    return { objects: walk.count, checksum, failures: report.failures, messages: details.map(formatVerifyFailure), details };
+  } finally {
+    walk.finish();
+  }
+}
+
+/**
+ * The traversal of inspectGraph: reaches every object (checking each once, GraphTraversal.reach)
+ * and hashes the graph: per object its slot count, raw byte count and raw bytes, and each
+ * pointer as its target's traversal index + 1 (0 for null and for a pointer that failed).
+ */
+function traverse(space: HeapSpace, model: ObjectModel, roots: readonly number[], walk: GraphTraversal): string {
   const h = new Checksum();
   for (let r = 0; r < roots.length; r++) {
     const root = roots[r]!;
@@ -126,10 +143,7 @@ export function inspectGraph(
     }
   }
   h.add32(walk.count);
-  reportOverlaps(space, model, walk, roots, report);
-  walk.finish();
-  const details = report.details;
-  return { objects: walk.count, checksum: h.digest(), failures: report.failures, messages: details.map(formatVerifyFailure), details };
+  return h.digest();
 }
 
 /**
