@@ -3,6 +3,7 @@ import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { type BenchCase, type CaseResult, type NativeScanResult, corpus, measureNativeScan } from "./corpus.js";
 import { ratiosSvg } from "./ratios-svg.js";
 import { type TimingOptions, sink } from "./timing.js";
+import { type VerifyOverheadResult, measureVerifyOverhead } from "./verify-overhead.js";
 import { ReferenceMismatchError } from "./walk-reference.js";
 
 /*
@@ -118,6 +119,19 @@ async function main(): Promise<void> {
     );
   }
 
+  let verifyOverhead: VerifyOverheadResult | null = null;
+  if (cli.filters.length === 0 || cli.filters.some((f) => "VerifyOverhead/run-stress-7".includes(f))) {
+    log("VerifyOverhead/run-stress-7: sp-binary-tree --stress=7 with and without --verify, phasesMs ...");
+    verifyOverhead = await measureVerifyOverhead(cli.quick ? 3 : 5);
+    const phases = (p: Record<string, number>): string =>
+      Object.entries(p)
+        .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+        .join(", ");
+    log(
+      `VerifyOverhead/run-stress-7: ${verifyOverhead.collections} collections; without --verify ${phases(verifyOverhead.withoutVerifyMs)} ms; with ${phases(verifyOverhead.withVerifyMs)} ms; verifyOverheadRatio ${verifyOverhead.verifyOverheadRatio.toFixed(2)} (target 2)`,
+    );
+  }
+
   const bytesPerSafepoint =
     results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ??
     results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ??
@@ -138,6 +152,9 @@ async function main(): Promise<void> {
     /** The same scans with each stack copied into the scan memory per scan (the alternative not kept). */
     nativeStackCopiedFramesPerSec: nativeCopied?.framesPerSec ?? null,
     nativeStackCopiedRatio: nativeCopied?.case.ratio ?? null,
+
+    verifyOverheadRatio: verifyOverhead?.verifyOverheadRatio ?? null,
+    verifyOverhead,
     walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,
     bytesPerSafepoint,
     scanPathBytesPerSafepoint: (results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["scanPathBytesPerSafepoint"] as number | undefined) ?? null,
@@ -150,6 +167,7 @@ async function main(): Promise<void> {
       parseRatio: 3,
       nativeFramesPerSec: 40e6,
       scanPathBytesPerSafepoint: 64,
+      verifyOverheadRatio: 2,
     },
     timing,
     node: process.version,

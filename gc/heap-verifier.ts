@@ -1,4 +1,3 @@
-import { highU32, lowU32 } from "../src/bytes/word-codec.js";
 import { hex } from "../src/errors.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
@@ -89,6 +88,9 @@ export type RootDescriber = (index: number) => string | undefined;
  * Without `requireLive` (before a collection) only the structural checks apply: marks are stale.
  * A pointer that fails is counted and not followed.
  * No reachable object may start inside another (reportOverlaps).
+ *
+ * Runs after every collection with --verify, twice: its loops read the heap's words and the
+ * traversal's reused tables (GraphTraversal) and allocate nothing per object.
  */
 export function inspectGraph(
   space: HeapSpace,
@@ -98,101 +100,192 @@ export function inspectGraph(
   maxMessages = 20,
   describeRoot: RootDescriber = () => undefined,
 ): GraphInspection {
-  const index = TraversalIndex.reused();
-  const order: number[] = [];
-  const details: VerifyFailure[] = [];
-  let failures = 0;
+  const report = new FailureReport(space, model, maxMessages, describeRoot);
+  const walk = GraphTraversal.reused(space, model, requireLive, report);
+  // The start bits are shared: cleared even when a root describer throws mid-traversal.
+  try {
+    const checksum = traverse(space, model, roots, walk);
+    reportOverlaps(space, model, walk, roots, report);
+    const details = report.details;
+    return { objects: walk.count, checksum, failures: report.failures, messages: details.map(formatVerifyFailure), details };
+  } finally {
+    walk.finish();
+  }
+}
+
+/**
+ * The traversal of inspectGraph: reaches every object (checking each once, GraphTraversal.reach)
+ * and hashes the graph: per object its slot count, raw byte count and raw bytes, and each
+ * pointer as its target's traversal index + 1 (0 for null and for a pointer that failed).
+ */
+function traverse(space: HeapSpace, model: ObjectModel, roots: readonly number[], walk: GraphTraversal): string {
   const h = new Checksum();
-
-  /** Where a pointer was read: root `slot` (holder -1) or pointer slot `slot` of object `holder`. */
-  const where = (holder: number, slot: number): VerifyFailureLocation =>
-    holder < 0
-      ? { kind: "root", index: slot, description: describeRoot(slot) }
-      : { kind: "field", object: holder, offsetBytes: model.pointerSlotAddress(space, holder, slot) - holder };
-  const fail = (holder: number, slot: number, target: number, reason: string): void => {
-    failures++;
-    if (details.length < maxMessages) details.push({ location: where(holder, slot), value: target, reason, expected: "a live object" });
-  };
-
-  /**
-   * The target's traversal index (discovering it), or -1 if it fails a check. The place it was
-   * read from is passed as numbers and only spelled out for a failure: this runs per pointer.
-   */
-  const reach = (target: number, holder: number, slot: number): number => {
-    const known = index.get(target);
-    if (known >= 0) return known;
-    const reason = checkObject(space, model, target, requireLive);
-    if (reason !== null) {
-      fail(holder, slot, target, reason);
-      return -1;
-    }
-    index.set(target, order.length);
-    order.push(target);
-    return order.length - 1;
-  };
-
-  roots.forEach((root, r) => {
-    h.add(root === 0 ? 0 : reach(root, -1, r) + 1);
-  });
-  for (let k = 0; k < order.length; k++) {
-    const obj = order[k]!;
+  for (let r = 0; r < roots.length; r++) {
+    const root = roots[r]!;
+    h.add32(root === 0 ? 0 : walk.reach(root, -1, r) + 1);
+  }
+  const base = space.base;
+  const words = space.words;
+  for (let k = 0; k < walk.count; k++) {
+    const obj = base + walk.order[k]!;
     const slots = model.pointerSlotCount(space, obj);
     const rawCount = model.rawByteCount(space, obj);
-    h.add(slots);
-    h.add(rawCount);
+    h.add32(slots);
+    h.add32(rawCount);
     // Raw bytes a 32-bit word at a time (they start 8-aligned, after the slots), the tail by bytes.
-    const raw = model.rawBytesAddress(space, obj) - space.base;
+    const raw = model.rawBytesAddress(space, obj) - base;
     const wholeWords = rawCount >>> 2;
-    for (let i = 0, w = raw >>> 2; i < wholeWords; i++) h.add32(space.words[w + i]!);
+    for (let i = 0, w = raw >>> 2; i < wholeWords; i++) h.add32(words[w + i]!);
     for (let i = wholeWords << 2; i < rawCount; i++) h.add32(space.bytes[raw + i]!);
     for (let i = 0; i < slots; i++) {
       const v = space.readWord(model.pointerSlotAddress(space, obj, i));
-      h.add(v === 0 ? 0 : reach(v, obj, i) + 1);
+      h.add32(v === 0 ? 0 : walk.reach(v, obj, i) + 1);
     }
   }
-  h.add(order.length);
-  failures += reportOverlaps(space, model, order, roots, details, maxMessages, where);
-  return { objects: order.length, checksum: h.digest(), failures, messages: details.map(formatVerifyFailure), details };
+  h.add32(walk.count);
+  return h.digest();
+}
+
+/**
+ * The failures of one inspection: all counted, the first `maxMessages` kept with their place.
+ * A place is passed around as numbers (holder, slot) and spelled out only for a failure kept.
+ */
+class FailureReport {
+  failures = 0;
+  readonly details: VerifyFailure[] = [];
+
+  constructor(
+    private readonly space: HeapSpace,
+    private readonly model: ObjectModel,
+    private readonly maxMessages: number,
+    private readonly describeRoot: RootDescriber,
+  ) {}
+
+  /** True when one more failure would be kept (not only counted). */
+  get keepsMore(): boolean {
+    return this.details.length < this.maxMessages;
+  }
+
+  /** Where a pointer was read: root `slot` (holder -1) or pointer slot `slot` of object `holder`. */
+  where(holder: number, slot: number): VerifyFailureLocation {
+    return holder < 0
+      ? { kind: "root", index: slot, description: this.describeRoot(slot) }
+      : { kind: "field", object: holder, offsetBytes: this.model.pointerSlotAddress(this.space, holder, slot) - holder };
+  }
+
+  /** A pointer read at (holder, slot) that is not a valid object. */
+  badPointer(holder: number, slot: number, target: number, reason: string): void {
+    this.failures++;
+    if (this.keepsMore) this.details.push({ location: this.where(holder, slot), value: target, reason, expected: "a live object" });
+  }
+}
+
+/**
+ * The state of one traversal, in typed arrays reused from one inspection to the next (a
+ * verification after every collection would otherwise allocate and regrow them each time):
+ *   order    the reached objects' heap offsets, in traversal order (a breadth-first queue);
+ *   index    offset -> traversal index (TraversalIndex);
+ *   starts   one bit per reached Immix object's address (ObjectStartBits, for reportOverlaps).
+ * Heap offsets are below 2^32 (MAX_HEAP_BYTES), so every table holds integers.
+ * (inspectGraph is not reentrant, and runs on one thread.)
+ */
+class GraphTraversal {
+  order: Uint32Array = new Uint32Array(1024);
+  count = 0;
+  readonly index = new TraversalIndex();
+  readonly starts = new ObjectStartBits();
+  private space!: HeapSpace;
+  private model!: ObjectModel;
+  private requireLive = false;
+  private report!: FailureReport;
+  /** Offsets at and above it are the large-object space's (no start bits). */
+  private immixEndOffset = 0;
+  private static shared: GraphTraversal | undefined;
+
+  static reused(space: HeapSpace, model: ObjectModel, requireLive: boolean, report: FailureReport): GraphTraversal {
+    const t = (GraphTraversal.shared ??= new GraphTraversal());
+    t.space = space;
+    t.model = model;
+    t.requireLive = requireLive;
+    t.report = report;
+    t.immixEndOffset = space.los.bottomPage * BYTES_IN_LARGE_PAGE;
+    t.count = 0;
+    t.index.clear();
+    t.starts.reserve(space.sizeBytes);
+    return t;
+  }
+
+  /**
+   * The traversal index of the object at `address` (discovering it: checked, queued, indexed),
+   * or -1 if it fails a check (reported as read at `holder`, `slot`). Runs per pointer.
+   */
+  reach(address: number, holder: number, slot: number): number {
+    const offset = address - this.space.base;
+    // Only an integer offset in [0, 2^32) can be an object's; anything else fails checkObject.
+    const indexed = offset >>> 0 === offset;
+    const at = indexed ? this.index.slotFor(offset) : -1;
+    if (indexed && this.index.holds(at, offset)) return this.index.valueAt(at);
+    const reason = checkObject(this.space, this.model, address, this.requireLive);
+    if (reason !== null || !indexed) {
+      this.report.badPointer(holder, slot, address, reason ?? "outside the heap");
+      return -1;
+    }
+    const k = this.count++;
+    if (k === this.order.length) this.order = growUint32(this.order);
+    this.order[k] = offset;
+    this.index.insertAt(at, offset, k);
+    if (offset < this.immixEndOffset) this.starts.set(offset);
+    return k;
+  }
+
+  /** The address of the `k`-th reached object. */
+  addressAt(k: number): number {
+    return this.space.base + this.order[k]!;
+  }
+
+  /** Leaves the start bits all clear for the next traversal (only the words this one set). */
+  finish(): void {
+    for (let k = 0; k < this.count; k++) this.starts.clearWordOf(this.order[k]!);
+  }
+}
+
+function growUint32(a: Uint32Array): Uint32Array {
+  const b = new Uint32Array(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /**
  * Counts reachable Immix objects whose storage starts inside another reachable object, and adds
  * failures: a pointer into the middle of an object taken for an object's address (a derived
  * pointer reported as a base; the collector has no interior-pointer lookup), whose "header" is
- * the other's data. Sets a bit per reachable object's address in a bitmap of its own (not the
- * mark bits: before a collection they are the last one's), then looks at the bit of every word
- * of each object's body after its first, so it costs about what hashing the raw bytes costs, and
- * runs before a collection too, before evacuation copies the two apart. Large objects start on
- * pages of their own. A failure it keeps names where the inner address was read (a root or a
- * field: found by a search made only for the failures kept), else the outer object.
+ * the other's data. `starts` has a bit per reachable Immix object's address (a bitmap of its own,
+ * not the mark bits: before a collection they are the last one's); each object's body after its
+ * first word is looked at 32 granules at a time, so it costs about a read per object, and runs
+ * before a collection too, before evacuation copies the two apart. Large objects start on pages
+ * of their own. A failure it keeps names where the inner address was read (a root or a field:
+ * found by a search made only for the failures kept), else the outer object.
  */
-function reportOverlaps(
-  space: HeapSpace,
-  model: ObjectModel,
-  objects: readonly number[],
-  roots: readonly number[],
-  details: VerifyFailure[],
-  maxMessages: number,
-  where: (holder: number, slot: number) => VerifyFailureLocation,
-): number {
+function reportOverlaps(space: HeapSpace, model: ObjectModel, walk: GraphTraversal, roots: readonly number[], report: FailureReport): void {
   const immixEnd = space.base + space.los.bottomPage * BYTES_IN_LARGE_PAGE;
-  const starts = ObjectStartBits.reused(space.sizeBytes);
-  for (const obj of objects) if (obj < immixEnd) starts.set(obj - space.base);
-  let failures = 0;
-  for (const obj of objects) {
+  const starts = walk.starts;
+  for (let k = 0; k < walk.count; k++) {
+    const obj = walk.addressAt(k);
     if (obj >= immixEnd) continue;
     const end = obj - model.headerBytes + model.sizeBytes(space, obj);
     // Another object's address within (obj, end + header) puts its storage inside this one.
-    for (let inner = obj + 8; inner < end + model.headerBytes; inner += 8) {
+    const innerEnd = end + model.headerBytes;
+    if (!starts.anyInRange(obj + 8 - space.base, innerEnd - space.base)) continue;
+    for (let inner = obj + 8; inner < innerEnd; inner += 8) {
       if (!starts.has(inner - space.base)) continue;
-      failures++;
-      if (details.length < maxMessages) {
+      report.failures++;
+      if (report.keepsMore) {
         const reason =
           `not an object start: inside object ${hex(obj)} (+0x${(inner - obj).toString(16)}, which ends at ${hex(end)}): ` +
           "a pointer into an object was reported as an object's address (a derived pointer as a base?)";
-        const holder = findHolder(space, model, objects, roots, inner);
-        const location = holder === null ? { kind: "object" as const, object: obj } : where(holder.holder, holder.slot);
-        details.push({
+        const holder = findHolder(space, model, walk, roots, inner);
+        const location = holder === null ? { kind: "object" as const, object: obj } : report.where(holder.holder, holder.slot);
+        report.details.push({
           location,
           value: inner,
           reason: location.kind === "object" ? `object ${hex(inner)} starts inside it: ${reason}` : reason,
@@ -201,25 +294,21 @@ function reportOverlaps(
       }
     }
   }
-  for (const obj of objects) if (obj < immixEnd) starts.clear(obj - space.base);
-  return failures;
 }
 
 /**
  * One bit per 8-byte granule of a heap: the reachable objects' addresses of one traversal. One
  * shared bitmap, grown to the largest heap seen and left all clear after each use (its user
- * clears the bits it set), so a verification after every collection neither allocates nor
+ * clears the words it set), so a verification after every collection neither allocates nor
  * clears the whole map.
  */
 class ObjectStartBits {
   private bits = new Uint32Array(0);
-  private static shared: ObjectStartBits | undefined;
 
-  static reused(heapBytes: number): ObjectStartBits {
-    const map = (ObjectStartBits.shared ??= new ObjectStartBits());
+  /** Room for a heap of `heapBytes` (the bits stay clear). */
+  reserve(heapBytes: number): void {
     const words = Math.ceil(heapBytes / 256);
-    if (map.bits.length < words) map.bits = new Uint32Array(words);
-    return map;
+    if (this.bits.length < words) this.bits = new Uint32Array(words);
   }
 
   set(offset: number): void {
@@ -232,23 +321,36 @@ class ObjectStartBits {
     return (this.bits[g >>> 5]! & (1 << (g & 31))) !== 0;
   }
 
-  clear(offset: number): void {
-    const g = offset >>> 3;
-    this.bits[g >>> 5]! &= ~(1 << (g & 31));
+  /** True when a bit is set for a granule in [from, to) (offsets, 8-aligned). */
+  anyInRange(from: number, to: number): boolean {
+    for (let g = from >>> 3, end = to >>> 3; g < end;) {
+      const bit = g & 31;
+      const n = Math.min(32 - bit, end - g);
+      const mask = n === 32 ? 0xffffffff : ((1 << n) - 1) << bit;
+      if ((this.bits[g >>> 5]! & mask) !== 0) return true;
+      g += n;
+    }
+    return false;
+  }
+
+  /** Clears the 32 granules' word holding `offset`'s bit (every bit in it is this traversal's). */
+  clearWordOf(offset: number): void {
+    this.bits[offset >>> 8] = 0;
   }
 }
 
-/** The first root (holder -1) or pointer field of `objects` that holds `value`, or null. */
+/** The first root (holder -1) or pointer field of a reached object that holds `value`, or null. */
 function findHolder(
   space: HeapSpace,
   model: ObjectModel,
-  objects: readonly number[],
+  walk: GraphTraversal,
   roots: readonly number[],
   value: number,
 ): { holder: number; slot: number } | null {
   const r = roots.indexOf(value);
   if (r >= 0) return { holder: -1, slot: r };
-  for (const obj of objects) {
+  for (let k = 0; k < walk.count; k++) {
+    const obj = walk.addressAt(k);
     const n = model.pointerSlotCount(space, obj);
     for (let i = 0; i < n; i++) if (space.readWord(model.pointerSlotAddress(space, obj, i)) === value) return { holder: obj, slot: i };
   }
@@ -296,54 +398,59 @@ export function checkObject(space: HeapSpace, model: ObjectModel, address: numbe
 }
 
 /**
- * Object address -> traversal index, for one traversal: open addressing on typed arrays (heap
- * addresses are 8-aligned integers below 2^53; 0 marks an empty slot, never an object's address),
- * doubled when half full. A Map here cost more than the rest of the verification.
+ * Heap offset -> traversal index, for one traversal: open addressing on typed arrays (offsets are
+ * 8-aligned integers below 2^32; a key is stored as offset + 1 so that 0 marks an empty slot),
+ * doubled when half full, reused from one traversal to the next. A Map here cost more than the
+ * rest of the verification.
  */
 class TraversalIndex {
-  private keys = new Float64Array(1024);
+  private keys = new Uint32Array(1024);
   private values = new Int32Array(1024);
   private count = 0;
-  private static shared: TraversalIndex | undefined;
 
-  /**
-   * The one index, emptied: a verification after every collection would otherwise regrow it
-   * from 1024 slots each time. Emptying costs its capacity, about twice the last graph's objects.
-   * (inspectGraph is not reentrant, and runs on one thread.)
-   */
-  static reused(): TraversalIndex {
-    const index = (TraversalIndex.shared ??= new TraversalIndex());
-    if (index.count > 0) index.keys.fill(0);
-    index.count = 0;
-    return index;
+  /** Empties it: costs its capacity, about twice the last graph's objects. */
+  clear(): void {
+    if (this.count > 0) this.keys.fill(0);
+    this.count = 0;
   }
 
-  private slotOf(key: number, keys: Float64Array): number {
+  /** Where `key` (offset + 1) is, or the empty slot where it would go. */
+  private slotOf(key: number, keys: Uint32Array): number {
     const mask = keys.length - 1;
-    // High bits of a multiplicative mix of the address's words (8-aligned: drop 3 low bits).
-    let i = Math.imul(((key / 8) >>> 0) ^ ((key / 0x8_0000_0000) >>> 0), 0x9e3779b1) >>> (Math.clz32(keys.length) + 1);
+    // High bits of a multiplicative mix of the granule number.
+    let i = Math.imul(key >>> 3, 0x9e3779b1) >>> (Math.clz32(keys.length) + 1);
     while (keys[i] !== 0 && keys[i] !== key) i = (i + 1) & mask;
     return i;
   }
 
-  /** The index of `key`, or -1. */
-  get(key: number): number {
-    const i = this.slotOf(key, this.keys);
-    return this.keys[i] === key ? this.values[i]! : -1;
+  /**
+   * The slot holding heap offset `offset` (holds() is then true), or the empty slot where it
+   * goes: one probe serves the lookup and the insertion. Makes room for one more first.
+   */
+  slotFor(offset: number): number {
+    if ((this.count + 1) * 2 > this.keys.length) this.grow();
+    return this.slotOf(offset + 1, this.keys);
   }
 
-  set(key: number, value: number): void {
-    if ((this.count + 1) * 2 > this.keys.length) this.grow();
-    const i = this.slotOf(key, this.keys);
-    if (this.keys[i] !== key) this.count++;
-    this.keys[i] = key;
-    this.values[i] = value;
+  holds(slot: number, offset: number): boolean {
+    return this.keys[slot] === offset + 1;
+  }
+
+  valueAt(slot: number): number {
+    return this.values[slot]!;
+  }
+
+  /** Records `offset` (not in it yet) at `slot`, as slotFor returned it. */
+  insertAt(slot: number, offset: number, value: number): void {
+    this.count++;
+    this.keys[slot] = offset + 1;
+    this.values[slot] = value;
   }
 
   private grow(): void {
     const oldKeys = this.keys;
     const oldValues = this.values;
-    this.keys = new Float64Array(oldKeys.length * 2);
+    this.keys = new Uint32Array(oldKeys.length * 2);
     this.values = new Int32Array(oldKeys.length * 2);
     for (let j = 0; j < oldKeys.length; j++) {
       if (oldKeys[j] === 0) continue;
@@ -354,24 +461,18 @@ class TraversalIndex {
   }
 }
 
-/** Two 32-bit FNV-1a-style lanes over 32-bit values (numbers up to 2^53 are split in halves). */
+/**
+ * Two 32-bit FNV-1a-style lanes over 32-bit values: every value the checksum takes is below 2^32
+ * (slot counts, raw byte counts and words, traversal indices + 1), one step each.
+ */
 class Checksum {
-  private a = 0x811c9dc5;
+  // Lanes kept as int32 (| 0): a field that starts above 2^31 would be a boxed double.
+  private a = 0x811c9dc5 | 0;
   private b = 0x01000193;
 
-  /** A value below 2^32 (one lane step each; the verifier's raw words). */
   add32(value: number): void {
     this.a = Math.imul(this.a ^ value, 0x01000193);
     this.b = Math.imul(this.b ^ value, 0x5bd1e995) ^ (this.b >>> 13);
-  }
-
-  add(value: number): void {
-    const lo = lowU32(value);
-    const hi = highU32(value);
-    this.a = Math.imul(this.a ^ lo, 0x01000193);
-    this.a = Math.imul(this.a ^ hi, 0x01000193);
-    this.b = Math.imul(this.b ^ lo, 0x5bd1e995) ^ (this.b >>> 13);
-    this.b = Math.imul(this.b ^ hi, 0x5bd1e995) ^ (this.b >>> 15);
   }
 
   digest(): string {

@@ -3,6 +3,7 @@
 // (the reachable graph's checksum changes across the collection).
 import { describe, expect, it } from "vitest";
 import { BYTES_IN_BLOCK } from "../../gc/heap-constants.js";
+import { inspectGraph } from "../../gc/heap-verifier.js";
 import { DefaultObjectModel, type HeapMemory } from "../../gc/object-model.js";
 import { allocOneLineObjects, fillRaw, keepOnly, makeHeap } from "./support/mock-vm.js";
 
@@ -82,5 +83,21 @@ describe("verify catches a broken heap", () => {
     });
     scanner.roots = [buffer];
     expect(c.collect().verifyFailures).toBe(0);
+  });
+
+  it("a verification that throws midway (a root describer failing) leaves nothing behind for the next one", () => {
+    const t = makeHeap({ poison: false });
+    const { collector: c, mutator: m } = t;
+    const buffer = m.alloc(0, 64);
+    c.space.writeWord(buffer + 24, 8 << 3); // a header-like word: buffer + 32 passes as an object
+    const throwingDescriber = (): string => {
+      throw new Error("describer failed");
+    };
+    // buffer + 32 is reached (its start bit set), then the bad second root's failure throws.
+    expect(() => inspectGraph(c.space, c.model, [buffer + 32, 8], false, 20, throwingDescriber)).toThrow("describer failed");
+    // buffer + 32 is not reached now: a start bit left from the first traversal would put it inside buffer.
+    const r = inspectGraph(c.space, c.model, [buffer], false);
+    expect(r.messages).toEqual([]);
+    expect(r.failures).toBe(0);
   });
 });
