@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { AARCH64 } from "../../src/arch/aarch64.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import { buildRunEntry, OUT_DIR, type Outcome, runProcess } from "./native-run.js";
+import { AARCH64_SYSROOT, QEMU_AARCH64, qemuAarch64 } from "./qemu-aarch64.js";
 
 /*
  * rootwalk itself on AArch64, on an x86-64 machine: the arm64 Node from the npm registry
@@ -22,8 +23,6 @@ import { buildRunEntry, OUT_DIR, type Outcome, runProcess } from "./native-run.j
 
 const ROOT = repoRoot();
 const DIR = join(ROOT, ".cache", "aarch64");
-const SYSROOT = `/usr/${AARCH64.linuxTriple}`;
-const QEMU = "qemu-aarch64";
 /** The runtime dependencies of package.json, installed for arm64 at package-lock.json's versions. */
 const RUNTIME_DEPENDENCIES = ["koffi", "immutable", "long"] as const;
 const FETCH_TIMEOUT_MS = 300_000;
@@ -44,19 +43,19 @@ export function arm64Rootwalk(): Arm64Rootwalk | string {
 
 function prepare(): Arm64Rootwalk | string {
   for (const [tool, args] of [
-    [QEMU, ["--version"]],
+    [QEMU_AARCH64, ["--version"]],
     [`${AARCH64.linuxTriple}-gcc`, ["--version"]],
   ] as const) {
     if (spawnSync(tool, args).status !== 0) return `${tool} is not installed (Debian: qemu-user, gcc-aarch64-linux-gnu libc6-dev-arm64-cross)`;
   }
-  if (!existsSync(join(SYSROOT, "lib"))) return `no AArch64 C library under ${SYSROOT} (Debian: libc6-dev-arm64-cross)`;
+  if (!existsSync(join(AARCH64_SYSROOT, "lib"))) return `no AArch64 C library under ${AARCH64_SYSROOT} (Debian: libc6-dev-arm64-cross)`;
   mkdirSync(DIR, { recursive: true });
   const node = fetchNode();
   if (!existsSync(node)) return node;
   const modules = installModules();
   if (!existsSync(modules)) return modules;
-  const check = spawnSync(QEMU, ["-L", SYSROOT, node, "-p", "process.arch"], { encoding: "utf8" });
-  if (check.stdout.trim() !== "arm64") return `the arm64 Node does not start under ${QEMU}: ${check.stderr.trim() || check.stdout.trim()}`;
+  const check = spawnSync(...qemuAarch64(node, ["-p", "process.arch"]), { encoding: "utf8" });
+  if (check.stdout.trim() !== "arm64") return `the arm64 Node does not start under ${QEMU_AARCH64}: ${check.stderr.trim() || check.stdout.trim()}`;
   return { node, cli: join(copyProject(modules), "src", "cli", "main.js") };
 }
 
@@ -128,5 +127,5 @@ function copyProject(modules: string): string {
 
 /** Runs `qemu-aarch64 -L SYSROOT NODE CLI args...` from the repository root, asynchronously. */
 export function runArm64(rootwalk: Arm64Rootwalk, args: readonly string[], timeoutMs: number): Promise<Outcome> {
-  return runProcess(QEMU, ["-L", SYSROOT, rootwalk.node, rootwalk.cli, ...args], timeoutMs);
+  return runProcess(...qemuAarch64(rootwalk.node, [rootwalk.cli, ...args]), timeoutMs);
 }
