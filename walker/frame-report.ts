@@ -1,6 +1,6 @@
 import type { Memory } from "../src/memory/memory.js";
-import { CALLEE_SAVED_NAMES } from "../src/safepoints/frame-descriptors.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
+import type { CalleeSavedName } from "./register-context.js";
 import { contextRegisterIndex, readSlot } from "./slot.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 
@@ -18,8 +18,8 @@ export interface FrameReport {
   /** The caller's SP; null for a frame #0 the walk could not climb (no CFI at its PC). */
   cfa: number | null;
   function: string | undefined;
-  /** Callee-saved registers as they are in this frame (null: not known). */
-  registers: Record<CalleeSavedName, number | null>;
+  /** The architecture's callee-saved registers as they are in this frame (null: not known). */
+  registers: Partial<Record<CalleeSavedName, number | null>>;
   /**
    * Each root's value and where it lives: a stack slot's address, or (`register`) a callee-saved
    * register of the walk's starting context that no frame below saved (the value is in the
@@ -28,7 +28,7 @@ export interface FrameReport {
   roots: FrameRoot[];
 }
 
-export type CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
+export type { CalleeSavedName };
 
 export interface FrameRoot {
   slot: number;
@@ -64,7 +64,7 @@ export function visitFrames(u: Unwinder, memory: Memory, start: WalkStart | read
     for (let i = 0; i < pairs.count; i++) {
       const slot = pairs.derivedSlots[i]!;
       const k = contextRegisterIndex(slot);
-      roots.push({ slot, register: k < 0 ? undefined : CALLEE_SAVED_NAMES[k], value: readSlot(slot, memory, u.contexts) });
+      roots.push({ slot, register: k < 0 ? undefined : (u.architecture.calleeSavedNames[k] as CalleeSavedName), value: readSlot(slot, memory, u.contexts) });
     }
     if (u.index === 0) inManagedCode = u.kind === "managed-unsafe";
     // A signal frame's CFA is the interrupted frame's SP (the unwinder keeps the address of its slot).
@@ -93,9 +93,9 @@ function frameFunction(u: Unwinder): string | undefined {
 
 function frameRegisters(u: Unwinder, memory: Memory): FrameReport["registers"] {
   const registers = {} as FrameReport["registers"];
-  CALLEE_SAVED_NAMES.forEach((name, k) => {
+  u.architecture.calleeSavedNames.forEach((name, k) => {
     const v = readSlot(u.regSlot(k), memory, u.contexts);
-    registers[name] = Number.isNaN(v) ? null : v;
+    registers[name as CalleeSavedName] = Number.isNaN(v) ? null : v;
   });
   return registers;
 }

@@ -2,7 +2,6 @@ import { hex } from "../src/errors.js";
 import { LOCATION_SHAPE_MASK, isFastRootLocation } from "../src/safepoints/fast-frame-rule.js";
 import {
   DWARF_CFA,
-  DWARF_RSP,
   ROOT_TYPE_ATOMIC,
   ROOT_TYPE_COMPLEX,
   ROOT_TYPE_TRAIT,
@@ -19,9 +18,9 @@ import { WalkError, type Unwinder } from "./unwinder.js";
  * The roots of one frame as slots (walker/slot.ts), appended to a RootPairs buffer.
  *
  * How each location kind of a (base, derived) pair resolves in a frame at its safepoint:
- *   Indirect [reg + off]  the slot at reg + off; reg = sp is the frame's SP, DWARF_CFA its CFA,
- *                         any other register (rbp, or rbx in realigned frames) is that register's
- *                         value in this frame
+ *   Indirect [reg + off]  the slot at reg + off; reg = sp (x86-64 R#7, AArch64 R#31) is the
+ *                         frame's SP, DWARF_CFA its CFA, any other register (rbp, or rbx in
+ *                         realigned frames; x29) is that register's value in this frame
  *   Register reg          the register's slot: the innermost frame's captured context, or the save
  *                         slot where a callee stored it (only callee-saved registers survive a call)
  *   Direct reg + off      an address, not a slot: a pair cannot be relocated through it; a gc
@@ -108,6 +107,7 @@ export function collectFrameRoots(u: Unwinder, out: RootPairs): void {
     const derivedOffset = locations[derivedLoc * 2 + 1]!;
     const baseOffset = locations[baseLoc * 2 + 1]!;
     if (
+      u.fastFramesAdmitted &&
       isFastRootLocation(w0 & LOCATION_SHAPE_MASK, derivedOffset, span) &&
       isFastRootLocation(locations[baseLoc * 2]! & LOCATION_SHAPE_MASK, baseOffset, span)
     ) {
@@ -158,12 +158,12 @@ export function locationSlot(u: Unwinder, loc: number): number {
       return registerValuePlusOffset(u, locationDwarfReg(w0), w1, loc);
     case LocationKind.Register: {
       const reg = locationDwarfReg(w0);
-      const k = calleeSavedIndex(reg);
+      const k = calleeSavedIndex(reg, u.architecture);
       const slot = k < 0 ? UNKNOWN_SLOT : u.regSlot(k);
       if (slot === UNKNOWN_SLOT)
         unresolvable(
           u,
-          `a root in register ${reg}`,
+          `a root in register ${u.architecture.registerName(reg)}`,
           k < 0 ? "it is not callee-saved, so it cannot hold a value across a call" : "no callee saved it and the register context does not hold it",
         );
       return slot;
@@ -174,12 +174,12 @@ export function locationSlot(u: Unwinder, loc: number): number {
 }
 
 function registerValuePlusOffset(u: Unwinder, reg: number, offset: number, loc: number): number {
-  if (reg === DWARF_RSP) return u.sp + offset;
+  if (reg === u.architecture.dwarf.sp) return u.sp + offset;
   if (reg === DWARF_CFA) return u.cfa + offset;
-  const k = calleeSavedIndex(reg);
+  const k = calleeSavedIndex(reg, u.architecture);
   const value = k < 0 ? Number.NaN : readSlot(u.regSlot(k), u.memory, u.contexts);
   if (Number.isNaN(value)) {
-    unresolvable(u, `location #${loc} relative to register ${reg}`, "the register's value in this frame is unknown");
+    unresolvable(u, `location #${loc} relative to register ${u.architecture.registerName(reg)}`, "the register's value in this frame is unknown");
   }
   return value + offset;
 }

@@ -1,56 +1,66 @@
+import type { Architecture } from "../src/arch/architecture.js";
 import type { Memory } from "../src/memory/memory.js";
-import { CALLEE_SAVED_COUNT, CALLEE_SAVED_DWARF, calleeSavedIndex } from "../src/safepoints/frame-descriptors.js";
-import { X86_64 } from "../src/arch/x86-64.js";
+import { calleeSavedIndex } from "../src/safepoints/frame-descriptors.js";
 import type { MappedModule } from "../src/unwind/module-map.js";
 import type { RegisterContext } from "./register-context.js";
-import { UNKNOWN_SLOT, readSlot } from "./slot.js";
+import { UNKNOWN_SLOT, readSlot, readSlotExact } from "./slot.js";
 
 /*
- * One native frame climbed by its CFI row, for walker/unwinder.ts.
+ * One native frame climbed by its CFI row, for walker/unwinder.ts, on the walk's architecture.
  *
- *   CFA          = register + offset: rsp is the frame's SP; any callee-saved register is read
- *                  from its slot (rbp in frame-pointer code); other registers are not tracked
- *   return addr  at CFA + offset (rule offset(N) of column 16); an undefined rule marks the
- *                outermost frame (clone3, _start)
+ *   CFA          = register + offset: the SP register is the frame's SP; any callee-saved
+ *                  register is read from its slot (rbp or x29 in frame-pointer code); other
+ *                  registers are not tracked
+ *   return addr  at CFA + offset (rule offset(N) of the return-address column: x86-64 16, AArch64
+ *                30); an undefined rule marks the outermost frame (clone3, _start); no rule at
+ *                all, where the column is a tracked register (AArch64 x30), means the return
+ *                address is still in that register (a frame that has not saved x30)
+ *   signed       the row says the return address is signed (AArch64 negate_ra_state): the
+ *                unwinder strips the signature (stripSignature) when it reads it
  *   caller's callee-saved register k:
  *       offset(N)       the save slot CFA + N
  *       same / none     where it was for this frame
  *       register(r)     where register r was for this frame (when r is callee-saved)
  *       undefined, val_offset, r not callee-saved   unknown
  *
- * The signal trampoline (__restore_rt, rt_sigreturn) is recognised by its bytes, as gdb does: its
- * SP is the kernel's ucontext, so every register of the interrupted frame is in memory (the layout
- * is the architecture's: src/arch/x86-64.ts signalContext).
+ * The signal trampoline (x86-64 __restore_rt, AArch64 __kernel_rt_sigreturn) is recognised by its
+ * bytes, as gdb does: the kernel's ucontext lies at a fixed offset from its SP, so every register
+ * of the interrupted frame is in memory (the layout is the architecture's signalContext).
  */
 
 export interface NativeStep {
   cfa: number;
+  /** A walker/slot.ts slot: a stack address, or the register that still holds the return address. */
   raSlot: number;
+  raSigned: boolean;
   outermost: boolean;
   /** Why the step failed (when nativeStep returns false). */
   problem: string;
 }
 
-const SIGNAL = X86_64.signalContext;
-const WORD_BYTES = X86_64.wordBytes;
-/** Offset of the saved general registers (uc_mcontext.gregs) in the ucontext. */
-export const UCONTEXT_GREGS_BYTES = SIGNAL.registersOffsetBytes;
-/** Offsets of the interrupted SP and PC in those registers. */
-export const GREG_SP_BYTES = SIGNAL.spIndex * WORD_BYTES;
-export const GREG_PC_BYTES = SIGNAL.pcIndex * WORD_BYTES;
-/** Bytes of the sigreturn trampoline's code that identify it. */
-export const SIGRETURN_CODE_BYTES = SIGNAL.sigreturnCode.length;
-
-export function isSigreturnTrampoline(code: Uint8Array): boolean {
-  const expected = SIGNAL.sigreturnCode;
+export function isSigreturnTrampoline(architecture: Architecture, code: Uint8Array): boolean {
+  const expected = architecture.signalContext.sigreturnCode;
   if (code.length < expected.length) return false;
   for (let i = 0; i < expected.length; i++) if (code[i] !== expected[i]) return false;
   return true;
 }
 
-/** The interrupted frame's callee-saved register slots, in the ucontext's gregs at `gregs`. */
-export function signalFrameSlots(gregs: number, out: Float64Array): void {
-  for (let k = 0; k < CALLEE_SAVED_COUNT; k++) out[k] = gregs + SIGNAL.calleeSavedIndex[k]! * WORD_BYTES;
+/** The interrupted frame's callee-saved register slots, in the ucontext's registers at `gregs`. */
+export function signalFrameSlots(architecture: Architecture, gregs: number, out: Float64Array): void {
+  const index = architecture.signalContext.calleeSavedIndex;
+  for (let k = 0; k < index.length; k++) out[k] = gregs + index[k]! * architecture.wordBytes;
+}
+
+/**
+ * The return address in `slot` without its pointer-authentication signature: the low
+ * architecture.signedAddressBits bits, read exactly (a signed address is above 2^53). NaN for a
+ * register no context holds.
+ */
+export function stripSignature(architecture: Architecture, slot: number, memory: Memory, contexts: readonly (RegisterContext | undefined)[]): number {
+  const exact = readSlotExact(slot, memory, contexts);
+  if (exact === undefined) return Number.NaN;
+  const bits = architecture.signedAddressBits;
+  return Number(bits === undefined ? exact : exact & ((1n << BigInt(bits)) - 1n));
 }
 
 /**
@@ -59,6 +69,7 @@ export function signalFrameSlots(gregs: number, out: Float64Array): void {
  * May throw a RootwalkError for unwind information it cannot read.
  */
 export function nativeStep(
+  architecture: Architecture,
   module: MappedModule,
   pc: number,
   sp: number,
@@ -74,26 +85,33 @@ export function nativeStep(
     return false;
   }
   let base: number;
-  if (row.cfaRegister === X86_64.dwarf.sp) base = sp;
+  if (row.cfaRegister === architecture.dwarf.sp) base = sp;
   else {
-    const k = calleeSavedIndex(row.cfaRegister);
+    const k = calleeSavedIndex(row.cfaRegister, architecture);
     base = k < 0 ? Number.NaN : readSlot(regSlots[k]!, memory, contexts);
     if (Number.isNaN(base)) {
-      out.problem = `its CFA rule uses register ${row.cfaRegister}, whose value is not known here`;
+      out.problem = `its CFA rule uses register ${architecture.registerName(row.cfaRegister)}, whose value is not known here`;
       return false;
     }
   }
   out.cfa = base + row.cfaOffset;
-  const raOffset = row.savedRegisters.get(X86_64.dwarf.returnAddress);
+  const raColumn = architecture.dwarf.returnAddress;
+  const raOffset = row.savedRegisters.get(raColumn);
+  const raRule = row.otherRules.get(raColumn);
+  const raRegister = calleeSavedIndex(raColumn, architecture);
   out.outermost = false;
+  out.raSigned = row.returnAddressSigned;
   if (raOffset !== undefined) out.raSlot = out.cfa + raOffset;
-  else if (row.otherRules.get(X86_64.dwarf.returnAddress)?.kind === "undefined") out.outermost = true;
+  else if (raRule?.kind === "undefined") out.outermost = true;
+  else if (raRegister >= 0 && (raRule === undefined || raRule.kind === "sameValue") && regSlots[raRegister] !== UNKNOWN_SLOT)
+    out.raSlot = regSlots[raRegister]!;
   else {
-    out.problem = "its CFI row has no rule for the return address";
+    out.problem = raRegister >= 0 ? "its return address is in a register whose value is not known here" : "its CFI row has no rule for the return address";
     return false;
   }
-  for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
-    const register = CALLEE_SAVED_DWARF[k]!;
+  const calleeSaved = architecture.calleeSavedDwarf;
+  for (let k = 0; k < calleeSaved.length; k++) {
+    const register = calleeSaved[k]!;
     const offset = row.savedRegisters.get(register);
     if (offset !== undefined) {
       nextSlots[k] = out.cfa + offset;
@@ -102,7 +120,7 @@ export function nativeStep(
     const rule = row.otherRules.get(register);
     if (rule === undefined || rule.kind === "sameValue") nextSlots[k] = regSlots[k]!;
     else if (rule.kind === "register") {
-      const from = calleeSavedIndex(rule.register);
+      const from = calleeSavedIndex(rule.register, architecture);
       nextSlots[k] = from < 0 ? UNKNOWN_SLOT : regSlots[from]!;
     } else nextSlots[k] = UNKNOWN_SLOT;
   }

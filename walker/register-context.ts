@@ -1,29 +1,44 @@
+import type { Architecture } from "../src/arch/architecture.js";
+import type { Aarch64CalleeSavedName } from "../src/arch/aarch64.js";
+import { X86_64, type X86_64CalleeSavedName } from "../src/arch/x86-64.js";
 import { InvalidArgumentError } from "../src/errors.js";
-import { CALLEE_SAVED_COUNT, CALLEE_SAVED_NAMES } from "../src/safepoints/frame-descriptors.js";
 
-export type CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
+/** A callee-saved register's name on any architecture rootwalk walks (`rbx`, `x20`). */
+export type CalleeSavedName = X86_64CalleeSavedName | Aarch64CalleeSavedName;
 
 const U64_MAX = (1n << 64n) - 1n;
 
 /**
- * The callee-saved registers (rbx, rbp, r12-r15) as they are at the innermost safepoint. The
- * runtime's safepoint trampoline captures them; a root that lives in one of them is read from
- * here and a relocated value is written back here, for the runtime to restore into the register.
- * Registers not captured are unknown: a walk that needs one fails with a typed error.
+ * The callee-saved registers of an architecture (x86-64: rbx, rbp, r12-r15; AArch64: x19-x30) as
+ * they are at the innermost safepoint, indexed k in the architecture's calleeSavedDwarf order.
+ * The runtime's safepoint trampoline captures them (or a core's NT_PRSTATUS holds them); a root
+ * that lives in one of them is read from here and a relocated value is written back here, for
+ * the runtime to restore into the register. Registers not captured are unknown: a walk that
+ * needs one fails with a typed error.
  *
  * A register can hold anything (an integer like -48 as well as a pointer): `exact` keeps all 64
  * bits, so a register the collector did not change goes back unchanged; `values` is the number
  * the walker computes with (exact below 2^53, which every address and heap pointer is).
  */
 export class RegisterContext {
-  readonly values = new Float64Array(CALLEE_SAVED_COUNT);
-  readonly exact = new BigUint64Array(CALLEE_SAVED_COUNT);
+  readonly values: Float64Array;
+  readonly exact: BigUint64Array;
   knownMask = 0;
 
-  static from(registers: Partial<Record<CalleeSavedName, number | bigint>>): RegisterContext {
-    const context = new RegisterContext();
-    CALLEE_SAVED_NAMES.forEach((name, k) => {
-      const value = registers[name];
+  constructor(readonly architecture: Architecture = X86_64) {
+    this.values = new Float64Array(architecture.calleeSavedDwarf.length);
+    this.exact = new BigUint64Array(architecture.calleeSavedDwarf.length);
+  }
+
+  /** A context from register names of `architecture` (default x86-64); a name it lacks is refused. */
+  static from(registers: Partial<Record<CalleeSavedName, number | bigint>>, architecture: Architecture = X86_64): RegisterContext {
+    const context = new RegisterContext(architecture);
+    for (const name of Object.keys(registers)) {
+      if (!architecture.calleeSavedNames.includes(name))
+        throw new InvalidArgumentError("register", name, `a callee-saved register of ${architecture.name} (${architecture.calleeSavedNames.join(", ")})`);
+    }
+    architecture.calleeSavedNames.forEach((name, k) => {
+      const value = registers[name as CalleeSavedName];
       if (value === undefined) return;
       const exact = typeof value === "bigint" ? value : Number.isSafeInteger(value) ? BigInt(value) : -1n;
       if (exact < 0n || exact > U64_MAX)
@@ -55,8 +70,8 @@ export class RegisterContext {
 
   toObject(): Partial<Record<CalleeSavedName, bigint>> {
     const out: Partial<Record<CalleeSavedName, bigint>> = {};
-    CALLEE_SAVED_NAMES.forEach((name, k) => {
-      if (this.isKnown(k)) out[name] = this.exact[k]!;
+    this.architecture.calleeSavedNames.forEach((name, k) => {
+      if (this.isKnown(k)) out[name as CalleeSavedName] = this.exact[k]!;
     });
     return out;
   }

@@ -1,6 +1,5 @@
 import { RootwalkError } from "../src/errors.js";
 import type { Memory } from "../src/memory/memory.js";
-import { CALLEE_SAVED_COUNT } from "../src/safepoints/frame-descriptors.js";
 import type { RegistrySnapshot } from "../src/safepoints/registry.js";
 import { FastLoop, FrameLog, scanStackRoots } from "./fast-scan.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
@@ -101,7 +100,7 @@ function outcome(u: Unwinder, out: RootPairs, log: FrameLog, frames: number, err
     transitions: u.transitions,
     stopReason: u.stopReason,
     stoppedAt: u.stoppedAt,
-    regSlots: Array.from({ length: CALLEE_SAVED_COUNT }, (_, k) => u.regSlot(k)),
+    regSlots: Array.from({ length: u.calleeSavedCount }, (_, k) => u.regSlot(k)),
     error,
   };
 }

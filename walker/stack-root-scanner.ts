@@ -158,8 +158,10 @@ export class StackRootScanner implements RootScanner {
 
   /** `frame #1 rw_main+0x2a, stack slot 0x7ffd... (sp+0x10)` or `..., register rbx`. */
   private describeFrame(thread: ThreadStack, frame: number, slot: number): string {
-    const where = isMemorySlot(slot) ? `stack slot ${describeSlot(slot)}` : `register ${describeSlot(slot).replace(/@chunk\d+$/, "")}`;
     const u = new Unwinder(this.registry.snapshot(), thread.memory, this.strictOptions);
+    const where = isMemorySlot(slot)
+      ? `stack slot ${describeSlot(slot, u.architecture)}`
+      : `register ${describeSlot(slot, u.architecture).replace(/@chunk\d+$/, "")}`;
     for (u.init(thread.chunks); u.valid(); u.next()) {
       if (u.index !== frame) continue;
       const range = u.calleeFunctionRange();

@@ -1,28 +1,16 @@
 import { RootwalkError, hex } from "../src/errors.js";
 import { readU64 } from "../src/bytes/word-codec.js";
 import { type Memory, flatWords } from "../src/memory/memory.js";
-import {
-  CALLEE_SAVED_COUNT,
-  DWARF_RBP,
-  FLAG_FRAME_POINTER_CFA,
-  FRAME_POINTER_INDEX,
-  RA_CFA_OFFSET_BYTES,
-  type FrameDescriptors,
-} from "../src/safepoints/frame-descriptors.js";
+import type { Architecture } from "../src/arch/architecture.js";
+import { MAX_CALLEE_SAVED_COUNT } from "../src/arch/elf-architecture.js";
+import { X86_64 } from "../src/arch/x86-64.js";
+import { FLAG_FRAME_POINTER_CFA, FLAG_RETURN_ADDRESS_SIGNED, calleeSavedIndex, type FrameDescriptors } from "../src/safepoints/frame-descriptors.js";
+import { admitsFastFrames } from "../src/safepoints/fast-frame-rule.js";
 import type { RegisteredModule, RegistrySnapshot } from "../src/safepoints/registry.js";
 import type { MappedModule, ModuleMap } from "../src/unwind/module-map.js";
 import type { RegisterContext } from "./register-context.js";
-import {
-  GREG_PC_BYTES,
-  GREG_SP_BYTES,
-  type NativeStep,
-  UCONTEXT_GREGS_BYTES,
-  SIGRETURN_CODE_BYTES,
-  isSigreturnTrampoline,
-  nativeStep,
-  signalFrameSlots,
-} from "./native-frame.js";
-import { UNKNOWN_SLOT, contextSlot, readSlot } from "./slot.js";
+import { type NativeStep, isSigreturnTrampoline, nativeStep, signalFrameSlots, stripSignature } from "./native-frame.js";
+import { UNKNOWN_SLOT, contextSlot, isMemorySlot, readSlot } from "./slot.js";
 import { type SplitStackTransition, type SplitStacks, splitStackTransition } from "./split-stacks.js";
 
 /*
@@ -46,6 +34,14 @@ import { type SplitStackTransition, type SplitStacks, splitStackTransition } fro
  * climbed by its frame pointer (dynamic frames; frame-pointer frames without a static size),
  * raSlot = rbp + cfaOffset - 8 with rbp this frame's own rbp value. The caller's frame then has
  * sp = raSlot + 8 and ra = [raSlot].
+ *
+ * On AArch64 (the walk's architecture: the snapshot's, src/arch/aarch64.ts) `bl` pushes nothing:
+ * CFA = sp + d.frameSizeBytes (or x29 + cfaOffset), the caller's SP is the CFA, and the return
+ * address is the caller's x30: the slot where this frame saved x30 (its CFI rule for column 30,
+ * d.savedRegOffsets), or, in a frame that did not save it (an innermost native frame), x30 itself.
+ * `raSlot` is therefore a slot of walker/slot.ts (a stack address or a context register), and a
+ * return address the CFI marks signed (pointer authentication) is stripped of its signature.
+ * x19-x30 are tracked through frames like rbx..r15 on x86-64.
  *
  * Register values: the innermost frame's callee-saved registers are in the RegisterContext the
  * runtime captured. Going out one frame, a register this frame saved (descriptor savedRegOffsets,
@@ -121,6 +117,8 @@ export interface UnwinderOptions {
   splitStacks?: SplitStacks;
   /** Every mapped ELF: frames without a safepoint are climbed by their CFI (see above). */
   modules?: ModuleMap;
+  /** The machine walked when the snapshot has no maps to say (a core without stack maps); default x86-64. */
+  architecture?: Architecture;
 }
 
 export type StopReason =
@@ -158,8 +156,10 @@ export class Unwinder {
   descriptor = -1;
   /** CFA of this frame: the caller's SP. */
   cfa = 0;
-  /** Where the caller's return address (or, in a signal frame, its PC) is read. */
+  /** Where the caller's return address (or, in a signal frame, its PC) is read: a walker/slot.ts slot. */
   raSlot = 0;
+  /** The return address in raSlot is signed (AArch64 pointer authentication): strip it when read. */
+  private raSigned = false;
   kind: FrameKind = "managed";
   /** The ELF module of a non-managed frame (module map walks). */
   nativeModule: MappedModule | undefined;
@@ -167,11 +167,20 @@ export class Unwinder {
   pcExact = false;
   /** The frame's row says the caller's return address is undefined: this is the outermost frame. */
   private outermost = false;
-  private readonly step: NativeStep = { cfa: 0, raSlot: 0, outermost: false, problem: "" };
-  private readonly nextSlots = new Float64Array(CALLEE_SAVED_COUNT);
+  private readonly step: NativeStep = { cfa: 0, raSlot: 0, raSigned: false, outermost: false, problem: "" };
+  /** Sized for every architecture; only the first `calleeSavedCount` entries are used. */
+  private readonly nextSlots = new Float64Array(MAX_CALLEE_SAVED_COUNT);
   private managedStarts: ReadonlySet<number> | undefined;
   /** Where each callee-saved register's value lives for this frame (see walker/slot.ts). */
-  private readonly regSlots = new Float64Array(CALLEE_SAVED_COUNT);
+  private readonly regSlots = new Float64Array(MAX_CALLEE_SAVED_COUNT);
+  /** The walk's architecture (the snapshot's; UnwinderOptions.architecture for a snapshot without maps). */
+  architecture: Architecture = X86_64;
+  /** architecture.calleeSavedDwarf.length: the register slots in use. */
+  calleeSavedCount = 0;
+  /** The fast loop's frames and the general path's common case exist on this architecture (src/safepoints/fast-frame-rule.ts). */
+  fastFramesAdmitted = true;
+  /** calleeSavedDwarf index of the return-address column (AArch64 x30), or -1 (x86-64's is not a register). */
+  private raRegisterIndex = -1;
   /** The register context of each chunk (slots name them by chunk index). */
   contexts: (RegisterContext | undefined)[] = [];
   /** Index of the chunk this frame belongs to, and split-stack transitions crossed so far. */
@@ -225,6 +234,16 @@ export class Unwinder {
     this.snapshot = snapshot;
     this.memory = memory;
     this.bindWords();
+    this.bindArchitecture();
+  }
+
+  /** The snapshot's architecture (one per snapshot: src/safepoints/registry.ts), or the option's. */
+  private bindArchitecture(): void {
+    const a = this.snapshot.architecture ?? this.options.architecture ?? X86_64;
+    this.architecture = a;
+    this.calleeSavedCount = a.calleeSavedDwarf.length;
+    this.raRegisterIndex = calleeSavedIndex(a.dwarf.returnAddress, a);
+    this.fastFramesAdmitted = admitsFastFrames(a);
   }
 
   /**
@@ -238,6 +257,7 @@ export class Unwinder {
     this.memory = memory;
     this.active = false;
     this.bindWords();
+    this.bindArchitecture();
   }
 
   private bindWords(): void {
@@ -272,9 +292,13 @@ export class Unwinder {
     return this.regSlots[k]!;
   }
 
-  /** Copies every callee-saved register's slot for the current frame into `out`. */
+  /**
+   * Copies the callee-saved registers' slots for the current frame into `out` (its first
+   * out.length; resumeAt hands back the same number, and the fast loop takes no frame of an
+   * architecture with more registers than its array: src/safepoints/fast-frame-rule.ts).
+   */
   copyRegSlots(out: Float64Array): void {
-    out.set(this.regSlots);
+    out.set(this.regSlots.subarray(0, Math.min(out.length, this.regSlots.length)));
   }
 
   /** Starts (or restarts) a walk: one chunk, or several innermost first. */
@@ -330,13 +354,16 @@ export class Unwinder {
     }
     // resolve() checked that the return-address slot is readable.
     const raSlot = this.raSlot;
-    const callerRa = this.words !== undefined && raSlot >= this.wordsBase && raSlot + 8 <= this.wordsEnd ? this.wordAt(raSlot) : this.memory.readWord(raSlot);
+    let callerRa = this.words !== undefined && raSlot >= this.wordsBase && raSlot + 8 <= this.wordsEnd ? this.wordAt(raSlot) : this.readReturnAddress(raSlot);
+    if (Number.isNaN(callerRa)) return;
+    if (this.raSigned) callerRa = stripSignature(this.architecture, raSlot, this.memory, this.contexts);
     let callerSp = this.cfa;
     let callerExact = false;
     if (this.kind === "managed") {
       const d = this.descriptors;
-      const base = this.descriptor * CALLEE_SAVED_COUNT;
-      for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
+      const count = this.calleeSavedCount;
+      const base = this.descriptor * count;
+      for (let k = 0; k < count; k++) {
         const offset = d.savedRegOffsets[base + k]!;
         if (offset !== 0) this.regSlots[k] = this.cfa + offset;
       }
@@ -373,7 +400,7 @@ export class Unwinder {
     this.sp = chunk.sp;
     this.ra = chunk.ra;
     this.pcExact = chunk.pcIsExact === true;
-    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
+    for (let k = 0; k < this.calleeSavedCount; k++) {
       this.regSlots[k] = chunk.registers?.isKnown(k) ? contextSlot(i, k) : UNKNOWN_SLOT;
     }
     this.resolve();
@@ -418,7 +445,7 @@ export class Unwinder {
       this.fail(
         "unknown-return-address",
         this.ra,
-        `return address ${hex(this.ra)} (read at ${hex(this.sp - 8)}) has no safepoint`,
+        `return address ${hex(this.ra)}${this.architecture.callPushBytes > 0 ? ` (read at ${hex(this.sp - this.architecture.callPushBytes)})` : ""} has no safepoint`,
         this.index === 0
           ? "the walk did not start at a safepoint, or the module's stack map is not registered"
           : "a call from code without a stack map (native code not registered as a boundary), an unregistered module, or a corrupt stack",
@@ -434,30 +461,31 @@ export class Unwinder {
     const d = this.descriptors;
     const i = this.descriptor;
     const frameSize = d.frameSizeBytes[i]!;
+    const a = this.architecture;
     if (frameSize >= 0) {
-      this.cfa = this.sp + frameSize - RA_CFA_OFFSET_BYTES;
+      this.cfa = this.sp + frameSize + a.callPushBytes;
     } else if ((d.flags[i]! & FLAG_FRAME_POINTER_CFA) !== 0) {
-      const k = FRAME_POINTER_INDEX;
-      const rbp = readSlot(this.regSlots[k]!, this.memory, this.contexts);
-      if (Number.isNaN(rbp)) {
+      const fpName = a.calleeSavedNames[a.framePointerIndex];
+      const fp = readSlot(this.regSlots[a.framePointerIndex]!, this.memory, this.contexts);
+      if (Number.isNaN(fp)) {
         this.fail(
           "unreadable",
           this.ra,
-          `frame needs its frame pointer (rbp) and no frame saved it and no register context holds it`,
-          "the safepoint trampoline did not capture rbp",
+          `frame needs its frame pointer (${fpName}) and no frame saved it and no register context holds it`,
+          `the safepoint trampoline did not capture ${fpName}`,
         );
         return;
       }
-      this.cfa = rbp + d.cfaOffsetBytes[i]!;
+      this.cfa = fp + d.cfaOffsetBytes[i]!;
       // The fixed part of the frame (StackSize, when static) lies between SP and the return-address
       // slot; pushed arguments can only add to it.
       const fixedBytes = Math.max(0, d.stackSizeBytes[i]!);
-      if (d.cfaRegister[i] !== DWARF_RBP || this.cfa + RA_CFA_OFFSET_BYTES - this.sp < fixedBytes) {
+      if (d.cfaRegister[i] !== a.dwarf.fp || this.cfa - a.callPushBytes - this.sp < fixedBytes) {
         this.fail(
           "no-progress",
           this.ra,
-          `frame pointer ${hex(rbp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`,
-          "a corrupt saved rbp or starting SP",
+          `frame pointer ${hex(fp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`,
+          `a corrupt saved ${fpName} or starting SP`,
         );
         return;
       }
@@ -465,8 +493,35 @@ export class Unwinder {
       this.fail("unreadable", this.ra, "the frame has no static size and no frame pointer rule", "a stack map without unwind information for a dynamic frame");
       return;
     }
-    this.raSlot = this.cfa + RA_CFA_OFFSET_BYTES;
+    this.raSigned = (d.flags[i]! & FLAG_RETURN_ADDRESS_SIGNED) !== 0;
+    const raCfaOffset = a.returnAddressCfaOffsetBytes;
+    if (raCfaOffset !== undefined) this.raSlot = this.cfa + raCfaOffset;
+    else {
+      // The return address is the caller's x30: where this frame saved it, else still in x30.
+      const k = this.raRegisterIndex;
+      const saved = d.savedRegOffsets[i * this.calleeSavedCount + k]!;
+      this.raSlot = saved !== 0 ? this.cfa + saved : this.regSlots[k]!;
+    }
     this.checkFrameInMemory();
+  }
+
+  /**
+   * The word in a return-address slot outside the flat words: a stack address, or a register of
+   * the starting context (AArch64 x30 before a frame saved it); NaN, after failing the walk, for
+   * a register no context holds.
+   */
+  private readReturnAddress(slot: number): number {
+    if (isMemorySlot(slot)) return this.memory.readWord(slot);
+    const value = readSlot(slot, this.memory, this.contexts);
+    if (Number.isNaN(value)) {
+      this.fail(
+        "unreadable",
+        this.ra,
+        `the return address is in ${this.architecture.calleeSavedNames[this.raRegisterIndex] ?? "a register"}, which no frame saved and no register context holds`,
+        "a stop without the link register",
+      );
+    }
+    return value;
   }
 
   /**
@@ -490,27 +545,31 @@ export class Unwinder {
     }
     let code: Uint8Array | undefined;
     try {
-      code = this.pcExact ? undefined : module.codeBytes(this.ra, SIGRETURN_CODE_BYTES);
+      code = this.pcExact ? undefined : module.codeBytes(this.ra, this.architecture.signalContext.sigreturnCode.length);
     } catch (e) {
       this.failModule(module, e);
       return;
     }
-    if (code !== undefined && isSigreturnTrampoline(code)) {
-      // The handler returned here; its `ret` popped the pretcode, so SP is the ucontext.
+    const signal = this.architecture.signalContext;
+    const word = this.architecture.wordBytes;
+    if (code !== undefined && isSigreturnTrampoline(this.architecture, code)) {
+      // The handler returned here (x86-64: its `ret` popped the pretcode); the ucontext is at a
+      // fixed offset from SP.
       this.kind = "signal";
-      const gregs = this.sp + UCONTEXT_GREGS_BYTES;
-      if (!this.memory.contains(this.sp, UCONTEXT_GREGS_BYTES + GREG_PC_BYTES + 8)) {
+      this.raSigned = false;
+      const gregs = this.sp + signal.ucontextOffsetBytes + signal.registersOffsetBytes;
+      if (!this.memory.contains(this.sp, gregs - this.sp + (Math.max(signal.pcIndex, signal.spIndex) + 1) * word)) {
         this.fail("sp-out-of-range", this.sp, `the signal frame's ucontext at ${hex(this.sp)} is outside the stack's memory`, "a corrupt stack");
         return;
       }
-      signalFrameSlots(gregs, this.nextSlots);
-      this.cfa = gregs + GREG_SP_BYTES; // the interrupted RSP's slot (read by next())
-      this.raSlot = gregs + GREG_PC_BYTES; // the interrupted RIP
+      signalFrameSlots(this.architecture, gregs, this.nextSlots);
+      this.cfa = gregs + signal.spIndex * word; // the interrupted SP's slot (read by next())
+      this.raSlot = gregs + signal.pcIndex * word; // the interrupted PC
       return;
     }
     let ok: boolean;
     try {
-      ok = nativeStep(module, pc, this.sp, this.regSlots, this.memory, this.contexts, this.step, this.nextSlots);
+      ok = nativeStep(this.architecture, module, pc, this.sp, this.regSlots, this.memory, this.contexts, this.step, this.nextSlots);
     } catch (e) {
       this.failModule(module, e);
       return;
@@ -537,12 +596,13 @@ export class Unwinder {
     }
     this.cfa = this.step.cfa;
     this.raSlot = this.step.raSlot;
+    this.raSigned = this.step.raSigned;
     this.outermost = this.step.outermost;
     if (this.outermost) {
       if (!this.memory.contains(this.sp, 8)) this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size");
       return;
     }
-    if (!this.memory.contains(this.raSlot, 8)) {
+    if (isMemorySlot(this.raSlot) && !this.memory.contains(this.raSlot, 8)) {
       this.fail("sp-out-of-range", this.raSlot, `return-address slot ${hex(this.raSlot)} is outside the stack's memory`, "a corrupt CFA or frame pointer");
       return;
     }
@@ -584,20 +644,27 @@ export class Unwinder {
   }
 
   private checkFrameInMemory(): void {
-    // One check for the whole frame [sp, cfa): root slots inside it and the return-address slot
-    // at cfa - 8 need no further check (frame-roots.ts relies on this).
+    // One check for the whole frame [sp, cfa): root slots inside it and a return-address slot
+    // inside it (x86-64 cfa - 8, AArch64 x30's save slot) need no further check (frame-roots.ts
+    // relies on this).
     const inFlat = this.words !== undefined && this.sp >= this.wordsBase && this.cfa <= this.wordsEnd;
     if (!inFlat && !this.memory.contains(this.sp, this.cfa - this.sp)) {
       if (!this.memory.contains(this.sp, 8)) {
         this.fail("sp-out-of-range", this.sp, `SP ${hex(this.sp)} is outside the stack's memory`, "a corrupt frame size, frame pointer or return address");
       } else {
-        this.fail(
-          "sp-out-of-range",
-          this.cfa + RA_CFA_OFFSET_BYTES,
-          `return-address slot ${hex(this.cfa + RA_CFA_OFFSET_BYTES)} is outside the stack's memory`,
-          "a corrupt frame size or frame pointer",
-        );
+        const top = this.cfa - 8;
+        this.fail("sp-out-of-range", top, `return-address slot ${hex(top)} is outside the stack's memory`, "a corrupt frame size or frame pointer");
       }
+      return;
+    }
+    // A return address saved outside the frame (possible only by a corrupt CFI offset).
+    if (isMemorySlot(this.raSlot) && (this.raSlot < this.sp || this.raSlot + 8 > this.cfa) && !this.memory.contains(this.raSlot, 8)) {
+      this.fail(
+        "sp-out-of-range",
+        this.raSlot,
+        `return-address slot ${hex(this.raSlot)} is outside the stack's memory`,
+        "a corrupt frame size or frame pointer",
+      );
     }
   }
 

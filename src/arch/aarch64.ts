@@ -18,7 +18,7 @@ import type { Architecture } from "./architecture.js";
  * Pointer authentication (Armv8.3 PAC, `-mbranch-protection=pac-ret`): `paciasp` signs x30 before
  * it is saved, `autiasp` checks it before `ret`; the CFI marks the signed span with
  * DW_CFA_AARCH64_negate_ra_state (0x2d), so an unwinder knows to strip the signature (the bits
- * above the virtual address size) from a saved return address.
+ * above the virtual address size, USER_ADDRESS_BITS) from a saved return address.
  *
  * Callee-saved (AAPCS64 §6.1.1): x19-x28, plus x29 and x30, which every non-leaf frame saves and
  * restores as well; the walker tracks all twelve so that roots in callee-saved registers of outer
@@ -55,6 +55,10 @@ const USER_PT_REGS = [...Array.from({ length: LAST_X + 1 }, (_, n) => `x${n}`), 
 /** uc_mcontext: fault_address (8 bytes), then regs[31], sp, pc, pstate. */
 const MCONTEXT_OFFSET_BYTES = 176;
 const MCONTEXT_REGS_OFFSET_BYTES = MCONTEXT_OFFSET_BYTES + 8;
+/** struct rt_sigframe starts with a siginfo_t (128 bytes); the ucontext follows it. */
+const SIGINFO_BYTES = 128;
+/** User-space virtual addresses on AArch64 Linux (VA_BITS 48; 52-bit addresses are opt-in per mmap). */
+const USER_ADDRESS_BITS = 48;
 
 export type Aarch64CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
 
@@ -88,10 +92,12 @@ export const AARCH64 = {
   spFixedInFixedSizeFrame: true,
   noUnwindFramePointerRule: undefined,
   cfiNegateRaState: true,
+  signedAddressBits: USER_ADDRESS_BITS,
   registerName,
   dwarfdumpName,
   signalContext: {
     sigreturnCode: [0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4],
+    ucontextOffsetBytes: SIGINFO_BYTES,
     registersOffsetBytes: MCONTEXT_REGS_OFFSET_BYTES,
     spIndex: USER_PT_REGS.indexOf("sp"),
     pcIndex: USER_PT_REGS.indexOf("pc"),

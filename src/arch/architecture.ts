@@ -65,6 +65,13 @@ export interface Architecture {
    * other machines 0x2d means something else (SPARC's DW_CFA_GNU_window_save) and is refused.
    */
   readonly cfiNegateRaState: boolean;
+  /**
+   * Pointer authentication: the bits of a user-space code address below its signature. A return
+   * address the CFI marks signed (CfiRow.returnAddressSigned, FLAG_RETURN_ADDRESS_SIGNED) keeps
+   * only these (AArch64 Linux: 48, the kernel's user address size; the signature sits above).
+   * Undefined where return addresses are never signed (x86-64).
+   */
+  readonly signedAddressBits: number | undefined;
   /** rootwalk's spelling of a DWARF register (`rbx`, `sp`, `xmm3`), as dumps and errors print it. */
   registerName(dwarf: number): string;
   /** The name llvm-dwarfdump prints for a DWARF register (`RBX`, `RIP`). */
@@ -80,6 +87,11 @@ export interface Architecture {
 export interface SignalContextLayout {
   /** The trampoline's code (`__restore_rt`), recognised by its bytes as gdb does. */
   readonly sigreturnCode: readonly number[];
+  /**
+   * Offset of the ucontext from the SP the trampoline runs with: x86-64 0 (the handler's `ret`
+   * popped the pretcode), AArch64 128 (struct rt_sigframe: siginfo, then the ucontext).
+   */
+  readonly ucontextOffsetBytes: number;
   /** Offset of the general-register array (uc_mcontext.gregs) in the ucontext. */
   readonly registersOffsetBytes: number;
   /** Index in that array (8-byte entries) of the interrupted SP, PC, and each callee-saved register (calleeSaved order). */

@@ -5,6 +5,15 @@ import { AARCH64 } from "./aarch64.js";
 import type { Architecture } from "./architecture.js";
 import { X86_64 } from "./x86-64.js";
 
+/** Every architecture rootwalk knows. */
+export const ARCHITECTURES: readonly Architecture[] = [X86_64, AARCH64];
+
+/**
+ * The most callee-saved registers any architecture tracks (x86-64 6, AArch64 12): the stride of
+ * walker/slot.ts register slots and the size of register-slot arrays that serve every architecture.
+ */
+export const MAX_CALLEE_SAVED_COUNT = Math.max(...ARCHITECTURES.map((a) => a.calleeSavedDwarf.length));
+
 /**
  * The architecture description of an ELF file's e_machine: the one place that maps machines to
  * descriptions. Any other machine is refused by name rather than read with the wrong registers.

@@ -113,10 +113,12 @@ export const X86_64 = {
   spFixedInFixedSizeFrame: false,
   noUnwindFramePointerRule: { cfaOffsetBytes: 16, savedFpCfaOffsetBytes: -16 },
   cfiNegateRaState: false,
+  signedAddressBits: undefined,
   registerName,
   dwarfdumpName,
   signalContext: {
     sigreturnCode: [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05],
+    ucontextOffsetBytes: 0,
     registersOffsetBytes: 40,
     spIndex: GREGS.indexOf("rsp"),
     pcIndex: GREGS.indexOf("rip"),

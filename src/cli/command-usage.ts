@@ -56,14 +56,15 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     },
   },
   roots: {
-    usage: "rootwalk roots CORE [EXECUTABLE] [--json] [--max-depth N]",
+    usage: "rootwalk roots CORE [EXECUTABLE] [--json] [--max-depth N] [--sysroot DIR]",
     summary:
-      "every thread of a core file (gcore or the kernel's): each frame, managed and native, and the roots of managed frames at safepoints " +
-      "(a root in a register is named by it: rbx, r12, ...)",
+      "every thread of a core file (gcore's, the kernel's or qemu-user's; x86-64 or AArch64): each frame, managed and native, and the roots of managed frames at safepoints " +
+      "(a root in a register is named by it: rbx, r12, x20, ...)",
     options: {
       "--json": "print {threads: [{tid, frames: [...]}]} as one JSON object",
       "--max-depth N": "walk at most N frames per thread (default 2000000, 1..1000000000; a deeper stack ends with depth-limit)",
-      EXECUTABLE: "the program's file, when it moved since the core was written (its build id must match)",
+      "--sysroot DIR": "look for the libraries a qemu-user core's program loaded under DIR first (qemu's -L, gdb's set sysroot)",
+      EXECUTABLE: "the program's file, when it moved since the core was written (its build id must match); required for a qemu-user core, which names no files",
     },
   },
   compile: {

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { CoreFile, type CoreThread, elfBuildId } from "../elf/core-file.js";
+import { coreMappingsFromMemory } from "../elf/core-mappings.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
 import type { Memory } from "../memory/memory.js";
@@ -13,7 +14,8 @@ import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
 
 /*
- * `rootwalk roots CORE [EXECUTABLE] [--json]`: the post-mortem view of a core file. Each thread
+ * `rootwalk roots CORE [EXECUTABLE] [--json] [--sysroot DIR]`: the post-mortem view of a core
+ * file, x86-64 or AArch64 (the core's e_machine decides the registers and frame rules). Each thread
  * is walked from its NT_PRSTATUS registers (the stop address is exact, not a return address)
  * through managed frames (by their safepoints) and native frames (by the CFI of the module the
  * NT_FILE note says is mapped there, read from disk and checked against the build id the core
@@ -60,21 +62,30 @@ export function parseMaxDepth(text: string): number {
   return n;
 }
 
-function openCore(corePath: string, executable: string | undefined): OpenedCore {
+function openCore(corePath: string, executable: string | undefined, sysroot: string | undefined): OpenedCore {
   const core = openCoreFile(corePath);
   try {
     if (core.threads.length === 0) throw new RootwalkError("WALK", `${corePath}: no NT_PRSTATUS note (no thread registers)`);
-    return { core, ...registerModules(core, executable) };
+    return { core, ...registerModules(core, executable, sysroot) };
   } catch (e) {
     core.close();
     throw e;
   }
 }
 
-/** The core's mapped files as modules (EXECUTABLE in the program's place), stack maps registered. */
-function registerModules(core: CoreFile, executable: string | undefined): { snapshot: RegistrySnapshot; modules: ModuleMap } {
-  const files: Mapping[] = core.files.map((f) => ({ ...f }));
-  if (executable !== undefined) {
+/**
+ * The core's mapped files as modules (EXECUTABLE in the program's place), stack maps registered.
+ * A core without NT_FILE (qemu-user's) names no files: EXECUTABLE is the program, placed by the
+ * auxiliary vector, and the libraries come from the dynamic linker's list in the core's memory,
+ * looked for under SYSROOT first (src/elf/core-mappings.ts).
+ */
+function registerModules(core: CoreFile, executable: string | undefined, sysroot: string | undefined): { snapshot: RegistrySnapshot; modules: ModuleMap } {
+  let files: Mapping[] = core.files.map((f) => ({ ...f }));
+  if (core.files.length === 0) {
+    if (executable === undefined)
+      throw new InvalidArgumentError("core", "no NT_FILE note (a qemu-user core names no mapped files)", "EXECUTABLE, the program the core was written by");
+    files = coreMappingsFromMemory(core, executable, { ...(sysroot !== undefined ? { sysroot } : {}) });
+  } else if (executable !== undefined) {
     const program = core.executablePath();
     if (program === undefined)
       throw new InvalidArgumentError(
@@ -119,18 +130,20 @@ function registerModules(core: CoreFile, executable: string | undefined): { snap
   return { snapshot: registry.snapshot(), modules };
 }
 
-/** Walks one thread from its NT_PRSTATUS registers, handing each frame to `visit`. */
+/** Walks one thread from its NT_PRSTATUS registers (the core's architecture's), handing each frame to `visit`. */
 function walkThread(opened: OpenedCore, t: CoreThread, maxDepth: number, visit: (f: FrameReport) => void): WalkEnd {
   const r = t.registers;
-  const registers = RegisterContext.from({ rbx: r.rbx, rbp: r.rbp, r12: r.r12, r13: r.r13, r14: r.r14, r15: r.r15 });
+  const architecture = opened.core.architecture;
+  const registers = RegisterContext.from(Object.fromEntries(architecture.calleeSavedNames.map((name) => [name, r[name]!])), architecture);
   const memory = opened.core.memory;
-  const u = new Unwinder(opened.snapshot, memory, { mode: "lenient", modules: opened.modules, maxDepth });
-  return visitFrames(u, memory, { sp: Number(r.rsp), ra: Number(r.rip), registers, pcIsExact: true }, visit);
+  const u = new Unwinder(opened.snapshot, memory, { mode: "lenient", modules: opened.modules, maxDepth, architecture });
+  const { sp, pc } = architecture.coreRegisters;
+  return visitFrames(u, memory, { sp: Number(r[sp]!), ra: Number(r[pc]!), registers, pcIsExact: true }, visit);
 }
 
 /** Every thread of a core, walked and kept whole (tests and the library; the command streams). */
-export function walkCore(corePath: string, executable?: string, maxDepth = DEFAULT_ROOTS_MAX_DEPTH): CoreWalk {
-  const opened = openCore(corePath, executable);
+export function walkCore(corePath: string, executable?: string, maxDepth = DEFAULT_ROOTS_MAX_DEPTH, sysroot?: string): CoreWalk {
+  const opened = openCore(corePath, executable, sysroot);
   const threads = opened.core.threads.map((t): CoreThreadWalk => {
     const frames: FrameReport[] = [];
     return { tid: t.tid, frames, ...walkThread(opened, t, maxDepth, (f) => frames.push(f)) };
@@ -152,6 +165,8 @@ function openCoreFile(path: string): CoreFile {
 export interface RootsOptions {
   json: boolean;
   maxDepth: number;
+  /** Where a qemu-user core's library paths are looked for first. */
+  sysroot?: string;
 }
 
 /**
@@ -161,7 +176,7 @@ export interface RootsOptions {
 export function rootsCommand(corePath: string, executable: string | undefined, options: RootsOptions, write: (text: string) => void): void {
   let opened: OpenedCore;
   try {
-    opened = openCore(corePath, executable);
+    opened = openCore(corePath, executable, options.sysroot);
   } catch (e) {
     // Named once: a message about the core file itself already starts with its path.
     throw e instanceof RootwalkError && !e.message.startsWith(`${corePath}:`) ? withContext(e, corePath) : e;
@@ -269,6 +284,7 @@ export function rootsCli(args: readonly string[], io: CliIo): number {
   const n = o.positional.length;
   if (n < 1 || n > 2) throw new InvalidArgumentError("roots", `${n} arguments`, "CORE [EXECUTABLE]");
   const maxDepth = o.has("--max-depth") ? parseMaxDepth(o.value("--max-depth")!) : DEFAULT_ROOTS_MAX_DEPTH;
-  rootsCommand(o.positional[0]!, o.positional[1], { json: o.has("--json"), maxDepth }, io.stdout);
+  const sysroot = o.value("--sysroot");
+  rootsCommand(o.positional[0]!, o.positional[1], { json: o.has("--json"), maxDepth, ...(sysroot !== undefined ? { sysroot } : {}) }, io.stdout);
   return 0;
 }

@@ -3,6 +3,7 @@ import { InvalidArgumentError, MalformedInputError, RootwalkError, hex, withCont
 import { loadStackSnapshot, type StackSnapshotJson, type WalkMethod } from "../../walker/stack-snapshot.js";
 import { walkStack } from "../../walker/walk-stack.js";
 import { describeSlot } from "../../walker/slot.js";
+import { X86_64 } from "../arch/x86-64.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -24,7 +25,9 @@ export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean
   try {
     const loaded = loadStackSnapshot(parsed);
     const split = loaded.splitStacks(method);
-    const result = walkStack(loaded.registry.snapshot(), loaded.memory, loaded.start, { mode: "lenient", ...(split ? { splitStacks: split } : {}) });
+    const snapshot = loaded.registry.snapshot();
+    const result = walkStack(snapshot, loaded.memory, loaded.start, { mode: "lenient", ...(split ? { splitStacks: split } : {}) });
+    const architecture = snapshot.architecture ?? X86_64;
     if (json) {
       return `${JSON.stringify({
         roots: result.roots.map((r) => ({ slot: hex(r.slot), value: hex(r.value) })),
@@ -38,7 +41,7 @@ export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean
     for (const f of result.frames) {
       lines.push(`#${f.index}  ra ${hex(f.ra)}  sp ${hex(f.sp)}  ${f.functionName ?? "?"}`);
       for (; r < result.roots.length && result.roots[r]!.frame === f.index; r++) {
-        lines.push(`      root ${describeSlot(result.roots[r]!.slot)} = ${hex(result.roots[r]!.value)}`);
+        lines.push(`      root ${describeSlot(result.roots[r]!.slot, architecture)} = ${hex(result.roots[r]!.value)}`);
       }
     }
     lines.push(`${result.frames.length} frames, ${result.roots.length} roots, ${result.transitions} stacklet transitions (method ${method})`);

@@ -1,19 +1,22 @@
 import { type ByteSource, FileSource, bytesSource } from "../bytes/byte-source.js";
-import { X86_64 } from "../arch/x86-64.js";
+import type { Architecture } from "../arch/architecture.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { ByteView } from "../bytes/byte-view.js";
-import { MalformedInputError, TruncatedInputError, UnsupportedInputError, hex } from "../errors.js";
+import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
 import { type CoreSegment, CoreMemory } from "./core-memory.js";
-import { EM_X86_64, ET_CORE, PT_LOAD, machineName } from "./elf-constants.js";
+import { ET_CORE, PT_LOAD } from "./elf-constants.js";
 import { E_MACHINE, ElfFile } from "./elf-file.js";
 
 /*
- * An ELF core file (ET_CORE, from `gcore` or the kernel), x86-64 Linux:
+ * An ELF core file (ET_CORE, from `gcore`, the kernel or qemu-user), x86-64 or AArch64 Linux
+ * (the architecture by e_machine: src/arch/elf-architecture.ts):
  *
  *   PT_NOTE   notes, each: u32 namesz, u32 descsz, u32 type, name (padded to 4), desc (padded to 4)
  *     "CORE" NT_PRSTATUS (1), one per thread, struct elf_prstatus:
  *         +32  u32 pr_pid (the thread id)
- *         +112 pr_reg = struct user_regs_struct, 27 u64 (src/arch/x86-64.ts coreRegisters)
- *     "CORE" NT_FILE (0x46494c45): u64 count, u64 page_size, count x (u64 start, u64 end,
+ *         +112 pr_reg: x86-64 struct user_regs_struct, 27 u64; AArch64 struct user_pt_regs,
+ *              34 u64 (the architecture's coreRegisters)
+ *     "CORE" NT_FILE (absent from qemu-user's cores) (0x46494c45): u64 count, u64 page_size, count x (u64 start, u64 end,
  *         u64 file offset in pages), then count NUL-terminated paths
  *     "CORE" NT_AUXV (6): the auxiliary vector, (u64 type, u64 value) pairs up to AT_NULL (0);
  *         AT_PHDR (3) and AT_ENTRY (9) are the main executable's program headers and entry point
@@ -42,14 +45,11 @@ const MAX_NOTES_BYTES = 64 * 1024 * 1024;
 const MAX_VDSO_BYTES = 1024 * 1024;
 const PT_NOTE = 4;
 const PR_PID_OFFSET = 32;
-const PR_REG_OFFSET = X86_64.coreRegisters.offsetBytes;
-const USER_REGS = X86_64.coreRegisters.names;
-
-export type UserRegister = (typeof USER_REGS)[number];
 
 export interface CoreThread {
   tid: number;
-  registers: Record<UserRegister, bigint>;
+  /** pr_reg by the architecture's coreRegisters names (`rip`, `x30`). */
+  registers: Record<string, bigint>;
 }
 
 export interface CoreMappedFile {
@@ -61,6 +61,8 @@ export interface CoreMappedFile {
 
 export class CoreFile {
   private constructor(
+    /** The machine of the core (e_machine): whose registers the threads hold. */
+    readonly architecture: Architecture,
     readonly threads: readonly CoreThread[],
     readonly files: readonly CoreMappedFile[],
     /** The dumped memory, read from the file by position as it is used. */
@@ -91,14 +93,11 @@ export class CoreFile {
     const view = new ByteView(source.readAt(0, Math.min(64, source.sizeBytes), "ELF header"));
     view.need(0, 64, "ELF header");
     if (view.u32(0) !== 0x464c457f || view.u8(4) !== 2 || view.u8(5) !== 1)
-      throw new MalformedInputError("ELF header", 0, "not a 64-bit little-endian ELF file", "an x86-64 core file");
+      throw new MalformedInputError("ELF header", 0, "not a 64-bit little-endian ELF file", "an x86-64 or AArch64 core file");
     const type = view.u16(16);
     if (type !== ET_CORE) throw new MalformedInputError("ELF header e_type", 16, type, `${ET_CORE} (ET_CORE, a core file)`);
-    // The notes and registers below are x86-64's: another machine's core is refused, not misread.
-    const machine = view.u16(E_MACHINE);
-    if (machine !== EM_X86_64) {
-      throw new UnsupportedInputError("ELF header e_machine", E_MACHINE, machineName(machine), `${machineName(EM_X86_64)}: rootwalk reads x86-64 cores only`);
-    }
+    // The registers are the machine's: a machine rootwalk does not know is refused, not misread.
+    const architecture = architectureOfMachine(view.u16(E_MACHINE));
     const phoff = view.u64Number(32, "e_phoff");
     const phnum = view.u16(56);
     const headers = new ByteView(source.readAt(phoff, phnum * 56, "program headers"), phoff);
@@ -120,12 +119,12 @@ export class CoreFile {
         throw new MalformedInputError(`PT_NOTE segment ${i}`, offset, `${fileSize} bytes`, `at most ${MAX_NOTES_BYTES} bytes of notes`);
       for (const note of readNotes(source.readAt(offset, fileSize, `PT_NOTE segment ${i}`), offset)) {
         if (note.name !== "CORE") continue;
-        if (note.type === NT_PRSTATUS) threads.push(readPrstatus(note.desc, note.descOffset));
+        if (note.type === NT_PRSTATUS) threads.push(readPrstatus(architecture, note.desc, note.descOffset));
         if (note.type === NT_FILE) files.push(...readNtFile(note.desc, note.descOffset));
         if (note.type === NT_AUXV) readAuxv(note.desc, auxv);
       }
     }
-    return new CoreFile(threads, files, new CoreMemory(source, segments), auxv, source);
+    return new CoreFile(architecture, threads, files, new CoreMemory(source, segments), auxv, source);
   }
 
   /** Closes the file; the memory can no longer be read. */
@@ -259,15 +258,20 @@ function readAuxv(desc: Uint8Array, out: Map<number, number>): void {
   }
 }
 
-function readPrstatus(desc: Uint8Array, offset: number): CoreThread {
-  if (desc.length < PR_REG_OFFSET + USER_REGS.length * 8) {
-    throw new MalformedInputError("NT_PRSTATUS", offset, `${desc.length} bytes`, `at least ${PR_REG_OFFSET + USER_REGS.length * 8} (x86-64 elf_prstatus)`);
+function readPrstatus(architecture: Architecture, desc: Uint8Array, offset: number): CoreThread {
+  const { offsetBytes, names } = architecture.coreRegisters;
+  if (desc.length < offsetBytes + names.length * 8) {
+    throw new MalformedInputError(
+      "NT_PRSTATUS",
+      offset,
+      `${desc.length} bytes`,
+      `at least ${offsetBytes + names.length * 8} (${architecture.name} elf_prstatus)`,
+    );
   }
   const view = new ByteView(desc);
-  const registers = {} as Record<UserRegister, bigint>;
-  USER_REGS.forEach((name, i) => {
-    const at = PR_REG_OFFSET + i * 8;
-    registers[name] = view.u64BigInt(at);
+  const registers: Record<string, bigint> = {};
+  names.forEach((name, i) => {
+    registers[name] = view.u64BigInt(offsetBytes + i * 8);
   });
   return { tid: view.u32(PR_PID_OFFSET), registers };
 }

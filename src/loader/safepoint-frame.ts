@@ -5,6 +5,7 @@ import {
   FLAG_FRAME_POINTER_CFA,
   FLAG_FRAME_SIZE_DIFFERS,
   FLAG_NO_UNWIND_INFO,
+  FLAG_RETURN_ADDRESS_SIGNED,
   NO_CFA_RULE,
   calleeSavedIndex,
 } from "../safepoints/frame-descriptors.js";
@@ -49,6 +50,7 @@ export function frameAtSafepoint(
   const { sp, fp } = architecture.dwarf;
   for (let k = 0; k < saved.length; k++) saved[k] = 0;
   let flags = dynamic ? FLAG_DYNAMIC_FRAME : 0;
+  if (row?.returnAddressSigned === true) flags |= FLAG_RETURN_ADDRESS_SIGNED;
   if (row === undefined) {
     flags |= FLAG_NO_UNWIND_INFO;
     const assumed = architecture.noUnwindFramePointerRule;

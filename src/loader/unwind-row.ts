@@ -7,4 +7,6 @@ export interface UnwindRow {
   savedRegisters: ReadonlyMap<number, number>;
   /** DW_CFA_GNU_args_size in force, 0 if none. */
   argsSizeBytes: number;
+  /** AArch64 pointer authentication: the saved return address is signed here (negate_ra_state). */
+  returnAddressSigned?: boolean;
 }

@@ -1,3 +1,4 @@
+import type { Architecture } from "../arch/architecture.js";
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { DWARF_RSP, RA_CFA_OFFSET_BYTES, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "./frame-descriptors.js";
 
@@ -8,8 +9,9 @@ import { DWARF_RSP, RA_CFA_OFFSET_BYTES, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } fro
  * by construction on which roots are plain slots; the cross-check (walker/scan-cross-check.ts)
  * compares their results on every stack the tests walk.
  *
- * A fast frame: a static frame size, a multiple of 8 (the caller's SP stays 8-aligned), no gc
- * allocas, and every root location (base and derived) a fast root location.
+ * A fast frame: a frame of x86-64 (see admitsFastFrames), a static frame size, a multiple of 8
+ * (the caller's SP stays 8-aligned), no gc allocas, and every root location (base and derived) a
+ * fast root location.
  * A fast root location: `Indirect [rsp + off]`, untyped or a plimmix POINTER root, with `off`
  * 8-aligned and the slot inside the frame [sp, cfa): 0 <= off and off + 8 <= cfa - sp.
  */
@@ -26,9 +28,23 @@ export function frameSpanBytes(frameSizeBytes: number): number {
   return frameSizeBytes - RA_CFA_OFFSET_BYTES;
 }
 
+/**
+ * The fast loop is written for x86-64's frames: the return address pushed by the call at CFA - 8
+ * (it reads it two words below the CFA) and roots `Indirect [R#7 + off]`. No frame of another
+ * architecture is fast (AArch64: the return address is wherever the frame saved x30, and R#7 is
+ * x7): the general unwinder takes every one.
+ */
+export function admitsFastFrames(architecture: Architecture): boolean {
+  return (
+    architecture.returnAddressCfaOffsetBytes === RA_CFA_OFFSET_BYTES &&
+    architecture.callPushBytes === -RA_CFA_OFFSET_BYTES &&
+    architecture.dwarf.sp === DWARF_RSP
+  );
+}
+
 /** True when a safepoint's frame itself qualifies (its roots are checked one by one). */
-export function isFastFrame(frameSizeBytes: number, allocaCount: number): boolean {
-  return frameSizeBytes >= 0 && (frameSizeBytes & 7) === 0 && allocaCount === 0;
+export function isFastFrame(frameSizeBytes: number, allocaCount: number, architecture: Architecture): boolean {
+  return admitsFastFrames(architecture) && frameSizeBytes >= 0 && (frameSizeBytes & 7) === 0 && allocaCount === 0;
 }
 
 /**

@@ -8,8 +8,9 @@ import { X86_64 } from "../arch/x86-64.js";
  *
  * Per safepoint i:
  *   returnAddress[i]    absolute return address (load bias applied): the table key
- *   frameSizeBytes[i]   distance from SP at the safepoint (just after the call returned) to the
- *                       return-address slot of this frame; -1 when it is not static (dynamic
+ *   frameSizeBytes[i]   CFA - SP - architecture.callPushBytes: on x86-64 the distance from SP at
+ *                       the safepoint (just after the call returned) to the return-address slot
+ *                       of this frame, on AArch64 CFA - SP; -1 when it is not static (dynamic
  *                       frame, or a frame-pointer frame at a call that may push arguments):
  *                       then the CFA rule below, with the frame-pointer register, gives it.
  *   stackSizeBytes[i]   what the map recorded (LLVM StackSize; plimmix words * 8); -1 = UINT64_MAX
@@ -39,9 +40,10 @@ import { X86_64 } from "../arch/x86-64.js";
  *           the blob's constant pool (ConstantIndex)
  */
 
-// The architecture the walker walks (src/arch/x86-64.ts): its slot and context layouts are sized by
-// these. Descriptors of another architecture (FrameDescriptors.architecture) are decoded and dumped
-// with that architecture's registers, but not walked (src/safepoints/registry.ts refuses them).
+// x86-64's callee-saved registers and frame rules (src/arch/x86-64.ts), for the parts that handle
+// x86-64 only: the native runtime's thread record, the simulator, the plimmix and OCaml loaders.
+// The walker sizes and names everything by the architecture of the descriptors it walks
+// (FrameDescriptors.architecture, RegistrySnapshot.architecture), never by these.
 export const CALLEE_SAVED_DWARF = X86_64.calleeSavedDwarf;
 export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
 export const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames;
@@ -85,7 +87,8 @@ export const FLAG_DYNAMIC_FRAME = 1; // StackSize was UINT64_MAX (or plimmix -1)
 export const FLAG_FRAME_SIZE_DIFFERS = 2; // effective frame size != recorded stack size (pushed arguments)
 export const FLAG_NO_UNWIND_INFO = 4; // no FDE covers the return address: the recorded size is all we have
 export const FLAG_STATEPOINT = 8; // the record has the statepoint shape
-export const FLAG_FRAME_POINTER_CFA = 16; // CFA is frame-pointer based: the walker climbs by rbp
+export const FLAG_FRAME_POINTER_CFA = 16; // CFA is frame-pointer based: the walker climbs by rbp (x29)
+export const FLAG_RETURN_ADDRESS_SIGNED = 32; // AArch64: the saved return address is signed (pointer authentication)
 
 export const ROOT_TYPE_NONE = 0; // LLVM locations: untyped (a heap pointer, or a deopt value)
 export const ROOT_TYPE_ATOMIC = 1; // _GC_MAP_ type 0: no pointers

@@ -1,6 +1,6 @@
 import { Map as ImmutableMap } from "immutable";
 import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
-import { X86_64 } from "../arch/x86-64.js";
+import type { Architecture } from "../arch/architecture.js";
 import { FrameDescriptors } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
@@ -67,6 +67,11 @@ export class RegistrySnapshot {
     return concatScanRecipes(this.moduleBySlot.map((m) => m.recipes));
   }
 
+  /** The machine of every registered module (the registry refuses a second one); undefined when empty. */
+  get architecture(): Architecture | undefined {
+    return this.moduleBySlot[0]?.descriptors.architecture;
+  }
+
   static readonly EMPTY = new RegistrySnapshot(ImmutableMap(), new SafepointTable(), []);
 
   /** The module and descriptor index of the safepoint at `returnAddress`, or undefined. */
@@ -97,14 +102,15 @@ export class SafepointRegistry {
   register(map: MapToRegister): number {
     const loadBias = map.loadBias ?? 0;
     if (!Number.isSafeInteger(loadBias)) throw new InvalidArgumentError("loadBias", String(map.loadBias), "a safe integer");
-    // The walker's slots, contexts and fast path are laid out for x86-64's callee-saved registers
-    // (frame-descriptors.ts CALLEE_SAVED_*): maps of another architecture are dumped, not walked.
+    // A snapshot walks one machine (its slots, contexts and return-address rule are that
+    // architecture's): a map of another architecture is refused by name.
     const architecture = map.descriptors.architecture;
-    if (architecture !== X86_64) {
+    const walked = this.current.architecture;
+    if (walked !== undefined && architecture !== walked) {
       throw new InvalidArgumentError(
         map.name,
         `${architecture.name} stack maps`,
-        `${X86_64.name} stack maps: rootwalk dumps ${architecture.name} maps but does not walk ${architecture.name} stacks yet`,
+        `${walked.name} stack maps like the modules already registered: one registry walks one architecture`,
       );
     }
     for (const module of this.current.modules.values()) {

@@ -1,5 +1,5 @@
 import { LOCATION_SHAPE_MASK, frameSpanBytes, isFastFrame, isFastRootLocation } from "./fast-frame-rule.js";
-import { CALLEE_SAVED_COUNT, type FrameDescriptors } from "./frame-descriptors.js";
+import type { FrameDescriptors } from "./frame-descriptors.js";
 import { RecipeHashIndex } from "./recipe-hash-index.js";
 
 /*
@@ -151,13 +151,14 @@ function compileAll(d: FrameDescriptors, c: RecipeCompiler): void {
   const { recipe, perRecipe, slots, saves, firstByHash } = c;
   const { locations, savedRegOffsets, frameSizeBytes, pairCount, pairStart, allocaCount } = d;
   const pairLocations = d.pairs;
+  const savedPerSafepoint = d.architecture.calleeSavedDwarf.length;
   // The recipe of the last fast safepoint: call sites of one function mostly share it.
   let previous = -1;
   for (let i = 0; i < n; i++) {
     const size = frameSizeBytes[i]!;
     const pairs = pairCount[i]!;
     // A multiple of 8: the fast loop keeps SP as an even word index (walker/fast-scan.ts).
-    let fast = isFastFrame(size, allocaCount[i]!);
+    let fast = isFastFrame(size, allocaCount[i]!, d.architecture);
     const span = frameSpanBytes(size);
     const slotsAt = slots.length;
     const savesAt = saves.length;
@@ -174,9 +175,9 @@ function compileAll(d: FrameDescriptors, c: RecipeCompiler): void {
       recipe[i] = NOT_FAST;
       continue;
     }
-    saves.reserve(2 * CALLEE_SAVED_COUNT);
-    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
-      const offset = savedRegOffsets[i * CALLEE_SAVED_COUNT + k]!;
+    saves.reserve(2 * savedPerSafepoint);
+    for (let k = 0; k < savedPerSafepoint; k++) {
+      const offset = savedRegOffsets[i * savedPerSafepoint + k]!;
       if (offset === 0) continue;
       saves.words[saves.length++] = k;
       saves.words[saves.length++] = offset;

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { PT_LOAD } from "../elf/elf-constants.js";
 import { symbolAt } from "../elf/symbol-at.js";
@@ -151,7 +152,7 @@ export class MappedModule {
       const offset = fdeAddress - this.ehFrameAddress;
       fde = this.fdes.get(offset);
       if (fde === undefined) {
-        fde = parseFdeAt(this.ehFrameBytes!, offset, this.ehFrameAddress, this.cies);
+        fde = parseFdeAt(this.ehFrameBytes!, offset, this.ehFrameAddress, this.cies, architectureOfMachine(this.elf().machine));
         this.fdes.set(offset, fde);
       }
     } else if (this.fullEhFrame) {
@@ -181,7 +182,7 @@ export class MappedModule {
         if (!(e instanceof RootwalkError)) throw e;
       }
     }
-    this.fullEhFrame = parseEhFrame(this.ehFrameBytes, { sectionAddress: ehFrame.addr });
+    this.fullEhFrame = parseEhFrame(this.ehFrameBytes, { sectionAddress: ehFrame.addr, architecture: architectureOfMachine(elf.machine) });
   }
 }
 

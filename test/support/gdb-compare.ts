@@ -3,7 +3,6 @@ import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import { CALLEE_SAVED_NAMES } from "../../src/safepoints/frame-descriptors.js";
 import type { WalkReport } from "../../walker/frame-report.js";
 
 /** gdb's view of one frame of a stopped thread (gdb-core.py). */
@@ -42,10 +41,13 @@ export function gdbStopAndCore(program: string, core: string, breakAt: string, s
   return stackFramesOf(json);
 }
 
-/** gdb's unwind of every thread of an existing core (one the kernel wrote), as gdbStopAndCore. */
-export function gdbReadCore(program: string, core: string): GdbThread[] {
+/**
+ * gdb's unwind of every thread of an existing core (one the kernel or qemu-user wrote), as
+ * gdbStopAndCore. `setup` commands run before the core is read (gdb-multiarch's `set sysroot`).
+ */
+export function gdbReadCore(program: string, core: string, gdb = "gdb", setup: readonly string[] = []): GdbThread[] {
   const json = `${core}.gdb.json`;
-  run("gdb", ["-nx", "-batch", "-ex", `core-file ${core}`, "-x", join(CORE_TESTS, "gdb-core.py"), program], {
+  run(gdb, ["-nx", "-batch", ...setup.flatMap((c) => ["-ex", c]), "-ex", `core-file ${core}`, "-x", join(CORE_TESTS, "gdb-core.py"), program], {
     ...process.env,
     RW_CORE_READ: "1",
     RW_CORE_JSON: json,
@@ -94,10 +96,11 @@ export function compareThreadWithGdb(
     expect(f.sp, `${label} frame #${i} ${gf.name}`).toBe(gf.sp);
     const caller = fromFirst[i + 1];
     if (caller?.sp != null) expect(f.cfa, `${label} frame #${i} CFA`).toBe(caller.sp);
-    for (const name of CALLEE_SAVED_NAMES) {
-      const expected = gf.registers[name];
-      if (expected == null || f.registers[name] === null) continue;
-      expect(f.registers[name], `${label} frame #${i} ${gf.name} ${name}`).toBe(expected);
+    // gdb names the machine's callee-saved registers (rbx..r15, x19..x30), as the walk does.
+    for (const [name, expected] of Object.entries(gf.registers)) {
+      const ours = (f.registers as Record<string, number | null | undefined>)[name];
+      if (expected == null || ours == null) continue;
+      expect(ours, `${label} frame #${i} ${gf.name} ${name}`).toBe(expected);
       registers++;
     }
     frames++;

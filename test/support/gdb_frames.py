@@ -3,6 +3,15 @@
 import gdb
 
 CALLEE_SAVED = ("rbx", "rbp", "r12", "r13", "r14", "r15")
+# gdb-multiarch on an AArch64 core: x19-x28, the frame pointer x29 and the link register x30.
+AARCH64_CALLEE_SAVED = tuple("x%d" % n for n in range(19, 31))
+
+
+def machine_registers(frame):
+    """(stack pointer name, callee-saved names) of the frame's architecture."""
+    if "aarch64" in frame.architecture().name():
+        return "sp", AARCH64_CALLEE_SAVED
+    return "rsp", CALLEE_SAVED
 
 
 def reg(frame, name):
@@ -30,7 +39,8 @@ def thread_frames(max_frames=400):
         f = gdb.newest_frame()
         while f is not None and len(frames) < max_frames:
             kind = {gdb.INLINE_FRAME: "inline", gdb.TAILCALL_FRAME: "tailcall", gdb.SIGTRAMP_FRAME: "sigtramp"}.get(f.type(), "normal")
-            frames.append({"pc": f.pc(), "sp": reg(f, "rsp"), "name": f.name(), "type": kind, "registers": {n: reg(f, n) for n in CALLEE_SAVED}})
+            sp, callee_saved = machine_registers(f)
+            frames.append({"pc": f.pc(), "sp": reg(f, sp), "name": f.name(), "type": kind, "registers": {n: reg(f, n) for n in callee_saved}})
             try:
                 f = f.older()
             except gdb.error:

@@ -1,0 +1,142 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
+import { ByteView } from "../bytes/byte-view.js";
+import { InvalidArgumentError, RootwalkError } from "../errors.js";
+import type { CoreFile, CoreMappedFile } from "./core-file.js";
+import { PT_DYNAMIC, PT_LOAD } from "./elf-constants.js";
+import { ElfFile } from "./elf-file.js";
+
+/*
+ * The files mapped in a process whose core has no NT_FILE note (qemu-user writes only
+ * NT_PRSTATUS, NT_PRPSINFO and NT_AUXV), rebuilt from the auxiliary vector and the core's memory:
+ *
+ *   the program   its file is given (EXECUTABLE); its load bias is AT_ENTRY - e_entry (0 for a
+ *                 program that is not position-independent)
+ *   libraries     the dynamic linker's list in memory: the program's PT_DYNAMIC (at bias +
+ *                 p_vaddr) has a DT_DEBUG entry, which the linker sets to &_r_debug (LP64):
+ *                   struct r_debug   +0 int r_version, +8 struct link_map *r_map
+ *                   struct link_map  +0 l_addr (the load bias), +8 char *l_name, +16 l_ld,
+ *                                    +24 l_next
+ *                 the first entry is the program (empty name), the linker's own names its
+ *                 PT_INTERP path; a statically linked program has no list (no DT_DEBUG)
+ *
+ * Each file becomes one mapping per PT_LOAD segment at bias + p_vaddr, from which the module map
+ * computes the same bias back (src/unwind/module-map.ts). A library's path is looked for under
+ * `sysroot` first (qemu-user's `-L`, gdb's `set sysroot`), then as it is; a file for another
+ * machine (the host's libc at the same path) or one that cannot be read is left out: a frame in
+ * it then ends the walk naming its address, as a frame in any unmapped code does.
+ */
+
+const AT_ENTRY = 9;
+const DT_NULL = 0;
+const DT_DEBUG = 21;
+const R_MAP_OFFSET = 8;
+const L_ADDR_OFFSET = 0;
+const L_NAME_OFFSET = 8;
+const L_NEXT_OFFSET = 24;
+const DYN_ENTRY_BYTES = 16;
+/** Bounds on what is followed in memory: dynamic entries, list entries, name bytes. */
+const MAX_DYN_ENTRIES = 4096;
+const MAX_LINK_MAP_ENTRIES = 4096;
+const MAX_NAME_BYTES = 4096;
+
+export interface CoreMappingOptions {
+  /** Where library paths are looked for first (qemu-user's -L directory). */
+  sysroot?: string;
+  readFile?: (path: string) => Uint8Array;
+}
+
+/** The program's and its libraries' mappings in a core without NT_FILE (see above). */
+export function coreMappingsFromMemory(core: CoreFile, executable: string, options: CoreMappingOptions = {}): CoreMappedFile[] {
+  const readFile = options.readFile ?? ((path: string) => readFileSync(path));
+  const program = ElfFile.parse(readFile(executable));
+  if (architectureOfMachine(program.machine) !== core.architecture)
+    throw new InvalidArgumentError(
+      executable,
+      `an ${architectureOfMachine(program.machine).name} program`,
+      `the ${core.architecture.name} program the core was written by`,
+    );
+  const entry = core.auxv.get(AT_ENTRY);
+  if (entry === undefined)
+    throw new InvalidArgumentError(
+      "core",
+      "no NT_AUXV entry AT_ENTRY",
+      "the auxiliary vector that places the program (a core without NT_FILE has nothing else)",
+    );
+  const programBias = entry - program.entry;
+  const out = segmentMappings(program, programBias, executable);
+  for (const library of linkMapEntries(core, program, programBias)) {
+    const found = libraryFile(library.name, core, options.sysroot, readFile);
+    if (found !== undefined) out.push(...segmentMappings(found.elf, library.bias, found.path));
+  }
+  return out;
+}
+
+function segmentMappings(elf: ElfFile, bias: number, path: string): CoreMappedFile[] {
+  return elf.programHeaders
+    .filter((p) => p.type === PT_LOAD && p.memSize > 0)
+    .map((p) => ({ start: bias + p.vaddr, end: bias + p.vaddr + p.memSize, fileOffset: p.offset, path }));
+}
+
+/** The file of a library named in the list: under the sysroot first, of the core's machine. */
+function libraryFile(
+  name: string,
+  core: CoreFile,
+  sysroot: string | undefined,
+  readFile: (path: string) => Uint8Array,
+): { path: string; elf: ElfFile } | undefined {
+  for (const path of sysroot === undefined ? [name] : [join(sysroot, name), name]) {
+    try {
+      const elf = ElfFile.parse(readFile(path));
+      if (architectureOfMachine(elf.machine) === core.architecture) return { path, elf };
+    } catch (e) {
+      if (e instanceof RootwalkError || (e as NodeJS.ErrnoException).code !== undefined) continue;
+      throw e;
+    }
+  }
+  return undefined;
+}
+
+/** (name, load bias) of every named entry of the dynamic linker's list, or none (static program, list not in the core). */
+function linkMapEntries(core: CoreFile, program: ElfFile, programBias: number): { name: string; bias: number }[] {
+  const dynamic = program.programHeaders.find((p) => p.type === PT_DYNAMIC);
+  if (dynamic === undefined) return [];
+  let rDebug = 0;
+  for (let i = 0; i < MAX_DYN_ENTRIES; i++) {
+    const at = programBias + dynamic.vaddr + i * DYN_ENTRY_BYTES;
+    const tag = word(core, at);
+    if (tag === undefined || tag === DT_NULL) break;
+    if (tag === DT_DEBUG) rDebug = word(core, at + 8) ?? 0;
+  }
+  if (rDebug === 0) return [];
+  const entries: { name: string; bias: number }[] = [];
+  const seen = new Set<number>();
+  let entry = word(core, rDebug + R_MAP_OFFSET) ?? 0;
+  while (entry !== 0 && !seen.has(entry) && seen.size < MAX_LINK_MAP_ENTRIES) {
+    seen.add(entry);
+    const bias = word(core, entry + L_ADDR_OFFSET);
+    const nameAt = word(core, entry + L_NAME_OFFSET);
+    if (bias === undefined || nameAt === undefined) break;
+    const name = nameAt === 0 ? "" : cString(core, nameAt);
+    if (name.startsWith("/")) entries.push({ name, bias });
+    entry = word(core, entry + L_NEXT_OFFSET) ?? 0;
+  }
+  return entries;
+}
+
+function word(core: CoreFile, address: number): number | undefined {
+  const bytes = core.read(address, 8);
+  return bytes === undefined ? undefined : new ByteView(bytes).u64NumberOrNaN(0);
+}
+
+/** A NUL-terminated string in the core's memory ("" when it is not there). */
+function cString(core: CoreFile, address: number): string {
+  const bytes: number[] = [];
+  for (let at = address; bytes.length < MAX_NAME_BYTES; at++) {
+    const b = core.read(at, 1)?.[0];
+    if (b === undefined || b === 0) return b === undefined ? "" : new TextDecoder().decode(new Uint8Array(bytes));
+    bytes.push(b);
+  }
+  return "";
+}
