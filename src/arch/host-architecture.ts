@@ -1,10 +1,6 @@
 import { InvalidArgumentError } from "../errors.js";
-import { AARCH64 } from "./aarch64.js";
 import type { Architecture } from "./architecture.js";
-import { X86_64 } from "./x86-64.js";
-
-/** The descriptions rootwalk can run programs on (src/arch/elf-architecture.ts maps ELF files to the same two). */
-const RUNNABLE: readonly Architecture[] = [X86_64, AARCH64];
+import { ARCHITECTURES } from "./elf-architecture.js";
 
 /**
  * The architecture of the process rootwalk runs in, from Node's `process.arch`: what `rootwalk
@@ -13,11 +9,11 @@ const RUNNABLE: readonly Architecture[] = [X86_64, AARCH64];
  * Node under qemu-user this is AArch64, and the build cross-compiles (src/toolchain/target-gcc.ts).
  */
 export function hostArchitecture(nodeArch: string = process.arch): Architecture {
-  const found = RUNNABLE.find((a) => a.nodeArch === nodeArch);
+  const found = ARCHITECTURES.find((a) => a.nodeArch === nodeArch);
   if (found !== undefined) return found;
   throw new InvalidArgumentError(
     "Node's process.arch",
     nodeArch,
-    `${RUNNABLE.map((a) => `${a.nodeArch} (${a.name})`).join(" or ")}: rootwalk runs programs on x86-64 and AArch64 Linux only`,
+    `${ARCHITECTURES.map((a) => `${a.nodeArch} (${a.name})`).join(" or ")}: rootwalk runs programs on x86-64 and AArch64 Linux only`,
   );
 }

@@ -6,7 +6,19 @@ import { mappingAt, parseProcMaps, readProcSelfMapsText } from "../unwind/proc-m
 import { NativeMemory } from "./native-memory.js";
 import type { ProcessModules } from "./process-modules.js";
 import { type RuntimeLibrary, threadCount } from "./runtime-library.js";
-import { HOST_RECORD, R_BOUNDARY, R_RA, R_REGS, R_SP, R_STACK_TOP, ST_PARKED, ST_SAFE, ST_STUCK, type ThreadRecords } from "./thread-record.js";
+import {
+  HOST_ARCHITECTURE,
+  HOST_RECORD,
+  R_BOUNDARY,
+  R_RA,
+  R_REGS,
+  R_SP,
+  R_STACK_TOP,
+  ST_PARKED,
+  ST_SAFE,
+  ST_STUCK,
+  type ThreadRecords,
+} from "./thread-record.js";
 
 /** Bytes below a stopped thread's SP that its stack view includes (the red zone). */
 export const BELOW_SP_BYTES = 256;
@@ -119,7 +131,7 @@ export class StoppedThreads {
 }
 
 function newStoppedThread(t: number): StoppedThread {
-  const registers = new RegisterContext();
+  const registers = new RegisterContext(HOST_ARCHITECTURE);
   const chunk: ManagedChunk = { sp: 0, ra: 0, registers, boundaryRa: undefined, stackTop: undefined };
   return { index: t, registers, chunk, stack: { memory: undefined as unknown as NativeMemory, chunks: [chunk], label: `thread #${t}` } };
 }

@@ -57,8 +57,9 @@ export function threadRecordLayout(architecture: Architecture): ThreadRecordLayo
   };
 }
 
-/** The layout of this process's runtime. */
-export const HOST_RECORD = threadRecordLayout(hostArchitecture());
+/** The architecture of this process, whose runtime the records belong to, and their layout. */
+export const HOST_ARCHITECTURE = hostArchitecture();
+export const HOST_RECORD = threadRecordLayout(HOST_ARCHITECTURE);
 export const { R_STACK_TOP, R_BOUNDARY, R_CURSOR, R_LIMIT, R_STUCK_SP, R_LEFT_NS } = HOST_RECORD;
 /** Records in rw_threads (RW_MAX_THREADS). */
 export const MAX_THREADS = 1024;

@@ -102,6 +102,11 @@ describe("feature claims, checked against the objects", () => {
     expect(await stackmapText("sp-csr")).toMatch(/Register R#(3|12|13|14|15)\b/);
   });
 
+  it("sp-csr keeps gc pointers in callee-saved registers on AArch64 too (x19-x28)", async () => {
+    const [object] = await compileProgramObjects(byName("sp-csr"), AARCH64);
+    expect(runTool(findLlvmTool("llvm-readobj"), ["--stackmap", object!])).toMatch(/Register R#(19|2[0-8])\b/);
+  });
+
   it("sp-dynamic-alloca has a dynamic frame", async () => {
     expect(await stackmapText("sp-dynamic-alloca")).toContain(`stack size: ${UINT64_MAX}`);
   });
