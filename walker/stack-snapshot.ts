@@ -1,6 +1,10 @@
 import { InvalidArgumentError, MalformedInputError } from "../src/errors.js";
 import { RangedMemory } from "../src/memory/memory.js";
-import { FLAG_NO_UNWIND_INFO, FrameDescriptorBuilder, NO_CFA_RULE, encodeLocationWord0 } from "../src/safepoints/frame-descriptors.js";
+import type { Architecture } from "../src/arch/architecture.js";
+import { AARCH64 } from "../src/arch/aarch64.js";
+import { X86_64 } from "../src/arch/x86-64.js";
+import { FLAG_NO_UNWIND_INFO, FrameDescriptorBuilder, NO_CFA_RULE, calleeSavedIndex, encodeLocationWord0 } from "../src/safepoints/frame-descriptors.js";
+import { LocationKind } from "../src/stackmap/llvm-stackmap.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import type { SplitStackMethod, SplitStacks } from "./split-stacks.js";
 import type { WalkStart } from "./unwinder.js";
@@ -13,6 +17,10 @@ import type { WalkStart } from "./unwinder.js";
  *   functions[]         {name, addr, stackSize}
  *   callsites[]         {ra, fn, rootSpOffsets[]}: the safepoints (roots are SP-relative slots)
  *   entryRaSlot         the slot holding the innermost return address (the walk starts above it)
+ *   entrySp             the innermost frame's SP, when not entryRaSlot + 8 (required on AArch64)
+ *   architecture        "x86-64" (default) or "AArch64": on AArch64 a function's stackSize is
+ *                       SP to its CFA and functions[].raCfaOffset says where it saved x30 (its
+ *                       caller's return address); split stacks are x86-64 only
  *   segments[]          {header, lo, hi, oldStack}: libgcc's stacklets, innermost first
  *   splitstackFindRanges[]  {lo, hi, nextSp}: what __splitstack_find returned
  *   morestackStart, morestackSize   where __morestack's code is
@@ -20,9 +28,11 @@ import type { WalkStart } from "./unwinder.js";
  */
 export interface StackSnapshotJson {
   memory: { base: string; hex: string }[];
-  functions: { name: string; addr: string; stackSize: number | string }[];
+  functions: { name: string; addr: string; stackSize: number | string; raCfaOffset?: number }[];
   callsites: { ra: string; fn: string; rootSpOffsets: (number | string)[] }[];
   entryRaSlot: string;
+  entrySp?: string;
+  architecture?: string;
   segments?: { header?: string; lo: string; hi: string; oldStack: string }[];
   splitstackFindRanges?: { lo: string; hi: string; nextSp: string }[];
   morestackStart?: string;
@@ -65,6 +75,33 @@ function checkObjects(list: unknown, field: string, optional: boolean): void {
   });
 }
 
+/** The snapshot's machine: x86-64 unless `architecture` names AArch64. */
+function snapshotArchitecture(json: StackSnapshotJson): Architecture {
+  const name = json.architecture ?? X86_64.name;
+  const found = [X86_64, AARCH64].find((a) => a.name === name);
+  if (found === undefined) throw new MalformedInputError("snapshot field architecture", 0, String(name), `"${X86_64.name}" or "${AARCH64.name}"`);
+  return found;
+}
+
+/**
+ * A function's savedRegOffsets: on AArch64 only where it saved x30 (raCfaOffset, from the CFA);
+ * x86-64 snapshots save nothing (the call pushed the return address at CFA - 8).
+ */
+function savedReturnAddress(architecture: Architecture, f: StackSnapshotJson["functions"][number]): Int16Array {
+  const saved = new Int16Array(architecture.calleeSavedDwarf.length);
+  if (architecture.returnAddressCfaOffsetBytes !== undefined) return saved;
+  const offset = f.raCfaOffset;
+  if (typeof offset !== "number" || !Number.isInteger(offset) || offset >= 0 || offset < -0x8000)
+    throw new MalformedInputError(
+      `snapshot function ${f.name}.raCfaOffset`,
+      0,
+      String(offset),
+      `where it saved x30, a negative offset from its CFA (${architecture.name})`,
+    );
+  saved[calleeSavedIndex(architecture.dwarf.returnAddress, architecture)] = offset;
+  return saved;
+}
+
 export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
   // The file is untrusted JSON: check the shape before reading any field.
   const value: unknown = json;
@@ -90,11 +127,15 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
       return { base: num(m.base, `memory[${i}].base`), bytes: Uint8Array.from(Buffer.from(m.hex, "hex")) };
     }),
   );
-  const builder = new FrameDescriptorBuilder();
+  const architecture = snapshotArchitecture(json);
+  const builder = new FrameDescriptorBuilder({ architecture });
   const functionIndex = new Map<number, number>();
+  const savedByFunction = new Map<number, Int16Array>();
   for (const f of json.functions) {
     const address = num(f.addr, `function ${f.name}.addr`);
-    functionIndex.set(address, builder.addFunction({ name: f.name, address, stackSizeBytes: num(f.stackSize, `function ${f.name}.stackSize`) }));
+    const fi = builder.addFunction({ name: f.name, address, stackSizeBytes: num(f.stackSize, `function ${f.name}.stackSize`) });
+    functionIndex.set(address, fi);
+    savedByFunction.set(fi, savedReturnAddress(architecture, f));
   }
   json.callsites.forEach((c, r) => {
     const fnAddress = num(c.fn, `callsites[${r}].fn`);
@@ -104,7 +145,7 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
     const locStart = builder.nextLocationIndex;
     const pairStart = builder.nextPairIndex;
     for (const off of c.rootSpOffsets) {
-      const loc = builder.addLocation(encodeLocationWord0(3, 0, 7, 8), num(off, `callsites[${r}].rootSpOffsets`));
+      const loc = builder.addLocation(encodeLocationWord0(LocationKind.Indirect, 0, architecture.dwarf.sp, 8), num(off, `callsites[${r}].rootSpOffsets`));
       builder.addPair(loc, loc);
     }
     builder.addSafepoint({
@@ -113,7 +154,7 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
       stackSizeBytes: stackSize,
       cfaRegister: NO_CFA_RULE,
       cfaOffsetBytes: 0,
-      savedRegOffsets: [],
+      savedRegOffsets: savedByFunction.get(fi)!,
       flags: FLAG_NO_UNWIND_INFO,
       functionIndex: fi,
       blobIndex: 0,
@@ -128,7 +169,11 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
   const registry = new SafepointRegistry();
   registry.register({ name: "snapshot", format: "llvm-v3", descriptors: builder.finish(), contentKey: "snapshot" });
   const entryRaSlot = num(json.entryRaSlot, "entryRaSlot");
-  const start: WalkStart = { sp: entryRaSlot + 8, ra: memory.readWord(entryRaSlot) };
+  if (json.entrySp === undefined && architecture.returnAddressCfaOffsetBytes === undefined)
+    throw new MalformedInputError("snapshot field entrySp", 0, "none", `the innermost frame's SP (${architecture.name}: the call pushes no return address)`);
+  if (architecture !== X86_64 && (json.segments !== undefined || json.splitstackFindRanges !== undefined || json.morestackStart !== undefined))
+    throw new MalformedInputError("snapshot split stacks", 0, `segments on ${architecture.name}`, "split stacks on x86-64 only");
+  const start: WalkStart = { sp: json.entrySp === undefined ? entryRaSlot + 8 : num(json.entrySp, "entrySp"), ra: memory.readWord(entryRaSlot) };
   const morestack =
     json.morestackStart === undefined ? [] : [{ start: num(json.morestackStart, "morestackStart"), sizeBytes: num(json.morestackSize, "morestackSize") }];
   return {

@@ -22,20 +22,22 @@ import { run as runCli } from "../support/run-cli.js";
  *
  * The program (test/walker/core/callback.ll, llc -mtriple=aarch64-linux-gnu): main (C) ->
  * mgd_outer (managed; roots a, b across the call) -> apply_cb (C, -O2 -fomit-frame-pointer, in
- * the middle) -> mgd_cb (managed; root p) -> stop_here (C) -> abort, so qemu writes a core. Three
+ * the middle) -> mgd_cb (managed; root p) -> stop_here (C) -> abort, so qemu writes a core. Five
  * builds, one core each:
  *   csr      llc -max-registers-for-gc-values=4 -fixup-allow-gcptr-in-csr: the roots live in
  *            x19/x20, saved by the frames further in (apply_cb, mgd_cb); linked dynamically, not
  *            PIE, so the libraries (libc's abort and raise frames) come from the dynamic
  *            linker's list in the core's memory, found under the cross sysroot
  *   fp       llc -frame-pointer=all (frame records: x29, x30 pairs), linked statically
- *   default  no frame record (x30 saved like any callee-saved register), dynamic and PIE: the
- *            program's load bias comes from AT_ENTRY. gdb-multiarch cannot place a PIE from a
- *            qemu core (the page with the program headers is not dumped), so this core's walk
- *            is checked by the objects' addresses and against the csr core's frame shapes.
- * For the csr and fp cores every frame gdb shows (it stops at main) must agree: pc, SP, CFA and
- * each of x19-x30 gdb knows; every root's value must be what gdb reads at the root's slot and
- * the address of an object main passed. The managed part of each stack is walked again by
+ *   default  llc's defaults: no frame record (x30 saved like any callee-saved register), roots
+ *            spilled; linked dynamically, not PIE
+ *   pie      the same code as a PIE: the program's load bias comes from AT_ENTRY. gdb-multiarch
+ *            cannot place a PIE from a qemu core (the page with the program headers is not
+ *            dumped), so this walk's frames are checked against the default core's
+ *   pac      csr with apply.c built -mbranch-protection=pac-ret: its saved x30 is signed
+ * For the csr, fp and default cores every frame gdb shows (it stops at main) must agree: pc, SP,
+ * CFA and each of x19-x30 gdb knows. In every core, each root's value must be what gdb reads at
+ * the root's slot and the address of an object main passed. The managed part of each stack is walked again by
  * walkStack with the cross-check on (fast loop against the general unwinder: on AArch64 the fast
  * rule admits no frame, so the unwinder takes them all and both must agree).
  */
@@ -67,7 +69,8 @@ interface Build {
 const BUILDS: Build[] = [
   { name: "csr", llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"], linkFlags: ["-no-pie"] },
   { name: "fp", llcFlags: ["-frame-pointer=all"], linkFlags: ["-static"] },
-  { name: "default", llcFlags: [], linkFlags: ["-pie", "-Wl,-z,notext"] },
+  { name: "default", llcFlags: [], linkFlags: ["-no-pie"] },
+  { name: "pie", llcFlags: [], linkFlags: ["-pie", "-Wl,-z,notext"] },
   {
     name: "pac",
     llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"],
@@ -130,7 +133,7 @@ function objectsAddress(program: string, bias: number): number {
 
 const EXPECTED_FUNCTIONS = ["stop_here", "mgd_cb", "apply_cb", "mgd_outer", "main"];
 
-describe.each(["csr", "fp"])("an AArch64 qemu-user core (%s build) against gdb-multiarch", (name) => {
+describe.each(["csr", "fp", "default"])("an AArch64 qemu-user core (%s build) against gdb-multiarch", (name) => {
   let gdbThreads: GdbThread[] = [];
   beforeAll(() => {
     const c = crashed.get(name)!;
@@ -154,7 +157,9 @@ describe.each(["csr", "fp"])("an AArch64 qemu-user core (%s build) against gdb-m
     expect(frames).toBeGreaterThanOrEqual(8); // libc's abort frames, stop_here, the four managed and C frames, main
     expect(registers).toBeGreaterThan(frames);
   });
+});
 
+describe.each(BUILDS.map((b) => b.name))("the roots of the AArch64 %s core", (name) => {
   it("every root is what gdb reads at its slot, and an object main passed", () => {
     const c = crashed.get(name)!;
     const roots = c.walk.threads[0]!.frames.flatMap((f) => f.roots.map((r) => ({ ...r, fn: f.function })));
@@ -168,7 +173,7 @@ describe.each(["csr", "fp"])("an AArch64 qemu-user core (%s build) against gdb-m
       .filter((l) => l.startsWith("RW "))
       .map((l) => Number(l.slice(3)));
     roots.forEach((r, i) => expect(r.value, `${r.fn} [${r.slot.toString(16)}]`).toBe(out[i]));
-    const objects = objectsAddress(c.program, 0);
+    const objects = objectsAddress(c.program, c.walk.modules.modules.find((m) => m.path === c.program)!.loadBias);
     // p = b in mgd_cb; a and b in mgd_outer (in map order).
     expect(new Set(roots.map((r) => r.value))).toEqual(new Set([objects, objects + 64]));
     console.log(`AArch64 ${name} core: ${roots.length} roots equal to gdb-multiarch's reads of their slots`);
@@ -176,14 +181,14 @@ describe.each(["csr", "fp"])("an AArch64 qemu-user core (%s build) against gdb-m
 });
 
 describe("an AArch64 qemu-user core of a PIE (load bias from AT_ENTRY)", () => {
-  it("walks the same frames as the non-PIE build, with roots at the biased objects", () => {
-    const c = crashed.get("default")!;
+  it("walks the same frames as the non-PIE build (default), with roots at the biased objects", () => {
+    const c = crashed.get("pie")!;
     const thread = c.walk.threads[0]!;
     expect(thread.stopReason, thread.stopDetail).toBe("stack-end");
     const program = c.walk.modules.modules.find((m) => m.path === c.program)!;
     expect(program.loadBias).toBeGreaterThan(0);
     const names = thread.frames.map((f) => f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, ""));
-    const reference = crashed.get("csr")!.walk.threads[0]!.frames.map((f) => f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, ""));
+    const reference = crashed.get("default")!.walk.threads[0]!.frames.map((f) => f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, ""));
     expect(names).toEqual(reference);
     const objects = objectsAddress(c.program, program.loadBias);
     const roots = thread.frames.flatMap((f) => f.roots.map((r) => r.value));
@@ -243,6 +248,16 @@ describe("the managed part of each AArch64 core's stack, walked with the cross-c
     expect(result.frames.map((f) => f.kind)).toEqual(["managed", "native", "managed"]);
     const coreRoots = frames.slice(first).flatMap((f) => f.roots.map((r) => r.value));
     expect(result.roots.map((r) => r.value)).toEqual(coreRoots);
+  });
+});
+
+describe("register contexts are the walk's architecture's", () => {
+  it("AArch64 holds x19-x30 (12); a register name of another architecture is refused by name", () => {
+    const context = RegisterContext.from({ x20: 0x4200c0n, x30: 0x400774 }, AARCH64);
+    expect(context.values.length).toBe(12);
+    expect(context.toObject()).toEqual({ x20: 0x4200c0n, x30: 0x400774n });
+    expect(() => RegisterContext.from({ rbx: 1 }, AARCH64)).toThrow(/register: found rbx, expected a callee-saved register of AArch64 \(x19, .*, x30\)/);
+    expect(() => RegisterContext.from({ x19: 1 })).toThrow(/found x19, expected a callee-saved register of x86-64/);
   });
 });
 

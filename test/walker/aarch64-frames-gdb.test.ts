@@ -6,8 +6,13 @@ import { describe, expect, it } from "vitest";
 import { AARCH64 } from "../../src/arch/aarch64.js";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
 import { LocationKind } from "../../src/stackmap/llvm-stackmap.js";
-import { locationDwarfReg, locationKind } from "../../src/safepoints/frame-descriptors.js";
+import { type FrameDescriptors, locationDwarfReg, locationKind } from "../../src/safepoints/frame-descriptors.js";
+import { registerFile } from "../../src/loader/register-maps.js";
+import { SimulatedMemory } from "../../src/memory/memory.js";
+import { SafepointRegistry } from "../../src/safepoints/registry.js";
+import { walkStack } from "../../walker/walk-stack.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
+import { run } from "../support/run-cli.js";
 
 /*
  * AArch64 frames as rootwalk decodes them, against a live stack: the call-chain corpus entries
@@ -19,8 +24,8 @@ import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
  * address gdb names; the caller's PC in the x30 save slot (the return-address column's rule), the
  * caller's SP = the CFA; and roots whose values are the harness's objects.
  *
- * This checks the decoded frame facts the walker uses, stepping frames with gdb's SP and PC;
- * test/walker/aarch64-core.test.ts checks the walker's own walk of AArch64 cores against gdb.
+ * Then the walker walks the dumped stack itself (cross-checked) and must give gdb's frames and
+ * the same roots; test/walker/aarch64-core.test.ts checks its walk of AArch64 cores against gdb.
  */
 
 const HARNESS = `#include <stdio.h>
@@ -141,5 +146,86 @@ describe.each(["call-chain", "call-chain-frame-pointer"])("AArch64 %s stopped un
       }
     });
     expect(rootValues).toEqual(new Set(objects));
+
+    // The walker itself over the dumped stack, from chain_f2's safepoint to the return into main,
+    // cross-checked (no AArch64 frame is fast: the general unwinder takes them all): gdb's
+    // frames, SP, PC and CFA, and the roots read above.
+    const registry = new SafepointRegistry();
+    registerFile(registry, readFileSync(program), { path: program });
+    const memory = new SimulatedMemory(stackBase, STACK_DUMP_BYTES);
+    for (let at = 0; at < STACK_DUMP_BYTES; at += 8) memory.writeWordBigInt(stackBase + at, stack.readBigUInt64LE(at));
+    const walk = walkStack(registry.snapshot(), memory, [{ sp: frames[0]!.sp, ra: frames[0]!.pc, boundaryRa: frames.at(-1)!.savedPc }], {
+      mode: "strict",
+      crossCheck: true,
+    });
+    expect(walk.stopReason).toBe("boundary");
+    expect(walk.frames.map((f) => [f.sp, f.ra, f.cfa])).toEqual(frames.map((f) => [f.sp, f.pc, f.cfa]));
+    expect(new Set(walk.roots.map((r) => r.value))).toEqual(new Set(objects));
+    expect(walk.roots.length).toBe(frames.reduce((sum, f) => sum + d.pairCount[[...d.returnAddress].indexOf(f.pc)]!, 0));
+
+    // The same stack as a walk snapshot (README "Walk snapshots", architecture AArch64): `rootwalk
+    // walk` finds the same roots and stops at the return into main, which is no call site.
+    const snapshotPath = join(dir, "snapshot.json");
+    writeFileSync(snapshotPath, JSON.stringify(aarch64Snapshot(d, stack, stackBase, frames[0]!)));
+    const walked = await run("walk", snapshotPath, "--json");
+    expect(walked.code, walked.stderr).toBe(0);
+    const out = JSON.parse(walked.stdout) as { roots: { slot: string; value: string }[]; frames: number; stoppedAt: string };
+    expect(out.frames).toBe(frames.length);
+    expect(out.roots.map((r) => [parseInt(r.slot, 16), parseInt(r.value, 16)])).toEqual(walk.roots.map((r) => [r.slot, r.value]));
+    expect(parseInt(out.stoppedAt, 16)).toBe(frames.at(-1)!.savedPc);
+    // What an AArch64 snapshot must say, each refused in one line (exit 1).
+    const good = aarch64Snapshot(d, stack, stackBase, frames[0]!) as Record<string, unknown>;
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [
+        { ...good, entrySp: undefined },
+        /snapshot field entrySp .*found none, expected the innermost frame's SP \(AArch64: the call pushes no return address\)/,
+      ],
+      [{ ...good, architecture: "riscv" }, /snapshot field architecture .*found riscv, expected "x86-64" or "AArch64"/],
+      [
+        { ...good, functions: (good["functions"] as object[]).map((f) => ({ ...f, raCfaOffset: undefined })) },
+        /raCfaOffset .*found undefined, expected where it saved x30, a negative offset from its CFA \(AArch64\)/,
+      ],
+    ];
+    for (const [bad, message] of refusals) {
+      writeFileSync(snapshotPath, JSON.stringify(bad));
+      const r = await run("walk", snapshotPath);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+    }
   });
 });
+
+/**
+ * A walk snapshot of a stopped AArch64 stack: the dumped stack, each function's frame size and
+ * x30 save offset from its descriptors, and the innermost return address (still in the leaf
+ * gc_safepoint_poll's x30 at the stop: gdb's pc of frame 1) in a word of its own below the stack.
+ */
+function aarch64Snapshot(d: FrameDescriptors, stack: Buffer, stackBase: number, innermost: GdbFrame): object {
+  const n = AARCH64.calleeSavedDwarf.length;
+  const x30 = AARCH64.calleeSavedNames.indexOf("x30");
+  const hex = (v: number): string => `0x${v.toString(16)}`;
+  const firstSafepoint = (fi: number): number => [...d.functionIndex].indexOf(fi);
+  const raWord = Buffer.alloc(8);
+  raWord.writeBigUInt64LE(BigInt(innermost.pc));
+  return {
+    architecture: "AArch64",
+    memory: [
+      { base: hex(stackBase), hex: stack.toString("hex") },
+      { base: hex(stackBase - 16), hex: raWord.toString("hex") },
+    ],
+    functions: d.functions.map((f, fi) => ({
+      name: f.name,
+      addr: hex(f.address),
+      stackSize: d.frameSizeBytes[firstSafepoint(fi)]!,
+      raCfaOffset: d.savedRegOffsets[firstSafepoint(fi) * n + x30]!,
+    })),
+    callsites: [...d.returnAddress].map((ra, i) => ({
+      ra: hex(ra),
+      fn: hex(d.functions[d.functionIndex[i]!]!.address),
+      rootSpOffsets: Array.from({ length: d.pairCount[i]! }, (_, p) => d.locations[d.pairs[(d.pairStart[i]! + p) * 2 + 1]! * 2 + 1]!),
+    })),
+    entryRaSlot: hex(stackBase - 16),
+    entrySp: hex(innermost.sp),
+  };
+}
