@@ -80,6 +80,8 @@ function dwarfdumpName(dwarf: number): string {
 
 export const AARCH64 = {
   name: "AArch64",
+  nodeArch: "arm64",
+  linuxTriple: "aarch64-linux-gnu",
   wordBytes: 8,
   dwarf: { sp: AARCH64_DWARF.SP, fp: AARCH64_DWARF.FP, returnAddress: AARCH64_DWARF.LR },
   calleeSavedDwarf: CALLEE_SAVED_DWARF,

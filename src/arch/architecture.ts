@@ -17,6 +17,15 @@
 export interface Architecture {
   /** As people write it: "x86-64". */
   readonly name: string;
+  /** Node's `process.arch` on this machine ("x64", "arm64"): how rootwalk knows what it runs on. */
+  readonly nodeArch: string;
+  /**
+   * The GNU target triple of Linux on this machine ("aarch64-linux-gnu"): llc's `-mtriple` for the
+   * programs `rootwalk run` builds, what `gcc -dumpmachine` prints for a native compiler, and the
+   * prefix of Debian's cross compiler (`aarch64-linux-gnu-gcc`) and its sysroot
+   * (`/usr/aarch64-linux-gnu`).
+   */
+  readonly linuxTriple: string;
   readonly wordBytes: number;
   /** DWARF numbers of the stack pointer, the frame pointer and the return-address column. */
   readonly dwarf: { readonly sp: number; readonly fp: number; readonly returnAddress: number };

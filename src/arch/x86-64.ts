@@ -101,6 +101,8 @@ function dwarfdumpName(dwarf: number): string {
 
 export const X86_64 = {
   name: "x86-64",
+  nodeArch: "x64",
+  linuxTriple: "x86_64-linux-gnu",
   wordBytes: 8,
   dwarf: { sp: X86_64_DWARF.RSP, fp: X86_64_DWARF.RBP, returnAddress: X86_64_DWARF.RA },
   calleeSavedDwarf: CALLEE_SAVED_DWARF,

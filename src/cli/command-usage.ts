@@ -117,7 +117,8 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
   },
   run: {
     usage: RUN_USAGE,
-    summary: "compile, link with the native runtime and run rw_main with the collector (--stress=N: collect at every N-th safepoint)",
+    summary:
+      "compile, link with the native runtime and run rw_main with the collector (--stress=N: collect at every N-th safepoint); builds for the machine Node runs on (x86-64, or AArch64 with gcc or aarch64-linux-gnu-gcc)",
     options: RUN_OPTIONS,
   },
   demo: {

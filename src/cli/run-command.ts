@@ -182,6 +182,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const { buildRuntime, linkProgram } = await import("../native/build-runtime.js");
     const { runNativeProgram } = await import("../native/native-runtime.js");
     const { programInputKind } = await import("../native/program-input.js");
+    const { hostArchitecture } = await import("../arch/host-architecture.js");
     const kinds = parsed.programs.map((program) => programInputKind(program));
     const { checkBeforeBuild } = await import("./check-command.js");
     const sources = parsed.programs.filter((_, k) => kinds[k] === "source");
@@ -194,6 +195,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
             mode: parsed.plimmix ? "plimmix" : "statepoint",
             llcFlags: parsed.llcFlags,
             optFlags: parsed.optFlags,
+            target: hostArchitecture(),
             onWarning: (line) => io.stderr(`rootwalk run: ${line}\n`),
           }),
         );

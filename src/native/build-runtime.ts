@@ -7,12 +7,16 @@ import { InvalidArgumentError } from "../errors.js";
 import { cachedArtifact } from "../toolchain/cache-artifact.js";
 import { cacheSubdir, privateCacheFolder, TEMPORARY_PREFIX } from "../toolchain/cache-dir.js";
 import { cacheKey, repoRoot, runTool } from "../toolchain/llvm-toolchain.js";
+import { hostArchitecture } from "../arch/host-architecture.js";
+import { targetGcc } from "../toolchain/target-gcc.js";
 import { refuseRuntimeSymbolClash } from "./runtime-symbol-clash.js";
 
 /**
  * Builds the native runtime (runtime.c + runtime-entry.S -> librwruntime-<hash>.so) and links
  * programs against it (prog-<hash>.so), both cached under `native/` in the rootwalk cache (src/toolchain/cache-dir.ts) by content
- * (sources, flags, `gcc --version`).
+ * (sources, flags, the compiler's `--version`). Both are built for the architecture this process
+ * runs on (src/arch/host-architecture.ts) with the compiler that targets it (target-gcc.ts: gcc,
+ * or the cross gcc when the arm64 Node runs under qemu-user on an x86-64 machine).
  */
 
 export const RUNTIME_GCC_FLAGS = ["-O2", "-fPIC", "-shared", "-pthread", "-Wall", "-Wextra", "-Werror"] as const;
@@ -24,9 +28,14 @@ export const RUNTIME_GCC_FLAGS = ["-O2", "-fPIC", "-shared", "-pthread", "-Wall"
  */
 export const PROGRAM_LINK_FLAGS = ["-shared", "-Wl,-z,notext", "-Wl,-Bsymbolic"] as const;
 
+/** The compiler for this process's architecture. */
+function gcc(): string {
+  return targetGcc(hostArchitecture());
+}
+
 let gccVersionText: string | undefined;
 function gccVersion(): string {
-  return (gccVersionText ??= runTool("gcc", ["--version"]));
+  return (gccVersionText ??= runTool(gcc(), ["--version"]));
 }
 
 export function nativeCacheDir(): string {
@@ -51,7 +60,7 @@ export function buildRuntime(): string {
     path: join(nativeCacheDir(), `librwruntime-${key.slice(0, 16)}.so`),
     what: "the native runtime",
     announceBuild: true,
-    build: (output) => void runTool("gcc", [...RUNTIME_GCC_FLAGS, "-o", output, ...sources, "-ldl"]),
+    build: (output) => void runTool(gcc(), [...RUNTIME_GCC_FLAGS, "-o", output, ...sources, "-ldl"]),
   });
 }
 
@@ -108,7 +117,7 @@ export function linkProgram(objects: readonly string[], runtime: string, names: 
     what: "program library",
     build: (output) => {
       const rpaths = [...new Set([dirname(runtime), ...objects.map((o) => sonameDirectory(resolve(o)))])].map((d) => `-Wl,-rpath,${d}`);
-      runTool("gcc", [...PROGRAM_LINK_FLAGS, "-o", output, "-Wl,--no-as-needed", ...objects.map((o) => resolve(o)), runtime, ...rpaths]);
+      runTool(gcc(), [...PROGRAM_LINK_FLAGS, "-o", output, "-Wl,--no-as-needed", ...objects.map((o) => resolve(o)), runtime, ...rpaths]);
     },
   });
 }

@@ -1,16 +1,20 @@
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import { hostArchitecture } from "../arch/host-architecture.js";
+import { architectureOfMachine } from "../arch/elf-architecture.js";
+import { machineName } from "../elf/elf-constants.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { InvalidArgumentError } from "../errors.js";
 
 /**
  * What `rootwalk run` accepts as a program file:
  *   - "source": LLVM IR (`.ll`), compiled by rootwalk (statepoint or --plimmix);
- *   - "object": an x86-64 ELF relocatable object (ET_REL, `.o`) the user built, linked as is;
- *   - "shared": an x86-64 ELF shared library (ET_DYN, `.so`) the user built and linked, loaded
+ *   - "object": an ELF relocatable object (ET_REL, `.o`) the user built, linked as is;
+ *   - "shared": an ELF shared library (ET_DYN, `.so`) the user built and linked, loaded
  *     as a dependency of the program library (its gc_* references resolve to the runtime).
+ * Both for the machine rootwalk runs on (src/arch/host-architecture.ts: x86-64 or AArch64).
  * Objects and libraries are recognised by their ELF header, not by their name alone: a file
- * named `.o` that is not an x86-64 relocatable object is refused with a one-line message that
- * names it and says what it is.
+ * named `.o` that is not a relocatable object for this machine is refused with a one-line message
+ * that names it and says what it is.
  */
 export type ProgramInputKind = "source" | "object" | "shared";
 
@@ -19,10 +23,10 @@ const ELFCLASS64 = 2;
 const ELFDATA2LSB = 1;
 const ET_REL = 1;
 const ET_DYN = 3;
-const EM_X86_64 = 62;
 const HEADER_BYTES = 20;
 
-export const PROGRAM_INPUTS = "PROGRAM.ll, an x86-64 ELF object (.o) or shared library (.so)";
+const HOST = hostArchitecture();
+export const PROGRAM_INPUTS = `PROGRAM.ll, an ${HOST.name} ELF object (.o) or shared library (.so)`;
 
 export function programInputKind(path: string): ProgramInputKind {
   const head = readHead(path);
@@ -36,7 +40,7 @@ export function programInputKind(path: string): ProgramInputKind {
     throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this is not a 64-bit little-endian ELF file`);
   const type = head[16]! | (head[17]! << 8);
   const machine = head[18]! | (head[19]! << 8);
-  if (machine !== EM_X86_64) throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this ELF file is for machine ${machine}, not x86-64 (62)`);
+  if (!isForHost(machine)) throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this ELF file is for ${machineName(machine)}, not ${HOST.name}`);
   if (type === ET_REL) return "object";
   if (type === ET_DYN) {
     // A position-independent executable is ET_DYN too; it has a program interpreter.
@@ -46,6 +50,14 @@ export function programInputKind(path: string): ProgramInputKind {
     return "shared";
   }
   throw new InvalidArgumentError("program", path, `${PROGRAM_INPUTS}; this ELF file has type ${type} (an executable? link it with -shared)`);
+}
+
+function isForHost(machine: number): boolean {
+  try {
+    return architectureOfMachine(machine) === HOST;
+  } catch {
+    return false; // a machine rootwalk has no description for
+  }
 }
 
 function readHead(path: string): Uint8Array {

@@ -1,22 +1,30 @@
 /*
- * rootwalk native runtime: the assembly entry points (x86-64 SysV, AT&T).
+ * rootwalk native runtime: the assembly entry points, for x86-64 (SysV, AT&T syntax) and AArch64
+ * (AAPCS64), chosen by the compiler's target (__x86_64__, __aarch64__).
  *
  * Every runtime function managed code may call (gc_init, gc_alloc, gc_safepoint, gc_collect,
  * gc_thread_start, gc_thread_join, thread_stuck_start, thread_stuck_end, no_gc_thread,
- * gc_add_global) enters through a stub that pushes the callee-saved registers and calls the C
- * implementation rw_impl_<name>(arg0, arg1, frame) with
+ * gc_add_global) enters through a stub that saves the callee-saved registers and calls the C
+ * implementation rw_impl_<name>(arg0, arg1, frame) with, for N callee-saved registers,
  *
- *     frame[0..5] = rbx, rbp, r12, r13, r14, r15   (as the managed caller left them: the
- *                   architecture's callee-saved order, src/arch/x86-64.ts; the pushes below are
- *                   in the reverse order. test/native-runtime/runtime-layout.test.ts reads this
- *                   file's CFI and fails when the order differs from the TypeScript description)
- *     frame[6]    = the return address into the managed caller      (RW_FRAME_RA_BYTES)
- *     frame + 56  = the managed caller's SP after the call returns  (RW_FRAME_SP_BYTES)
+ *     frame[0..N-1] = the callee-saved registers as the managed caller left them, in the
+ *                     architecture's order (src/arch/x86-64.ts: rbx, rbp, r12-r15, N = 6;
+ *                     src/arch/aarch64.ts: x19-x28, x29, x30, N = 12).
+ *                     test/native-runtime/runtime-layout.test.ts reads this file's CFI and fails
+ *                     when the order differs from the TypeScript description
+ *     frame[N]      = the return address into the managed caller       (RW_FRAME_RA_BYTES = 8N)
+ *     frame + 8(N+1) = the managed caller's SP after the call returns  (RW_FRAME_SP_BYTES)
  *
  * The C side copies them into the calling thread's record and, before returning, writes the
- * record's (possibly relocated) register values back into frame[0..5]; the stub pops them, so
- * GC pointers the collector moved while the thread was stopped come back relocated. rax (the
- * result) is not touched after the call.
+ * record's (possibly relocated) register values back into frame[0..N-1]; the stub restores them,
+ * so GC pointers the collector moved while the thread was stopped come back relocated. The
+ * result register (rax, x0) is not touched after the call.
+ *
+ * x86-64: the call pushed the return address; the stub pushes r15 first and rbx last, so frame is
+ * its final SP. AArch64: `bl` left the return address in x30 and pushed nothing; the stub reserves
+ * 112 bytes (SP stays 16-byte aligned) and frame is SP + 8, so that frame + 104 is the caller's SP.
+ * x30 is stored twice: frame[11] is the register as the caller sees it right after the call
+ * returns (the return address, since `bl` wrote it), frame[12] the return address.
  *
  * rw_call_managed(fn, arg) calls fn(arg) through a register; rw_managed_return is the return
  * address of that call: the boundary where managed code was entered (the walk ends there).
@@ -24,9 +32,17 @@
  * The test harnesses use the same safepoint stub: with RW_ENTRY_MACRO_ONLY defined, including
  * this file defines only the RW_ENTRY macro and the frame offsets (test/walker/native/trampoline.S).
  */
+#if defined(__x86_64__)
 #define RW_FRAME_RA_BYTES 48
 #define RW_FRAME_SP_BYTES 56
+#elif defined(__aarch64__)
+#define RW_FRAME_RA_BYTES 96
+#define RW_FRAME_SP_BYTES 104
+#else
+#error "the rootwalk runtime is built for x86-64 or AArch64 Linux only"
+#endif
 
+#if defined(__x86_64__)
         .text
 
 .macro RW_ENTRY name
@@ -76,6 +92,55 @@
         .size   \name, .-\name
 .endm
 
+#endif /* __x86_64__ */
+
+#if defined(__aarch64__)
+        .text
+
+.macro RW_ENTRY name
+        .globl  \name
+        .type   \name, %function
+        .p2align 4
+\name:
+        .cfi_startproc
+        sub     sp, sp, #112
+        .cfi_def_cfa_offset 112
+        stp     x19, x20, [sp, #8]
+        stp     x21, x22, [sp, #24]
+        stp     x23, x24, [sp, #40]
+        stp     x25, x26, [sp, #56]
+        stp     x27, x28, [sp, #72]
+        stp     x29, x30, [sp, #88]
+        str     x30, [sp, #104]         /* frame[12]: the return address */
+        .cfi_offset x19, -104
+        .cfi_offset x20, -96
+        .cfi_offset x21, -88
+        .cfi_offset x22, -80
+        .cfi_offset x23, -72
+        .cfi_offset x24, -64
+        .cfi_offset x25, -56
+        .cfi_offset x26, -48
+        .cfi_offset x27, -40
+        .cfi_offset x28, -32
+        .cfi_offset x29, -24
+        .cfi_offset x30, -16
+        add     x2, sp, #8              /* frame */
+        bl      rw_impl_\name
+        ldp     x19, x20, [sp, #8]
+        ldp     x21, x22, [sp, #24]
+        ldp     x23, x24, [sp, #40]
+        ldp     x25, x26, [sp, #56]
+        ldp     x27, x28, [sp, #72]
+        ldp     x29, x30, [sp, #88]
+        add     sp, sp, #112
+        .cfi_def_cfa_offset 0
+        ret
+        .cfi_endproc
+        .size   \name, .-\name
+.endm
+
+#endif /* __aarch64__ */
+
 #ifndef RW_ENTRY_MACRO_ONLY
         RW_ENTRY gc_init
         RW_ENTRY gc_alloc
@@ -88,6 +153,7 @@
         RW_ENTRY no_gc_thread
         RW_ENTRY gc_add_global
 
+#if defined(__x86_64__)
         .globl  rw_call_managed
         .globl  rw_managed_return
         .type   rw_call_managed, @function
@@ -105,6 +171,30 @@ rw_managed_return:
         ret
         .cfi_endproc
         .size   rw_call_managed, .-rw_call_managed
+#elif defined(__aarch64__)
+        .globl  rw_call_managed
+        .globl  rw_managed_return
+        .type   rw_call_managed, %function
+        .p2align 4
+rw_call_managed:
+        .cfi_startproc
+        stp     x29, x30, [sp, #-16]!
+        .cfi_def_cfa_offset 16
+        .cfi_offset x29, -16
+        .cfi_offset x30, -8
+        mov     x29, sp
+        mov     x9, x0
+        mov     x0, x1
+        blr     x9
+rw_managed_return:
+        ldp     x29, x30, [sp], #16
+        .cfi_def_cfa_offset 0
+        .cfi_restore x29
+        .cfi_restore x30
+        ret
+        .cfi_endproc
+        .size   rw_call_managed, .-rw_call_managed
+#endif
 
-        .section .note.GNU-stack,"",@progbits
+        .section .note.GNU-stack,"",%progbits
 #endif

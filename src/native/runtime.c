@@ -100,13 +100,25 @@ enum {
 };
 
 /*
- * The callee-saved registers the safepoint stubs push (runtime-entry.S frame[0..5]) and a record
- * keeps, in the architecture description's order (src/arch/x86-64.ts): rbx, rbp, r12, r13, r14, r15.
- * The stub's frame holds them, then the return address, then the caller's SP.
+ * The callee-saved registers the safepoint stubs save (runtime-entry.S frame[0..RW_CALLEE_SAVED-1])
+ * and a record keeps, in the architecture description's order: src/arch/x86-64.ts rbx, rbp,
+ * r12-r15; src/arch/aarch64.ts x19-x28, x29, x30. The stub's frame holds them, then the return
+ * address, and ends where the caller's SP was. The interrupted PC of a fault, from the signal
+ * context (x86-64 gregs[REG_RIP]; AArch64 mcontext: fault_address, regs[31], sp, pc, pstate).
  */
+#if defined(__x86_64__)
 #define RW_CALLEE_SAVED 6
+#define RW_FAULT_PC(uc) ((uint64_t)(uc)->uc_mcontext.gregs[REG_RIP])
+#elif defined(__aarch64__)
+#define RW_CALLEE_SAVED 12
+#define RW_FAULT_PC(uc) ((uint64_t)(uc)->uc_mcontext.pc)
+#else
+#error "the rootwalk runtime is built for x86-64 or AArch64 Linux only"
+#endif
 #define RW_FRAME_RA_WORD RW_CALLEE_SAVED
 #define RW_FRAME_SP_BYTES ((RW_CALLEE_SAVED + 1) * 8)
+#define RW_RECORD_WORDS 32
+#define RW_FIXED_WORDS 9 /* every field of rw_thread but regs and pad */
 
 /*
  * Word indexes of a record, as JavaScript reads them (src/native/thread-record.ts, which
@@ -116,17 +128,17 @@ typedef struct rw_thread {
   uint64_t state;       /* 0 */
   uint64_t sp;          /* 1: managed caller's SP after the call returns */
   uint64_t ra;          /* 2: return address into the managed caller */
-  uint64_t regs[RW_CALLEE_SAVED]; /* 3..8: the callee-saved registers, in the order above */
-  uint64_t stack_top;   /* 9: exclusive upper end of the thread's scanned stack */
-  uint64_t boundary_ra; /* 10: rw_managed_return */
-  uint64_t cursor;      /* 11: allocation hole */
-  uint64_t limit;       /* 12 */
-  uint64_t stuck_sp;    /* 13: unused by C; kept for JavaScript diagnostics */
-  uint64_t left_ns;     /* 14: CLOCK_MONOTONIC when it last left the runtime (or started) */
-  uint64_t pad[17];
+  uint64_t regs[RW_CALLEE_SAVED]; /* 3..: the callee-saved registers, in the order above */
+  uint64_t stack_top;   /* 3 + RW_CALLEE_SAVED: exclusive upper end of the thread's scanned stack */
+  uint64_t boundary_ra; /* rw_managed_return */
+  uint64_t cursor;      /* allocation hole */
+  uint64_t limit;
+  uint64_t stuck_sp;    /* unused by C; kept for JavaScript diagnostics */
+  uint64_t left_ns;     /* CLOCK_MONOTONIC when it last left the runtime (or started) */
+  uint64_t pad[RW_RECORD_WORDS - RW_FIXED_WORDS - RW_CALLEE_SAVED];
 } rw_thread;
 
-_Static_assert(sizeof(rw_thread) == 256, "thread record is 32 words");
+_Static_assert(sizeof(rw_thread) == RW_RECORD_WORDS * 8, "thread record is 32 words");
 
 typedef int64_t (*rw_js_callback)(int32_t kind, int32_t thread, uint64_t a, uint64_t b);
 
@@ -613,7 +625,7 @@ static void fault_handler(int sig, siginfo_t *info, void *context) {
     return;
   }
   const ucontext_t *uc = context;
-  uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+  uint64_t pc = RW_FAULT_PC(uc);
   Dl_info where;
   memset(&where, 0, sizeof where);
   char at[256];
@@ -669,6 +681,9 @@ static void give_alternate_signal_stack(void) {
 
 static void *thread_main(void *p) {
   start_args *args = p;
+  /* Above every frame the walk reads (rw_call_managed's and the managed frames below it): on
+   * x86-64 the CFA of this frame; on AArch64 just above this frame's (x29, x30) record, which
+   * gcc keeps at the bottom of the frame, above its callees' frames. */
   uint64_t top = (uint64_t)(uintptr_t)__builtin_frame_address(0) + 16;
   give_alternate_signal_stack();
   pthread_mutex_lock(&lock);

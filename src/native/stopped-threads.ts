@@ -3,12 +3,23 @@ import type { ThreadStack } from "../../walker/stack-root-scanner.js";
 import type { ManagedChunk } from "../../walker/unwinder.js";
 import { RootwalkError } from "../errors.js";
 import type { WordMemory } from "../memory/memory.js";
-import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
+import { NativeMemory } from "./native-memory.js";
 import type { ProcessModules } from "./process-modules.js";
 import { type RuntimeLibrary, threadCount } from "./runtime-library.js";
-import { NativeMemory } from "./native-memory.js";
 import type { ThreadStacks } from "./thread-stacks.js";
-import { R_BOUNDARY, R_RA, R_REGS, R_SP, R_STACK_TOP, ST_PARKED, ST_SAFE, ST_STUCK, type ThreadRecords } from "./thread-record.js";
+import {
+  HOST_ARCHITECTURE,
+  HOST_RECORD,
+  R_BOUNDARY,
+  R_RA,
+  R_REGS,
+  R_SP,
+  R_STACK_TOP,
+  ST_PARKED,
+  ST_SAFE,
+  ST_STUCK,
+  type ThreadRecords,
+} from "./thread-record.js";
 
 /** Bytes below a stopped thread's SP that its stack view includes (the red zone). */
 export const BELOW_SP_BYTES = 256;
@@ -97,7 +108,7 @@ export class StoppedThreads {
     const ra = records.word(t, R_RA);
     if (sp === 0 || ra === 0) throw new RootwalkError("GC", `thread #${t} is stopped without recorded frames`);
     const s = (this.byIndex[t] ??= newStoppedThread(t));
-    for (let k = 0; k < CALLEE_SAVED_COUNT; k++) s.registers.load(k, records.wordBigInt(t, R_REGS + k));
+    for (let k = 0; k < HOST_RECORD.registerCount; k++) s.registers.load(k, records.wordBigInt(t, R_REGS + k));
     const low = sp - BELOW_SP_BYTES;
     const chunk = s.chunk;
     chunk.sp = sp;
@@ -130,7 +141,7 @@ export class StoppedThreads {
   writeBackRegisters(): void {
     for (const s of this.threadsIfRead()) {
       if (this.records.state(s.index) === ST_STUCK) continue; // pinned: nothing moved
-      for (let k = 0; k < CALLEE_SAVED_COUNT; k++) {
+      for (let k = 0; k < HOST_RECORD.registerCount; k++) {
         if (s.registers.isKnown(k)) this.records.setWordBigInt(s.index, R_REGS + k, s.registers.exact[k]!);
       }
     }
@@ -138,7 +149,7 @@ export class StoppedThreads {
 }
 
 function newStoppedThread(t: number): StoppedThread {
-  const registers = new RegisterContext();
+  const registers = new RegisterContext(HOST_ARCHITECTURE);
   const chunk: ManagedChunk = { sp: 0, ra: 0, registers, boundaryRa: undefined, stackTop: undefined };
   return { index: t, registers, chunk, stack: { memory: undefined as unknown as WordMemory, chunks: [chunk], label: `thread #${t}` } };
 }

@@ -1,39 +1,67 @@
 import koffi from "koffi";
 import { readU64, readU64BigInt, writeU64, writeU64BigInt } from "../bytes/word-codec.js";
-import { CALLEE_SAVED_COUNT } from "../safepoints/frame-descriptors.js";
 import { MAX_THREADS } from "./stack-limits.js";
+import type { Architecture } from "../arch/architecture.js";
+import { hostArchitecture } from "../arch/host-architecture.js";
 
 /*
  * The native runtime's thread record (runtime.c `rw_thread`, array `rw_threads`), as TypeScript
  * reads it through a koffi view: RECORD_WORDS u64 words per thread, word indexes below, each
  * word read and written with src/bytes/word-codec.ts. runtime.c declares the same layout and the
  * same enums; test/native-runtime/runtime-layout.test.ts compiles runtime.c with a
- * _Static_assert for every value here and fails when the two drift apart.
+ * _Static_assert for every value here, for x86-64 and for AArch64, and fails when the two drift
+ * apart. The layout depends on the architecture this process runs on (src/arch/host-architecture.ts),
+ * through its number N of callee-saved registers (x86-64 6, AArch64 12):
  *
- *   word  field        written by   meaning
- *   0     state        C            ThreadState (ST_*)
- *   1     sp           C            the managed caller's SP after the call into the runtime returns
- *   2     ra           C            the return address into the managed caller
- *   3..   regs         C, then TS   the callee-saved registers at that call, in the architecture's
- *                                   order (src/arch/x86-64.ts); TS writes relocated values back
- *   9     stack_top    C            exclusive upper end of the thread's scanned stack
- *   10    boundary_ra  C            rw_managed_return: where the managed chunk was entered
- *   11    cursor       TS           allocation hole
- *   12    limit        TS
- *   13    stuck_sp     (unused by C; kept for diagnostics)
- *   14    left_ns      C            CLOCK_MONOTONIC when the thread last left the runtime
+ *   word   field        written by   meaning
+ *   0      state        C            ThreadState (ST_*)
+ *   1      sp           C            the managed caller's SP after the call into the runtime returns
+ *   2      ra           C            the return address into the managed caller
+ *   3..    regs         C, then TS   the N callee-saved registers at that call, in the architecture's
+ *                                    order (src/arch/x86-64.ts, aarch64.ts); TS writes relocated values back
+ *   3+N    stack_top    C            exclusive upper end of the thread's scanned stack
+ *   4+N    boundary_ra  C            rw_managed_return: where the managed chunk was entered
+ *   5+N    cursor       TS           allocation hole
+ *   6+N    limit        TS
+ *   7+N    stuck_sp     (unused by C; kept for diagnostics)
+ *   8+N    left_ns      C            CLOCK_MONOTONIC when the thread last left the runtime
  */
+export interface ThreadRecordLayout {
+  /** N: how many callee-saved registers a record keeps. */
+  readonly registerCount: number;
+  readonly R_STACK_TOP: number;
+  readonly R_BOUNDARY: number;
+  readonly R_CURSOR: number;
+  readonly R_LIMIT: number;
+  readonly R_STUCK_SP: number;
+  readonly R_LEFT_NS: number;
+}
+
 export const RECORD_WORDS = 32;
 export const R_STATE = 0;
 export const R_SP = 1;
 export const R_RA = 2;
 export const R_REGS = 3;
-export const R_STACK_TOP = R_REGS + CALLEE_SAVED_COUNT;
-export const R_BOUNDARY = R_STACK_TOP + 1;
-export const R_CURSOR = R_BOUNDARY + 1;
-export const R_LIMIT = R_CURSOR + 1;
-export const R_STUCK_SP = R_LIMIT + 1;
-export const R_LEFT_NS = R_STUCK_SP + 1;
+
+/** The record layout runtime.c has when built for `architecture`. */
+export function threadRecordLayout(architecture: Architecture): ThreadRecordLayout {
+  const registerCount = architecture.calleeSavedDwarf.length;
+  const stackTop = R_REGS + registerCount;
+  return {
+    registerCount,
+    R_STACK_TOP: stackTop,
+    R_BOUNDARY: stackTop + 1,
+    R_CURSOR: stackTop + 2,
+    R_LIMIT: stackTop + 3,
+    R_STUCK_SP: stackTop + 4,
+    R_LEFT_NS: stackTop + 5,
+  };
+}
+
+/** The architecture of this process, whose runtime the records belong to, and their layout. */
+export const HOST_ARCHITECTURE = hostArchitecture();
+export const HOST_RECORD = threadRecordLayout(HOST_ARCHITECTURE);
+export const { R_STACK_TOP, R_BOUNDARY, R_CURSOR, R_LIMIT, R_STUCK_SP, R_LEFT_NS } = HOST_RECORD;
 export { MAX_THREADS };
 
 /** Thread states (runtime.c ST_*). */

@@ -3,12 +3,11 @@ import { type WalkReport, reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import type { RootScanEvent, RootScanObserver } from "../../walker/stack-root-scanner.js";
 import { Unwinder } from "../../walker/unwinder.js";
-import { CALLEE_SAVED_NAMES } from "../safepoints/frame-descriptors.js";
 import type { SafepointRegistry } from "../safepoints/registry.js";
 import type { ProcessModules } from "./process-modules.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
 import { BELOW_SP_BYTES, type StoppedThread, type StoppedThreads } from "./stopped-threads.js";
-import { R_REGS, type ThreadRecords } from "./thread-record.js";
+import { HOST_ARCHITECTURE, R_REGS, type ThreadRecords } from "./thread-record.js";
 
 /** The environment variable that turns the walk log on (README, "Debugging a run"). */
 export const WALK_LOG_VARIABLE = "ROOTWALK_WALK_LOG";
@@ -62,7 +61,8 @@ export class WalkLog implements RootScanObserver {
     const chunk = s.stack.chunks[0]!;
     const low = chunk.sp - BELOW_SP_BYTES;
     const memory = this.stopped.stackMemoryToEnd(low, chunk.sp, s.stack.label);
-    const registers = RegisterContext.from(Object.fromEntries(CALLEE_SAVED_NAMES.map((name, k) => [name, this.records.wordBigInt(s.index, R_REGS + k)])));
+    const names = HOST_ARCHITECTURE.calleeSavedNames;
+    const registers = RegisterContext.from(Object.fromEntries(names.map((name, k) => [name, this.records.wordBigInt(s.index, R_REGS + k)])), HOST_ARCHITECTURE);
     const whole = reportWalk(new Unwinder(snapshot, memory, { mode: "lenient", modules, maxDepth: 100_000 }), memory, {
       sp: chunk.sp,
       ra: chunk.ra,

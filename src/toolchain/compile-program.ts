@@ -1,7 +1,8 @@
 import { copyFileSync, readFileSync } from "node:fs";
+import type { Architecture } from "../arch/architecture.js";
 import { InvalidArgumentError } from "../errors.js";
 import { compileToObject, runTool } from "./llvm-toolchain.js";
-import { activeLlvm, type LlvmSelection } from "./llvm-selection.js";
+import { activeLlvm, type LlvmSelection, versionText } from "./llvm-selection.js";
 import type { CompileMode } from "./compile-mode.js";
 import { libraryBuiltinsAmong } from "./library-builtins.js";
 import { checkGcStrategies, explainUnsupportedGc } from "./gc-strategy-check.js";
@@ -32,6 +33,13 @@ export interface CompileProgramOptions {
   optFlags?: readonly string[];
   /** Which LLVM; default the process's selection (ROOTWALK_LLVM, --llvm, newest installed). */
   llvm?: LlvmSelection;
+  /**
+   * The machine to compile for: `-mtriple=<its Linux triple>` for opt and llc when llc's default
+   * target is another machine (and the caller's flags name no triple). Default: llc's default
+   * target. `rootwalk run` passes the machine it runs on (src/arch/host-architecture.ts): under
+   * qemu-user the arm64 Node starts the x86-64 machine's llc, whose default target is x86-64.
+   */
+  target?: Architecture;
   /**
    * Told each warning about the program's GC strategies (gc-strategy-check.ts: an object that
    * will have no stack maps); the CLI prints them on stderr. Mistakes opt or llc would abort on
@@ -74,14 +82,30 @@ function ownDefinitionFlags(source: string, llvm: LlvmSelection | undefined): st
 export async function compileProgram(source: string, options: CompileProgramOptions): Promise<string> {
   const userFlags = options.llcFlags ?? [];
   const relocationModel = userFlags.some((flag) => /^--?relocation-model(=|$)/.test(flag)) ? [] : ["-relocation-model=pic"];
-  const llcFlags = ["-O2", ...relocationModel, ...userFlags];
+  const target = options.target !== undefined && !isDefaultTarget(options.target, options.llvm ?? activeLlvm()) ? options.target : undefined;
+  const llcFlags = ["-O2", ...relocationModel, ...targetTripleFlags(target, userFlags), ...userFlags];
+  const optFlags = [...targetTripleFlags(target, options.optFlags ?? []), ...(options.optFlags ?? [])];
   const llvm = options.llvm === undefined ? {} : { llvm: options.llvm };
   for (const warning of checkGcStrategies(source, options.mode)) options.onWarning?.(warning);
   try {
-    return await compileInMode(source, options.mode, llcFlags, options.optFlags ?? [], llvm);
+    return await compileInMode(source, options.mode, llcFlags, optFlags, llvm);
   } catch (error) {
     throw explainUnsupportedGc(error, source);
   }
+}
+
+/** Whether llc's default target ("Default target: x86_64-pc-linux-gnu" in `llc --version`) is `target`'s machine. */
+function isDefaultTarget(target: Architecture, llvm: LlvmSelection): boolean {
+  const llc = llvm.tool("llc");
+  const text = (defaultTargetText[llc] ??= versionText(llc) ?? "");
+  return /Default target: (\S+)/.exec(text)?.[1]?.split("-")[0] === target.linuxTriple.split("-")[0];
+}
+const defaultTargetText: Record<string, string> = {};
+
+/** `-mtriple=...` for `target`, unless there is none or the tool's `flags` choose a triple themselves. */
+function targetTripleFlags(target: Architecture | undefined, flags: readonly string[]): string[] {
+  if (target === undefined || flags.some((flag) => /^--?mtriple(=|$)/.test(flag))) return [];
+  return [`-mtriple=${target.linuxTriple}`];
 }
 
 async function compileInMode(

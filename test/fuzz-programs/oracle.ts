@@ -1,15 +1,28 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
+import type { Architecture } from "../../src/arch/architecture.js";
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { runReference, type NativeProgram } from "../native-programs/programs.js";
-import { programArguments, runNative, type RunJson } from "../support/native-run.js";
+import { type Outcome, programArguments, runNative, type RunJson } from "../support/native-run.js";
 import { generateProgram, renderProgram, type GeneratedProgram } from "./generate.js";
 
 /**
  * The oracle: the program linked with the malloc-only reference runtime (no collection) gives the
  * expected checksum; `rootwalk run --no-gc` and `rootwalk run --stress=1 --verify --poison` (stress
  * implies poison) must print it. Programs and mismatches live under .cache/fuzz-programs/ (git-ignored).
+ * On a FuzzPlatform other than the default (x86-64, this process's Node), the reference is built
+ * for that machine and rootwalk runs there: AArch64, the reference under qemu-aarch64 and rootwalk
+ * in the arm64 Node under qemu (fuzz-programs.test.ts, ROOTWALK_FUZZ_AARCH64).
  */
+
+/** Where a program is judged: the machine the reference is built for, and how `rootwalk run ARGS` runs there. */
+export interface FuzzPlatform {
+  architecture: Architecture;
+  runRootwalk(args: readonly string[], timeoutMs: number): Promise<Outcome>;
+}
+
+const X86_64_PLATFORM: FuzzPlatform = { architecture: X86_64, runRootwalk: runNative };
 
 export const FUZZ_DIR = join(repoRoot(), ".cache", "fuzz-programs");
 
@@ -49,11 +62,11 @@ function parseJson(stdout: string): RunJson | undefined {
 }
 
 /** Runs one rendering of a program through the reference and both rootwalk runs. */
-async function judge(p: GeneratedProgram, path: string): Promise<Omit<Verdict, "seed" | "path">> {
+async function judge(p: GeneratedProgram, path: string, platform: FuzzPlatform): Promise<Omit<Verdict, "seed" | "path">> {
   const entry = entryFor(p, path);
   let reference;
   try {
-    reference = await runReference(entry, 30_000);
+    reference = await runReference(entry, 30_000, platform.architecture);
   } catch (e) {
     return {
       ok: false,
@@ -77,7 +90,7 @@ async function judge(p: GeneratedProgram, path: string): Promise<Omit<Verdict, "
   let rootsRelocated = 0;
   let objectsMoved = 0;
   for (const mode of [["--no-gc"], ["--stress=1", "--verify", "--poison"]]) {
-    const r = await runNative([...programArguments(entry), ...mode, "--heap=64M", "--json"], 120_000);
+    const r = await platform.runRootwalk([...programArguments(entry), ...mode, "--heap=64M", "--json"], platform === X86_64_PLATFORM ? 120_000 : 900_000);
     const json = parseJson(r.stdout);
     if (r.status !== 0 || json === undefined)
       return {
@@ -122,25 +135,26 @@ function stillMismatches(v: Omit<Verdict, "seed" | "path">): boolean {
  * Deletes blocks (statements, whole functions' lines) one at a time while the mismatch stays;
  * deletions that break the program (it no longer builds or the reference fails) are undone.
  */
-async function reduce(p: GeneratedProgram, dir: string): Promise<string> {
+async function reduce(p: GeneratedProgram, dir: string, platform: FuzzPlatform): Promise<string> {
   let blocks = [...p.blocks];
   for (let i = blocks.length - 1; i >= 1; i--) {
     const trial = blocks.filter((_, k) => k !== i);
     const path = join(dir, `reduced-try.ll`);
     writeFileSync(path, renderProgram(p, trial));
-    if (stillMismatches(await judge(p, path))) blocks = trial;
+    if (stillMismatches(await judge(p, path, platform))) blocks = trial;
   }
   const reduced = join(dir, `fuzz-${p.seed}-reduced.ll`);
   writeFileSync(reduced, renderProgram(p, blocks));
   return reduced;
 }
 
-export async function checkSeed(seed: number, options: { reduce?: boolean } = {}): Promise<Verdict> {
+export async function checkSeed(seed: number, options: { reduce?: boolean; platform?: FuzzPlatform } = {}): Promise<Verdict> {
+  const platform = options.platform ?? X86_64_PLATFORM;
   const program = generateProgram(seed);
   mkdirSync(FUZZ_DIR, { recursive: true });
   const path = join(FUZZ_DIR, `fuzz-${seed}.ll`);
   writeFileSync(path, renderProgram(program));
-  const verdict: Verdict = { seed, path, ...(await judge(program, path)) };
+  const verdict: Verdict = { seed, path, ...(await judge(program, path, platform)) };
   if (!verdict.ok) {
     const flags = [
       ...(program.features.style === "plimmix" ? ["--plimmix"] : []),
@@ -148,7 +162,7 @@ export async function checkSeed(seed: number, options: { reduce?: boolean } = {}
       ...program.optFlags.map((f) => `--opt-flag=${f}`),
     ].join(" ");
     verdict.reproduce = `rootwalk run ${path} ${flags} --stress=1 --verify --poison   # seed ${seed}; reference: test/native-programs/reference-runtime.c`;
-    if (options.reduce !== false && stillMismatches(verdict)) verdict.reducedPath = await reduce(program, FUZZ_DIR);
+    if (options.reduce !== false && stillMismatches(verdict)) verdict.reducedPath = await reduce(program, FUZZ_DIR, platform);
   }
   return verdict;
 }

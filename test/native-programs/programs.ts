@@ -2,9 +2,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Architecture } from "../../src/arch/architecture.js";
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { compileProgram, type CompileMode } from "../../src/toolchain/compile-program.js";
 import { cacheKey, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
+import { targetGcc } from "../../src/toolchain/target-gcc.js";
 import { irSource } from "../support/ir-source.js";
+import { qemuAarch64 } from "../support/qemu-aarch64.js";
 
 /**
  * The differential test programs for rootwalk's native runtime (see each .ll's header comment),
@@ -162,31 +166,49 @@ export function referenceCacheDir(): string {
   return join(repoRoot(), ".cache", "native-programs");
 }
 
-/** Compiles every module of `entry` (cached .o files), in order. */
-export async function compileProgramObjects(entry: NativeProgram): Promise<string[]> {
+/**
+ * Compiles every module of `entry` (cached .o files), in order; for `target` when given (llc
+ * -mtriple; AArch64 objects on this x86-64 machine), else for llc's default target.
+ */
+export async function compileProgramObjects(entry: NativeProgram, target?: Architecture): Promise<string[]> {
   const objects: string[] = [];
   for (const file of entry.files) {
-    objects.push(await compileProgram(irSource(file), { mode: entry.mode, llcFlags: entry.llcFlags ?? [], optFlags: entry.optFlags ?? [] }));
+    objects.push(
+      await compileProgram(irSource(file), {
+        mode: entry.mode,
+        llcFlags: entry.llcFlags ?? [],
+        optFlags: entry.optFlags ?? [],
+        ...(target !== undefined ? { target } : {}),
+      }),
+    );
   }
   return objects;
 }
 
 /**
- * Builds `entry` against the reference runtime (gcc -no-pie -pthread) and returns the
- * executable's path under .cache/native-programs/, cached by the content of every input.
+ * Builds `entry` against the reference runtime (gcc -no-pie -pthread; for AArch64 the cross gcc,
+ * target-gcc.ts) and returns the executable's path under .cache/native-programs/, cached by the
+ * content of every input.
  */
-export async function buildReferenceProgram(entry: NativeProgram): Promise<string> {
-  const objects = await compileProgramObjects(entry);
+export async function buildReferenceProgram(entry: NativeProgram, target: Architecture = X86_64): Promise<string> {
+  const objects = await compileProgramObjects(entry, target === X86_64 ? undefined : target);
   const runtime = readFileSync(REFERENCE_RUNTIME_SOURCE);
   const gccFlags = ["-no-pie", "-pthread", "-O1"];
-  const key = cacheKey(["native-programs/reference/v1", runtime, ...objects.map((o) => readFileSync(o)), JSON.stringify(gccFlags)]);
+  const gcc = targetGcc(target);
+  const key = cacheKey([
+    "native-programs/reference/v1",
+    runtime,
+    ...objects.map((o) => readFileSync(o)),
+    JSON.stringify(gccFlags),
+    ...(target === X86_64 ? [] : [gcc]),
+  ]);
   const dir = referenceCacheDir();
   mkdirSync(dir, { recursive: true });
   const exe = join(dir, `${entry.name}-${key.slice(0, 16)}`);
   if (existsSync(exe)) return exe;
   const temp = `${exe}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   try {
-    runTool("gcc", [...gccFlags, REFERENCE_RUNTIME_SOURCE, ...objects, "-o", temp]);
+    runTool(gcc, [...gccFlags, REFERENCE_RUNTIME_SOURCE, ...objects, "-o", temp]);
     renameSync(temp, exe);
   } finally {
     rmSync(temp, { force: true });
@@ -210,10 +232,11 @@ export interface ReferenceRun {
 
 const LINE = /^result=(-?\d+) gc_init_calls=(\d+) safepoints=(\d+) allocs=(\d+) collects=(\d+) threads=(\d+) globals=(\d+)$/m;
 
-/** Builds and runs `entry` under the reference runtime and parses its result line. */
-export async function runReference(entry: NativeProgram, timeoutMs = 20_000): Promise<ReferenceRun> {
-  const exe = await buildReferenceProgram(entry);
-  const r = spawnSync(exe, [], { encoding: "utf8", timeout: timeoutMs });
+/** Builds and runs `entry` under the reference runtime (for `target`: AArch64 under qemu-aarch64) and parses its result line. */
+export async function runReference(entry: NativeProgram, timeoutMs = 20_000, target: Architecture = X86_64): Promise<ReferenceRun> {
+  const exe = await buildReferenceProgram(entry, target);
+  const [command, args] = target === X86_64 ? [exe, []] : qemuAarch64(exe);
+  const r = spawnSync(command, args, { encoding: "utf8", timeout: timeoutMs });
   const run: ReferenceRun = { status: r.status, signal: r.signal, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
   const m = LINE.exec(run.stdout);
   if (m !== null) {

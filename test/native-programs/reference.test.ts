@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AARCH64 } from "../../src/arch/aarch64.js";
 import { findLlvmTool, runTool } from "../../src/toolchain/llvm-toolchain.js";
 import { compileProgramObjects, NATIVE_PROGRAMS, runReference, type NativeProgram } from "./programs.js";
 
@@ -77,9 +78,33 @@ describe("native test programs under the reference runtime", () => {
   }
 });
 
+describe("native test programs for AArch64 under the reference runtime (cross gcc, qemu-aarch64)", () => {
+  // The differential suite's programs compiled with llc -mtriple=aarch64-linux-gnu, linked with
+  // aarch64-linux-gnu-gcc against the same malloc-only runtime, run under qemu-user: they prove
+  // the programs mean the same on AArch64, so `rootwalk run` there must print the same results
+  // (test/native-programs/aarch64-run.test.ts). The statepoint programs only: the plimmix
+  // plugin's _GC_MAP_ printer refuses every target but x86-64 ("target 'aarch64-unknown-linux-gnu'
+  // is not supported").
+  for (const entry of NATIVE_PROGRAMS.filter((p) => p.mode === "statepoint")) {
+    it(`${entry.name} (${entry.mode}) returns ${entry.expectedResult} on AArch64`, async () => {
+      const run = await runReference(entry, 60_000, AARCH64);
+      expect(run.stderr).toBe("");
+      expect(run.signal).toBeNull();
+      expect(run.status).toBe(0);
+      expect(run.result).toBe(entry.expectedResult);
+      expect(run.gcInitCalls).toBeGreaterThanOrEqual(entry.files.length);
+    }, 120_000);
+  }
+});
+
 describe("feature claims, checked against the objects", () => {
   it("sp-csr keeps gc pointers in callee-saved registers", async () => {
     expect(await stackmapText("sp-csr")).toMatch(/Register R#(3|12|13|14|15)\b/);
+  });
+
+  it("sp-csr keeps gc pointers in callee-saved registers on AArch64 too (x19-x28)", async () => {
+    const [object] = await compileProgramObjects(byName("sp-csr"), AARCH64);
+    expect(runTool(findLlvmTool("llvm-readobj"), ["--stackmap", object!])).toMatch(/Register R#(19|2[0-8])\b/);
   });
 
   it("sp-dynamic-alloca has a dynamic frame", async () => {

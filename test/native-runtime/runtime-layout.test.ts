@@ -3,11 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { AARCH64 } from "../../src/arch/aarch64.js";
+import type { Architecture } from "../../src/arch/architecture.js";
 import { X86_64 } from "../../src/arch/x86-64.js";
 import { RUNTIME_GCC_FLAGS } from "../../src/native/build-runtime.js";
 import { GUARD_BYTES } from "../../src/native/stack-limits.js";
 import * as record from "../../src/native/thread-record.js";
 import { findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
+import { targetGcc } from "../../src/toolchain/target-gcc.js";
 
 /*
  * The facts C and TypeScript share, checked where each side states them (style item 13: when two
@@ -16,8 +19,9 @@ import { findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolch
  *     src/native/thread-record.ts: gcc compiles runtime.c followed by one _Static_assert per field,
  *     state, callback kind and constant, generated from the TypeScript values;
  *   - the callee-saved order of the safepoint stub (runtime-entry.S) against the architecture
- *     description (src/arch/x86-64.ts): the stub's CFI, as llvm-dwarfdump prints it, says where
- *     each register was pushed, which is frame[k] for register k of the description's order;
+ *     description (src/arch/x86-64.ts, aarch64.ts): the stub's CFI, as llvm-dwarfdump prints it,
+ *     says where each register was saved, which is frame[k] for register k of the description's order;
+ * these three for x86-64 and for AArch64 (the runtime built by the cross gcc, target-gcc.ts);
  *   - the signal-context and core-note register layouts of the description against glibc's
  *     <sys/ucontext.h> (REG_*) and <sys/user.h> / <sys/procfs.h> (user_regs_struct, elf_prstatus).
  */
@@ -27,14 +31,17 @@ const scratch = mkdtempSync(join(tmpdir(), "rw-runtime-layout-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const WORD_BYTES = X86_64.wordBytes;
-const COUNT = X86_64.calleeSavedDwarf.length;
+const ARCHITECTURES: readonly Architecture[] = [X86_64, AARCH64];
 
 /** `_Static_assert(expr, "message")` lines, each naming the TypeScript fact it checks. */
 function asserts(facts: readonly [expression: string, expected: number, what: string][]): string {
   return facts.map(([expression, expected, what]) => `_Static_assert((${expression}) == ${expected}, "${what} = ${expected} in TypeScript");`).join("\n");
 }
 
-function recordFacts(): [string, number, string][] {
+function recordFacts(architecture: Architecture): [string, number, string][] {
+  const layout = record.threadRecordLayout(architecture);
+  const count = layout.registerCount;
+  const description = `${architecture.name} calleeSavedDwarf.length`;
   const field = (name: string, word: number, ts: string): [string, number, string] => [
     `offsetof(rw_thread, ${name}) / 8`,
     word,
@@ -49,14 +56,14 @@ function recordFacts(): [string, number, string][] {
     field("sp", record.R_SP, "R_SP"),
     field("ra", record.R_RA, "R_RA"),
     field("regs", record.R_REGS, "R_REGS"),
-    ["sizeof(((rw_thread *)0)->regs) / 8", COUNT, "x86-64.ts calleeSavedDwarf.length"],
-    ["RW_CALLEE_SAVED", COUNT, "x86-64.ts calleeSavedDwarf.length"],
-    field("stack_top", record.R_STACK_TOP, "R_STACK_TOP"),
-    field("boundary_ra", record.R_BOUNDARY, "R_BOUNDARY"),
-    field("cursor", record.R_CURSOR, "R_CURSOR"),
-    field("limit", record.R_LIMIT, "R_LIMIT"),
-    field("stuck_sp", record.R_STUCK_SP, "R_STUCK_SP"),
-    field("left_ns", record.R_LEFT_NS, "R_LEFT_NS"),
+    ["sizeof(((rw_thread *)0)->regs) / 8", count, description],
+    ["RW_CALLEE_SAVED", count, description],
+    field("stack_top", layout.R_STACK_TOP, "R_STACK_TOP"),
+    field("boundary_ra", layout.R_BOUNDARY, "R_BOUNDARY"),
+    field("cursor", layout.R_CURSOR, "R_CURSOR"),
+    field("limit", layout.R_LIMIT, "R_LIMIT"),
+    field("stuck_sp", layout.R_STUCK_SP, "R_STUCK_SP"),
+    field("left_ns", layout.R_LEFT_NS, "R_LEFT_NS"),
     ...constants.map(([name, value]): [string, number, string] => [name, value, `thread-record.ts ${name}`]),
   ];
 }
@@ -83,19 +90,19 @@ function registerLayoutFacts(): [string, number, string][] {
   ];
 }
 
-/** Compiles runtime.c followed by the assertions; gcc's messages on failure. */
-function compileWithAsserts(checks: string): { status: number | null; stderr: string } {
-  const file = join(scratch, "layout-check.c");
+/** Compiles runtime.c for `architecture` followed by the assertions; gcc's messages on failure. */
+function compileWithAsserts(checks: string, architecture: Architecture = X86_64): { status: number | null; stderr: string } {
+  const file = join(scratch, `layout-check-${architecture.nodeArch}.c`);
   writeFileSync(file, `#include "runtime.c"\n#include <stddef.h>\n#include <sys/procfs.h>\n#include <sys/user.h>\n${checks}\n`);
   const flags = RUNTIME_GCC_FLAGS.filter((f) => f !== "-shared");
-  const r = spawnSync("gcc", [...flags, `-I${NATIVE}`, "-fsyntax-only", file], { encoding: "utf8" });
+  const r = spawnSync(targetGcc(architecture), [...flags, `-I${NATIVE}`, "-fsyntax-only", file], { encoding: "utf8" });
   return { status: r.status, stderr: r.stderr };
 }
 
-/** DWARF register name (as llvm-dwarfdump prints it) -> CFA offset, from the first FDE of the assembled stubs. */
-function stubSaveOffsets(): Map<string, number> {
-  const object = join(scratch, "runtime-entry.o");
-  runTool("gcc", ["-c", join(NATIVE, "runtime-entry.S"), "-o", object]);
+/** DWARF register name (as llvm-dwarfdump prints it) -> CFA offset, from the first FDE of the stubs assembled for `architecture`. */
+function stubSaveOffsets(architecture: Architecture): Map<string, number> {
+  const object = join(scratch, `runtime-entry-${architecture.nodeArch}.o`);
+  runTool(targetGcc(architecture), ["-c", join(NATIVE, "runtime-entry.S"), "-o", object]);
   const dump = runTool(findLlvmTool("llvm-dwarfdump"), ["--eh-frame", object]);
   const firstFde = dump.split(/\n(?=[0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8} FDE)/).find((part) => / FDE /.test(part.split("\n")[0]!));
   const offsets = new Map<string, number>();
@@ -103,33 +110,38 @@ function stubSaveOffsets(): Map<string, number> {
   return offsets;
 }
 
-describe("the C runtime agrees with the TypeScript descriptions", () => {
+describe.each(ARCHITECTURES.map((a) => [a.name, a] as const))("the C runtime for %s agrees with the TypeScript descriptions", (_, architecture) => {
+  const count = architecture.calleeSavedDwarf.length;
+
   it("thread record layout, states and callback kinds: runtime.c vs src/native/thread-record.ts", () => {
-    const { status, stderr } = compileWithAsserts(asserts(recordFacts()));
+    const { status, stderr } = compileWithAsserts(asserts(recordFacts(architecture)), architecture);
     expect(stderr.split("\n").filter((l) => /static assert/.test(l))).toEqual([]);
     expect(status).toBe(0);
   });
 
+  it("the safepoint stub saves the callee-saved registers in the description's order (frame[k] = register k)", () => {
+    const offsets = stubSaveOffsets(architecture);
+    // frame = CFA - 8 * (count + 1) (then the return address, then the caller's SP = CFA);
+    // frame[k] is at CFA - 8 - 8 * count + 8 * k.
+    const frameIndex = architecture.calleeSavedDwarf.map((reg) => {
+      const offset = offsets.get(architecture.dwarfdumpName(reg));
+      return offset === undefined ? undefined : (offset + WORD_BYTES + WORD_BYTES * count) / WORD_BYTES;
+    });
+    expect(offsets.size).toBe(count);
+    expect(frameIndex).toEqual(architecture.calleeSavedDwarf.map((_, k) => k));
+  });
+
+  it("the stub's frame offsets (RW_FRAME_*_BYTES, used by the test trampoline) follow from the register count", () => {
+    const defines = runTool(targetGcc(architecture), ["-E", "-dM", join(NATIVE, "runtime-entry.S")]);
+    const define = (name: string): number => Number(new RegExp(`#define ${name} (\\d+)`).exec(defines)?.[1]);
+    expect({ ra: define("RW_FRAME_RA_BYTES"), sp: define("RW_FRAME_SP_BYTES") }).toEqual({ ra: count * WORD_BYTES, sp: (count + 1) * WORD_BYTES });
+  });
+});
+
+describe("the C runtime agrees with the TypeScript descriptions", () => {
   it("signal-context and core-note register layouts: glibc's headers vs src/arch/x86-64.ts", () => {
     const { status, stderr } = compileWithAsserts(asserts(registerLayoutFacts()));
     expect(stderr.split("\n").filter((l) => /static assert/.test(l))).toEqual([]);
     expect(status).toBe(0);
-  });
-
-  it("the safepoint stub pushes the callee-saved registers in the description's order (frame[k] = register k)", () => {
-    const offsets = stubSaveOffsets();
-    // frame = CFA - return address - COUNT pushes; frame[k] is at CFA - 8 - 8 * COUNT + 8 * k.
-    const frameIndex = X86_64.calleeSavedDwarf.map((reg) => {
-      const offset = offsets.get(X86_64.dwarfdumpName(reg));
-      return offset === undefined ? undefined : (offset + WORD_BYTES + WORD_BYTES * COUNT) / WORD_BYTES;
-    });
-    expect(offsets.size).toBe(COUNT);
-    expect(frameIndex).toEqual(X86_64.calleeSavedDwarf.map((_, k) => k));
-  });
-
-  it("the stub's frame offsets (RW_FRAME_*_BYTES, used by the test trampoline) follow from the register count", () => {
-    const defines = runTool("gcc", ["-E", "-dM", join(NATIVE, "runtime-entry.S")]);
-    const define = (name: string): number => Number(new RegExp(`#define ${name} (\\d+)`).exec(defines)?.[1]);
-    expect({ ra: define("RW_FRAME_RA_BYTES"), sp: define("RW_FRAME_SP_BYTES") }).toEqual({ ra: COUNT * WORD_BYTES, sp: (COUNT + 1) * WORD_BYTES });
   });
 });

@@ -105,9 +105,14 @@ export function programArguments(entry: NativeProgram): string[] {
 
 /** Runs `node ENTRY args...` asynchronously (the test worker's event loop stays free). */
 export function runNative(args: readonly string[], timeoutMs: number): Promise<Outcome> {
+  return runProcess(process.execPath, [ENTRY, ...args], timeoutMs);
+}
+
+/** Runs `command args...` from the repository root asynchronously, killed after `timeoutMs`. */
+export function runProcess(command: string, args: readonly string[], timeoutMs: number): Promise<Outcome> {
   const start = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [ENTRY, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -126,7 +131,11 @@ export function runNative(args: readonly string[], timeoutMs: number): Promise<O
 
 /** Runs with `--json` and parses the last stdout line; a nonzero exit throws with stderr. */
 export async function runNativeJson(args: readonly string[], timeoutMs: number): Promise<RunJson & { elapsedMs: number }> {
-  const r = await runNative([...args, "--json"], timeoutMs);
+  return runJsonOutcome(args, await runNative([...args, "--json"], timeoutMs));
+}
+
+/** The result of a `rootwalk run ARGS --json` that ended as `r`; a nonzero exit throws with stderr. */
+export function runJsonOutcome(args: readonly string[], r: Outcome): RunJson & { elapsedMs: number } {
   if (r.status !== 0) {
     throw new Error(`rootwalk run ${args.join(" ")}: exit ${r.status}${r.signal ? ` (${r.signal})` : ""}\n${r.stderr.slice(-4000)}`);
   }
