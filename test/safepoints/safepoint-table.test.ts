@@ -80,6 +80,24 @@ describe("SafepointTable", () => {
     }
   });
 
+  it("find (the f64 key column) and findHalves (the u32 halves the scan kernel copies) agree through growth and clones", () => {
+    fc.assert(
+      fc.property(addressSets, fc.integer({ min: 0, max: 500 }), (present, extra) => {
+        const table = new SafepointTable();
+        present.forEach((ra, i) => table.insert(ra, 0, i));
+        const copy = table.clone(extra);
+        for (let i = 0; i < extra; i++) copy.insert(2 ** 48 + i * 16, 1, i);
+        for (const t of [table, copy]) {
+          for (const [ra] of t.entriesInOrder()) {
+            expect(t.find(ra)).toBe(t.findHalves(ra >>> 0, Math.floor(ra / 2 ** 32)));
+            expect(t.find(ra + 1)).toBe(t.findHalves((ra + 1) >>> 0, Math.floor((ra + 1) / 2 ** 32)));
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it("clone() is independent of the original", () => {
     const table = new SafepointTable();
     table.insert(0x1000, 0, 0);
