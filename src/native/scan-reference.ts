@@ -84,10 +84,10 @@ export class NativeScanReference {
       const base = readU64(bases, 2 * i);
       const derived = readU64(deriveds, 2 * i);
       const value = readU64(baseValues, 2 * i);
-      if (base !== pairs.baseSlots[i] || derived !== pairs.derivedSlots[i] || pairFrames[i] !== pairs.frames[i] || value !== pairs.baseValues[i]) {
+      if (base !== pairs.baseSlots[i] || derived !== pairs.derivedSlots[i] || pairFrames[i] !== pairs.frameOf(i) || value !== pairs.baseValues[i]) {
         throw this.mismatch(
           thread,
-          `root pair ${i}: C (${hex(base)}, ${hex(derived)}) = ${hex(value)} in frame #${pairFrames[i]}, rootwalk (${hex(pairs.baseSlots[i]!)}, ${hex(pairs.derivedSlots[i]!)}) = ${hex(pairs.baseValues[i]!)} in frame #${pairs.frames[i]}`,
+          `root pair ${i}: C (${hex(base)}, ${hex(derived)}) = ${hex(value)} in frame #${pairFrames[i]}, rootwalk (${hex(pairs.baseSlots[i]!)}, ${hex(pairs.derivedSlots[i]!)}) = ${hex(pairs.baseValues[i]!)} in frame #${pairs.frameOf(i)}`,
         );
       }
     }
