@@ -14,8 +14,9 @@ import { type StackCorpus, stackCorpusFile } from "./stack-corpus.js";
  *
  * The contract (bench/README.md, "The walk's output contract"): what a moving collector needs from
  * a stack scan, as rootwalk's RootPairs holds it (walker/frame-roots.ts): for every (base, derived)
- * root pair in walk order, the base slot's address, the derived slot's address, the index of the
- * frame it belongs to and the value in the base slot; and the number of frames walked. rootwalk's
+ * root pair in walk order, the base slot's address, the derived slot's address and the value in
+ * the base slot; for every frame with pairs, its index and its first pair; and the number of
+ * frames walked. rootwalk's
  * fast loop (walker/fast-scan.ts) writes exactly that; bench/native/walk-ref.c writes the same
  * columns and hands its last walk's output back in a file. Every bench run compares the two value
  * by value: a reference that does less work than rootwalk makes a ratio that flatters neither.
@@ -27,8 +28,10 @@ export interface WalkOutput {
   pairs: number;
   baseSlots: ArrayLike<number>;
   derivedSlots: ArrayLike<number>;
-  pairFrames: ArrayLike<number>;
   baseValues: ArrayLike<number>;
+  /** Frame records, RootPairs.frameRecords' layout: [2k] frame index, [2k + 1] first pair. */
+  frameRecordCount: number;
+  frameRecords: ArrayLike<number>;
 }
 
 /** The C reference's output does not equal rootwalk's: the bench fails with exit code 4. */
@@ -65,8 +68,9 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
     pairs: pairs.count,
     baseSlots: pairs.baseSlots,
     derivedSlots: pairs.derivedSlots,
-    pairFrames: pairs.frames,
     baseValues: pairs.baseValues,
+    frameRecordCount: pairs.frameCount,
+    frameRecords: pairs.frameRecords,
   });
   return { walk, output };
 }
@@ -94,16 +98,21 @@ function readReferenceOutput(file: Uint8Array): WalkOutput {
   const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
   const frames = readU64(words, 0);
   const pairs = readU64(words, 2);
-  if (bytes.byteLength !== 16 + pairs * 28)
-    throw new ReferenceMismatchError(`the C walker's output has ${bytes.byteLength} bytes, expected ${16 + pairs * 28} for ${pairs} pairs`);
+  const records = readU64(words, 4);
+  const expectedBytes = 24 + pairs * 24 + records * 8;
+  if (bytes.byteLength !== expectedBytes)
+    throw new ReferenceMismatchError(
+      `the C walker's output has ${bytes.byteLength} bytes, expected ${expectedBytes} for ${pairs} pairs and ${records} frame records`,
+    );
   const column = (start: number): number[] => Array.from({ length: pairs }, (_, i) => readU64(words, start + 2 * i));
   return {
     frames,
     pairs,
-    baseSlots: column(4),
-    derivedSlots: column(4 + 2 * pairs),
-    baseValues: column(4 + 4 * pairs),
-    pairFrames: new Int32Array(bytes.buffer, bytes.byteOffset + 16 + 24 * pairs, pairs),
+    baseSlots: column(6),
+    derivedSlots: column(6 + 2 * pairs),
+    baseValues: column(6 + 4 * pairs),
+    frameRecordCount: records,
+    frameRecords: new Int32Array(bytes.buffer, bytes.byteOffset + 24 + 24 * pairs, 2 * records),
   };
 }
 
@@ -111,16 +120,22 @@ function readReferenceOutput(file: Uint8Array): WalkOutput {
 export function firstWalkDifference(rootwalk: WalkOutput, reference: WalkOutput): string | undefined {
   if (rootwalk.frames !== reference.frames) return `frame count: C ${reference.frames}, rootwalk ${rootwalk.frames}`;
   if (rootwalk.pairs !== reference.pairs) return `root pair count: C ${reference.pairs}, rootwalk ${rootwalk.pairs}`;
-  const pair = (o: WalkOutput, i: number): string =>
-    `(base ${hex(o.baseSlots[i]!)}, derived ${hex(o.derivedSlots[i]!)}, frame #${o.pairFrames[i]}, value ${hex(o.baseValues[i]!)})`;
+  if (rootwalk.frameRecordCount !== reference.frameRecordCount)
+    return `frame record count: C ${reference.frameRecordCount}, rootwalk ${rootwalk.frameRecordCount}`;
+  const pair = (o: WalkOutput, i: number): string => `(base ${hex(o.baseSlots[i]!)}, derived ${hex(o.derivedSlots[i]!)}, value ${hex(o.baseValues[i]!)})`;
   for (let i = 0; i < rootwalk.pairs; i++) {
     if (
       rootwalk.baseSlots[i] !== reference.baseSlots[i] ||
       rootwalk.derivedSlots[i] !== reference.derivedSlots[i] ||
-      rootwalk.pairFrames[i] !== reference.pairFrames[i] ||
       rootwalk.baseValues[i] !== reference.baseValues[i]
     ) {
       return `root pair ${i}: C ${pair(reference, i)}, rootwalk ${pair(rootwalk, i)}`;
+    }
+  }
+  const record = (o: WalkOutput, k: number): string => `(frame #${o.frameRecords[2 * k]}, first pair ${o.frameRecords[2 * k + 1]})`;
+  for (let k = 0; k < rootwalk.frameRecordCount; k++) {
+    if (rootwalk.frameRecords[2 * k] !== reference.frameRecords[2 * k] || rootwalk.frameRecords[2 * k + 1] !== reference.frameRecords[2 * k + 1]) {
+      return `frame record ${k}: C ${record(reference, k)}, rootwalk ${record(rootwalk, k)}`;
     }
   }
   return undefined;

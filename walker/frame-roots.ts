@@ -33,29 +33,40 @@ import { WalkError, type Unwinder } from "./unwinder.js";
  * visitor (the first word of the structure it points to), not relocated here; ATOMIC is skipped.
  */
 
-/** Bytes per pair in a RootPairs region: base slot, derived slot, base value (f64), frame (i32). */
-const PAIR_BYTES = 28;
+/**
+ * Bytes per pair in a RootPairs region: base slot, derived slot, base value (f64 each), and one
+ * frame record (frame index, first pair: i32 each). A frame is recorded only when it has pairs,
+ * so there are never more frame records than pairs and one capacity serves both.
+ */
+const PAIR_BYTES = 32;
 const INITIAL_PAIRS = 256;
 
 /**
- * Growable struct-of-arrays of root pairs, reused across walks. The columns are views on one
- * region of the scan memory (src/memory/scan-memory.ts), so the scan kernel
- * (walker/scan-kernel/) writes them in place; the region goes back when the RootPairs becomes
- * unreachable (src/memory/owned-region.ts). Growth allocates a bigger region, copies, releases
- * the old one: the column views change then, so read them from the RootPairs each time.
+ * Growable struct-of-arrays of root pairs, reused across walks: the output contract of a stack
+ * scan (bench/README.md, "The walk's output contract"). Per pair, what a moving collector needs:
+ * base slot, derived slot, base value. Per frame with pairs (in walk order), what a report needs:
+ * (frame index, index of its first pair) in `frameRecords`; `frameOf` maps a pair to its frame.
+ * Frames without pairs get no record: nothing reports them through the pairs, and the scan kernel
+ * then writes nothing for them.
+ *
+ * The columns are views on one region of the scan memory (src/memory/scan-memory.ts), so the
+ * scan kernel (walker/scan-kernel/) writes them in place; the region goes back when the RootPairs
+ * becomes unreachable (src/memory/owned-region.ts). Growth allocates a bigger region, copies,
+ * releases the old one: the column views change then, so read them from the RootPairs each time.
  */
 export class RootPairs {
   count = 0;
   baseSlots: Float64Array;
   derivedSlots: Float64Array;
-  /** Frame index each pair came from (in walk order). */
-  frames: Int32Array;
   /**
    * The value in each base slot when the walk read it: the object the root keeps alive (0 for
    * null). Read as each pair is appended (every slot appended has been checked readable), so the
    * collector visits roots without a second pass through Memory.
    */
   baseValues: Float64Array;
+  /** Frame records: [2k] the frame index, [2k + 1] its first pair; increasing in both. */
+  frameRecords: Int32Array;
+  frameCount = 0;
   /** Locations that could not be relocated: constants, Direct pairs, COMPLEX roots. */
   notRelocatable = 0;
   /** COMPLEX roots: (slot, visitor address), kept for the runtime to visit. */
@@ -64,22 +75,44 @@ export class RootPairs {
 
   constructor() {
     this.region = OwnedRegion.allocate(this, INITIAL_PAIRS * PAIR_BYTES, "root pair buffer");
-    [this.baseSlots, this.derivedSlots, this.baseValues, this.frames] = columnsAt(this.region.offset, INITIAL_PAIRS);
+    [this.baseSlots, this.derivedSlots, this.baseValues, this.frameRecords] = columnsAt(this.region.offset, INITIAL_PAIRS);
   }
 
   clear(): void {
     this.count = 0;
+    this.frameCount = 0;
     this.notRelocatable = 0;
     this.complexRoots.length = 0;
   }
 
+  /** Appends a pair of frame `frame` (frames are appended in walk order, indexes increasing). */
   push(baseSlot: number, derivedSlot: number, frame: number, baseValue: number): void {
     if (this.count === this.baseSlots.length) this.reserve(1);
-    this.baseSlots[this.count] = baseSlot;
-    this.derivedSlots[this.count] = derivedSlot;
-    this.frames[this.count] = frame;
-    this.baseValues[this.count] = baseValue;
-    this.count++;
+    const n = this.count;
+    const f = this.frameCount;
+    if (f === 0 || this.frameRecords[2 * f - 2] !== frame) {
+      this.frameRecords[2 * f] = frame;
+      this.frameRecords[2 * f + 1] = n;
+      this.frameCount = f + 1;
+    }
+    this.baseSlots[n] = baseSlot;
+    this.derivedSlots[n] = derivedSlot;
+    this.baseValues[n] = baseValue;
+    this.count = n + 1;
+  }
+
+  /** The index of the frame pair `pair` (< count) came from: a binary search of the frame records. */
+  frameOf(pair: number): number {
+    const records = this.frameRecords;
+    let lo = 0;
+    let hi = this.frameCount - 1;
+    // Invariant: the pair's record is in [lo, hi] (record 0 starts at pair 0).
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (records[2 * mid + 1]! <= pair) lo = mid;
+      else hi = mid - 1;
+    }
+    return records[2 * lo]!;
   }
 
   /** Grows the columns (keeping the first `count` pairs) so that `extra` more pairs fit. */
@@ -89,27 +122,27 @@ export class RootPairs {
     let capacity = this.baseSlots.length * 2;
     while (capacity < needed) capacity *= 2;
     const old = this.region.replace(capacity * PAIR_BYTES, "root pair buffer");
-    const [baseSlots, derivedSlots, baseValues, frames] = columnsAt(this.region.offset, capacity);
+    const [baseSlots, derivedSlots, baseValues, frameRecords] = columnsAt(this.region.offset, capacity);
     baseSlots.set(this.baseSlots.subarray(0, this.count));
     derivedSlots.set(this.derivedSlots.subarray(0, this.count));
-    frames.set(this.frames.subarray(0, this.count));
     baseValues.set(this.baseValues.subarray(0, this.count));
+    frameRecords.set(this.frameRecords.subarray(0, 2 * this.frameCount));
     old.release();
     this.baseSlots = baseSlots;
     this.derivedSlots = derivedSlots;
-    this.frames = frames;
     this.baseValues = baseValues;
+    this.frameRecords = frameRecords;
   }
 }
 
-/** The columns of a `capacity`-pair region at `offset`: the f64 ones first (8-aligned), then frames. */
+/** The columns of a `capacity`-pair region at `offset`: the f64 ones first (8-aligned), then the frame records. */
 function columnsAt(offset: number, capacity: number): [Float64Array, Float64Array, Float64Array, Int32Array] {
   const buffer = scanMemory().buffer;
   return [
     new Float64Array(buffer, offset, capacity),
     new Float64Array(buffer, offset + capacity * 8, capacity),
     new Float64Array(buffer, offset + capacity * 16, capacity),
-    new Int32Array(buffer, offset + capacity * 24, capacity),
+    new Int32Array(buffer, offset + capacity * 24, 2 * capacity),
   ];
 }
 

@@ -32,7 +32,7 @@ export function relocateRootPairs(
     if (base === 0) continue;
     const newBase = forward(base);
     if (!Number.isSafeInteger(newBase) || newBase < 0) {
-      throw new WalkError(base, pairs.frames[i]!, `forwarding gave ${newBase} for base ${base}`, "a collector bug");
+      throw new WalkError(base, pairs.frameOf(i), `forwarding gave ${newBase} for base ${base}`, "a collector bug");
     }
     if (newBase === base) continue;
     writeSlot(pairs.baseSlots[i]!, newBase, memory, contexts);

@@ -95,7 +95,7 @@ function scanWith(
 
 function outcome(u: Unwinder, out: RootPairs, log: FrameLog, frames: number, error: string | undefined): ScanOutcome {
   const pairs: number[] = [];
-  for (let i = 0; i < out.count; i++) pairs.push(out.baseSlots[i]!, out.derivedSlots[i]!, out.frames[i]!);
+  for (let i = 0; i < out.count; i++) pairs.push(out.baseSlots[i]!, out.derivedSlots[i]!, out.frameOf(i));
   return {
     frames,
     sps: Array.from(log.sps.subarray(0, log.count)),

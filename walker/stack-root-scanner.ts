@@ -151,7 +151,7 @@ export class StackRootScanner implements RootScanner {
       for (let i = 0; i < pairs.count; i++) {
         if (pairs.baseValues[i] === 0 || k-- > 0) continue;
         const thread = this.walked[t]!;
-        return `${thread.label ?? `thread #${t}`}, ${this.describeFrame(thread, pairs.frames[i]!, pairs.baseSlots[i]!)}`;
+        return `${thread.label ?? `thread #${t}`}, ${this.describeFrame(thread, pairs.frameOf(i), pairs.baseSlots[i]!)}`;
       }
     }
     return undefined;

@@ -45,7 +45,7 @@ export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: Wal
   const roots: WalkResult["roots"] = [];
   for (let i = 0; i < pairs.count; i++) {
     const slot = pairs.derivedSlots[i]!;
-    roots.push({ slot, value: readSlot(slot, memory, u.contexts), baseSlot: pairs.baseSlots[i]!, frame: pairs.frames[i]! });
+    roots.push({ slot, value: readSlot(slot, memory, u.contexts), baseSlot: pairs.baseSlots[i]!, frame: pairs.frameOf(i) });
   }
   return { frames, roots, pairs, transitions: u.transitions, stopReason: u.stopReason, stopDetail: u.stopDetail, stoppedAt: u.stoppedAt, contexts: u.contexts };
 }

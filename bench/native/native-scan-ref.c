@@ -11,8 +11,9 @@
  *
  * Per frame it does what the TypeScript loop does: stack-top, alignment and depth checks, the
  * boundary check, the table probe, the frame's recipe, one range check against the stack range
- * [sp - 256, stackTop) that rootwalk's view covers, every (base, derived) slot recorded with its
- * frame index and the value in its base slot in growable arrays kept across scans, the callee-saved
+ * [sp - 256, stackTop) that rootwalk's view covers, every (base, derived) slot recorded with the
+ * value in its base slot, and for a frame with pairs a (frame index, first pair) record, in growable
+ * arrays kept across scans (rootwalk's RootPairs contract, walker/frame-roots.ts), the callee-saved
  * register slots moved when the frame saved registers, and the caller's return address read from
  * the stack.
  *
@@ -52,9 +53,10 @@ static uint32_t *save_start;
 static uint8_t *save_count;
 static int32_t *saves;
 
-static uint64_t pairs_capacity, pair_count;
+static uint64_t pairs_capacity, pair_count, frame_record_count;
 static uint64_t *base_slots, *derived_slots, *base_values;
-static int32_t *pair_frames;
+/* (frame index, first pair) per frame with pairs: never more than pairs, so pairs_capacity of them. */
+static int32_t *frame_records;
 static uint64_t last_ns;
 static uint64_t last_reg_slots[CALLEE_SAVED_COUNT];
 
@@ -112,17 +114,16 @@ static int grow(void **array, size_t element_bytes, uint64_t count) {
   return 0;
 }
 
-static int push_pair(uint64_t base, uint64_t derived, int32_t frame, uint64_t base_value) {
+static int push_pair(uint64_t base, uint64_t derived, uint64_t base_value) {
   if (pair_count == pairs_capacity) {
     uint64_t grown = pairs_capacity == 0 ? 256 : pairs_capacity * 2;
     if (grow((void **)&base_slots, sizeof *base_slots, grown) != 0 || grow((void **)&derived_slots, sizeof *derived_slots, grown) != 0 ||
-        grow((void **)&pair_frames, sizeof *pair_frames, grown) != 0 || grow((void **)&base_values, sizeof *base_values, grown) != 0)
+        grow((void **)&frame_records, 2 * sizeof *frame_records, grown) != 0 || grow((void **)&base_values, sizeof *base_values, grown) != 0)
       return -1;
     pairs_capacity = grown;
   }
   base_slots[pair_count] = base;
   derived_slots[pair_count] = derived;
-  pair_frames[pair_count] = frame;
   base_values[pair_count] = base_value;
   pair_count++;
   return 0;
@@ -152,6 +153,7 @@ int64_t rwref_scan(uint64_t record_address, uint64_t max_depth) {
   uint64_t reg_slots[CALLEE_SAVED_COUNT];
   for (int k = 0; k < CALLEE_SAVED_COUNT; k++) reg_slots[k] = ~(uint64_t)k; /* the innermost context's registers */
   pair_count = 0;
+  frame_record_count = 0;
   int64_t index = 0;
   int64_t result;
   for (;;) {
@@ -195,13 +197,19 @@ int64_t rwref_scan(uint64_t record_address, uint64_t max_depth) {
     }
     const uint32_t end = slot_start[r] + 2u * pair_count_of[r];
     int failed = 0;
+    const uint64_t first_pair = pair_count;
     for (uint32_t s = slot_start[r]; s < end; s += 2) {
       const uint64_t base = sp + (int64_t)slots[s];
-      failed |= push_pair(base, sp + (int64_t)slots[s + 1], (int32_t)index, *(const uint64_t *)(uintptr_t)base);
+      failed |= push_pair(base, sp + (int64_t)slots[s + 1], *(const uint64_t *)(uintptr_t)base);
     }
     if (failed) {
       result = -1 - (int64_t)INT32_MAX - 1;
       break;
+    }
+    if (pair_count != first_pair) {
+      frame_records[2 * frame_record_count] = (int32_t)index;
+      frame_records[2 * frame_record_count + 1] = (int32_t)first_pair;
+      frame_record_count++;
     }
     for (uint32_t k = 0, s = save_start[r]; k < save_count[r]; k++, s += 2) reg_slots[saves[s]] = cfa + (int64_t)saves[s + 1];
     ra = *(const uint64_t *)(uintptr_t)(cfa - 8);
@@ -219,4 +227,5 @@ uint64_t rwref_pair_count(void) { return pair_count; }
 uint64_t *rwref_base_slots(void) { return base_slots; }
 uint64_t *rwref_derived_slots(void) { return derived_slots; }
 uint64_t *rwref_base_values(void) { return base_values; }
-int32_t *rwref_pair_frames(void) { return pair_frames; }
+uint64_t rwref_frame_record_count(void) { return frame_record_count; }
+int32_t *rwref_frame_records(void) { return frame_records; }

@@ -3,14 +3,15 @@
  * fast scan loop over the same bytes, in C. The table is the one of
  * src/safepoints/safepoint-table.ts (power-of-two capacity >= 2x entries, linear probing, slot =
  * high bits of a multiplicative mix of both 32-bit halves, 0 = empty). The walk, per frame: look
- * the return address up -> frame size; check SP (in the stack, 8-aligned, below the top); for each
- * (base, derived) pair record the base slot, the derived slot, the frame index and the value in
- * the base slot; read the caller's return address at sp + frameSize; step. After the walk the
+ * the return address up -> frame size; check SP (in the stack, 8-aligned, below the top); for a
+ * frame with pairs record (frame index, first pair); for each (base, derived) pair record the base
+ * slot, the derived slot and the value in the base slot; read the caller's return address at
+ * sp + frameSize; step. After the walk the
  * recorded values are summed, as the collector visits them.
  *
  * The output is rootwalk's RootPairs contract (walker/frame-roots.ts, bench/README.md "The walk's
- * output contract"): per pair base slot, derived slot, frame index, base value, and the frame
- * count. `walk` writes the last walk's output to <output> so that the bench compares it with
+ * output contract"): per pair base slot, derived slot, base value; per frame with pairs (frame
+ * index, first pair); and the frame count. `walk` writes the last walk's output to <output> so that the bench compares it with
  * rootwalk's value by value (bench/walk-output.ts).
  *
  * Input file (little-endian, written by bench/stack-corpus.ts):
@@ -21,8 +22,8 @@
  *   queryCount x u64 return addresses (lookup queries)
  *   memSize bytes of stack memory mapped at memBase
  *
- * Output file (walk): u64 frames, u64 pairs, then pairs x u64 base slots, pairs x u64 derived
- * slots, pairs x u64 base values, pairs x i32 frame indexes.
+ * Output file (walk): u64 frames, u64 pairs, u64 frame records, then pairs x u64 base slots,
+ * pairs x u64 derived slots, pairs x u64 base values, records x (i32 frame index, i32 first pair).
  *
  * usage: walk-ref walk <file> <iterations> <repeats> <output> | walk-ref lookup <file> <iterations> <repeats>
  * prints one JSON line with per-repeat ns per frame (walk) or per lookup.
@@ -82,8 +83,9 @@ static const uint8_t *mem;
 static uint64_t memBase, memSize, sp0, ra0, stackTop;
 /* The walk's output (RootPairs' columns), reused from walk to walk and grown when full. */
 static uint64_t *baseSlots, *derivedSlots, *baseValues;
-static int32_t *pairFrames;
-static uint64_t pairCount, pairCapacity;
+/* Frame records (frame index, first pair): one per frame with pairs, so at most pairCapacity. */
+static int32_t *frameRecords;
+static uint64_t pairCount, pairCapacity, frameRecordCount;
 
 static void reserve_pairs(uint64_t needed) {
   if (needed <= pairCapacity) return;
@@ -91,13 +93,13 @@ static void reserve_pairs(uint64_t needed) {
   baseSlots = realloc(baseSlots, pairCapacity * 8);
   derivedSlots = realloc(derivedSlots, pairCapacity * 8);
   baseValues = realloc(baseValues, pairCapacity * 8);
-  pairFrames = realloc(pairFrames, pairCapacity * 4);
-  if (!baseSlots || !derivedSlots || !baseValues || !pairFrames) { fprintf(stderr, "out of memory\n"); exit(1); }
+  frameRecords = realloc(frameRecords, pairCapacity * 8);
+  if (!baseSlots || !derivedSlots || !baseValues || !frameRecords) { fprintf(stderr, "out of memory\n"); exit(1); }
 }
 
 /* One walk into the output columns; returns the number of frames. */
 static uint64_t walk(void) {
-  uint64_t sp = sp0, ra = ra0, frames = 0, n = 0;
+  uint64_t sp = sp0, ra = ra0, frames = 0, n = 0, records = 0;
   const uint64_t end = memBase + memSize;
   while (sp < stackTop) {
     int32_t d = find(ra);
@@ -107,12 +109,16 @@ static uint64_t walk(void) {
     if (sp + (uint64_t)s->frameSizeBytes + 8 > end) break; /* return-address slot unreadable */
     if (n + (uint64_t)s->pairCount > pairCapacity) reserve_pairs(n + (uint64_t)s->pairCount);
     const uint8_t *p = mem + (sp - memBase);
+    if (s->pairCount != 0) {
+      frameRecords[2 * records] = (int32_t)frames;
+      frameRecords[2 * records + 1] = (int32_t)n;
+      records++;
+    }
     for (int32_t k = 0; k < s->pairCount; k++) {
       uint64_t v;
       memcpy(&v, p + s->baseOffsets[k], 8);
       baseSlots[n] = sp + (int64_t)s->baseOffsets[k];
       derivedSlots[n] = sp + (int64_t)s->derivedOffsets[k];
-      pairFrames[n] = (int32_t)frames;
       baseValues[n] = v;
       n++;
     }
@@ -121,6 +127,7 @@ static uint64_t walk(void) {
     frames++;
   }
   pairCount = n;
+  frameRecordCount = records;
   return frames;
 }
 
@@ -134,9 +141,9 @@ static uint64_t visit_roots(void) {
 static void write_output(const char *path, uint64_t frames) {
   FILE *f = fopen(path, "wb");
   if (!f) { perror(path); exit(1); }
-  uint64_t header[2] = { frames, pairCount };
-  int ok = fwrite(header, 8, 2, f) == 2 && fwrite(baseSlots, 8, pairCount, f) == pairCount && fwrite(derivedSlots, 8, pairCount, f) == pairCount &&
-           fwrite(baseValues, 8, pairCount, f) == pairCount && fwrite(pairFrames, 4, pairCount, f) == pairCount;
+  uint64_t header[3] = { frames, pairCount, frameRecordCount };
+  int ok = fwrite(header, 8, 3, f) == 3 && fwrite(baseSlots, 8, pairCount, f) == pairCount && fwrite(derivedSlots, 8, pairCount, f) == pairCount &&
+           fwrite(baseValues, 8, pairCount, f) == pairCount && fwrite(frameRecords, 8, frameRecordCount, f) == frameRecordCount;
   if (fclose(f) != 0 || !ok) { perror(path); exit(1); }
 }
 

@@ -12,8 +12,8 @@ import type { ThreadRecords } from "./thread-record.js";
  * The NativeScan bench's C reference inside a native run (bench/native/native-scan-ref.c, a shared
  * library built like the runtime): after rootwalk's scan of each stopped thread, the C walk scans
  * the same stopped stack (from the same thread record) with a byte-for-byte copy of the same
- * safepoint table and scan recipes, timing itself; its frames and root pairs (base slot, derived
- * slot, frame index, base value) must equal rootwalk's, or the run fails. The copy is refreshed when the
+ * safepoint table and scan recipes, timing itself; its frames, root pairs (base slot, derived
+ * slot, base value) and frame records (frame index, first pair) must equal rootwalk's, or the run fails. The copy is refreshed when the
  * registry's snapshot changes, outside any timing.
  */
 
@@ -36,7 +36,8 @@ export class NativeScanReference {
   private readonly baseSlots: NativeFunction;
   private readonly derivedSlots: NativeFunction;
   private readonly baseValues: NativeFunction;
-  private readonly pairFrames: NativeFunction;
+  private readonly frameRecordCount: NativeFunction;
+  private readonly frameRecords: NativeFunction;
   private tableOf: RegistrySnapshot | undefined;
   readonly totals: ScanReferenceTotals = { ms: 0, frames: 0, pairs: 0, scans: 0 };
 
@@ -52,7 +53,8 @@ export class NativeScanReference {
     this.baseSlots = lib.func("uint64_t rwref_base_slots(void)");
     this.derivedSlots = lib.func("uint64_t rwref_derived_slots(void)");
     this.baseValues = lib.func("uint64_t rwref_base_values(void)");
-    this.pairFrames = lib.func("uint64_t rwref_pair_frames(void)");
+    this.frameRecordCount = lib.func("uint64_t rwref_frame_record_count(void)");
+    this.frameRecords = lib.func("uint64_t rwref_frame_records(void)");
   }
 
   /**
@@ -79,15 +81,31 @@ export class NativeScanReference {
     const bases = this.words(this.baseSlots(), pairCount * 2);
     const deriveds = this.words(this.derivedSlots(), pairCount * 2);
     const baseValues = this.words(this.baseValues(), pairCount * 2);
-    const pairFrames = new Int32Array(koffi.view(BigInt(this.pairFrames() as number | bigint), pairCount * 4));
     for (let i = 0; i < pairCount; i++) {
       const base = readU64(bases, 2 * i);
       const derived = readU64(deriveds, 2 * i);
       const value = readU64(baseValues, 2 * i);
-      if (base !== pairs.baseSlots[i] || derived !== pairs.derivedSlots[i] || pairFrames[i] !== pairs.frames[i] || value !== pairs.baseValues[i]) {
+      if (base !== pairs.baseSlots[i] || derived !== pairs.derivedSlots[i] || value !== pairs.baseValues[i]) {
         throw this.mismatch(
           thread,
-          `root pair ${i}: C (${hex(base)}, ${hex(derived)}) = ${hex(value)} in frame #${pairFrames[i]}, rootwalk (${hex(pairs.baseSlots[i]!)}, ${hex(pairs.derivedSlots[i]!)}) = ${hex(pairs.baseValues[i]!)} in frame #${pairs.frames[i]}`,
+          `root pair ${i}: C (${hex(base)}, ${hex(derived)}) = ${hex(value)}, rootwalk (${hex(pairs.baseSlots[i]!)}, ${hex(pairs.derivedSlots[i]!)}) = ${hex(pairs.baseValues[i]!)}`,
+        );
+      }
+    }
+    this.compareFrameRecords(thread, pairs);
+  }
+
+  /** The C scan's frame records (frame index, first pair) against rootwalk's, value by value. */
+  private compareFrameRecords(thread: number, pairs: RootPairs): void {
+    const count = Number(this.frameRecordCount() as number | bigint);
+    if (count !== pairs.frameCount) throw this.mismatch(thread, `${count} frame records in C, ${pairs.frameCount} in rootwalk`);
+    const records = new Int32Array(koffi.view(BigInt(this.frameRecords() as number | bigint), count * 8));
+    const ours = pairs.frameRecords;
+    for (let k = 0; k < count; k++) {
+      if (records[2 * k] !== ours[2 * k] || records[2 * k + 1] !== ours[2 * k + 1]) {
+        throw this.mismatch(
+          thread,
+          `frame record ${k}: C (frame #${records[2 * k]}, first pair ${records[2 * k + 1]}), rootwalk (frame #${ours[2 * k]}, first pair ${ours[2 * k + 1]})`,
         );
       }
     }

@@ -53,14 +53,20 @@ describe("the Walk bench's C reference produces rootwalk's output", () => {
       from: "derivedSlots[n] = sp + (int64_t)s->derivedOffsets[k];",
       to: "derivedSlots[n] = sp + (int64_t)s->baseOffsets[k];",
       message:
-        /^Walk\/test: the C walker's output differs from rootwalk's at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000008, frame #0, value 0x1000000000\), rootwalk \(base 0x7ffe00000008, derived 0x7ffe00000018, frame #0, value 0x1000000000\)$/,
+        /^Walk\/test: the C walker's output differs from rootwalk's at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000008, value 0x1000000000\), rootwalk \(base 0x7ffe00000008, derived 0x7ffe00000018, value 0x1000000000\)$/,
     },
-    { what: "no frame index per pair", from: "pairFrames[n] = (int32_t)frames;", to: "", message: /at root pair \d+: C \(.*frame #/ },
+    {
+      what: "a wrong frame index in the frame records",
+      from: "frameRecords[2 * records] = (int32_t)frames;",
+      to: "frameRecords[2 * records] = 0;",
+      message: /at frame record 1: C \(frame #0, first pair \d+\), rootwalk \(frame #1, first pair \d+\)$/,
+    },
+    { what: "no frame records", from: "records++;", to: "", message: /at frame record count: C 0, rootwalk \d+$/ },
     {
       what: "the base value not read",
       from: "baseValues[n] = v;",
       to: "baseValues[n] = 0;",
-      message: /at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000018, frame #0, value 0x0\)/,
+      message: /at root pair 0: C \(base 0x7ffe00000008, derived 0x7ffe00000018, value 0x0\)/,
     },
     {
       what: "the last pair of each frame dropped",

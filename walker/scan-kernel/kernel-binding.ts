@@ -145,11 +145,13 @@ export class ScanKernel {
       ctx[L.CTX_OUT_BASE_SLOTS] = out.baseSlots.byteOffset;
       ctx[L.CTX_OUT_DERIVED_SLOTS] = out.derivedSlots.byteOffset;
       ctx[L.CTX_OUT_BASE_VALUES] = out.baseValues.byteOffset;
-      ctx[L.CTX_OUT_FRAMES] = out.frames.byteOffset;
+      ctx[L.CTX_OUT_FRAME_RECORDS] = out.frameRecords.byteOffset;
       ctx[L.CTX_OUT_CAPACITY] = out.baseSlots.length;
       ctx[L.CTX_OUT_COUNT] = out.count;
+      ctx[L.CTX_OUT_FRAME_COUNT] = out.frameCount;
       const run = this.scanFrames(this.context.offset);
       out.count = ctx[L.CTX_OUT_COUNT]!;
+      out.frameCount = ctx[L.CTX_OUT_FRAME_COUNT]!;
       if (this.log !== undefined) for (let f = 0; f < run; f++) this.log.push(this.logView[2 * f]!, this.logView[2 * f + 1]!);
       taken += run;
       const roomNeeded = ctx[L.CTX_ROOM_NEEDED]!;

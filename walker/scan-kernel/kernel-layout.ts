@@ -30,11 +30,14 @@ export const CTX_RECIPE_OF_CELL = 11;
 export const CTX_RECIPES = 12;
 export const CTX_SLOTS = 13;
 export const CTX_SAVES = 14;
-/** Output columns (RootPairs): base slot, derived slot, base value (f64 each), frame index (i32). */
+/**
+ * Output columns (RootPairs): base slot, derived slot, base value (f64 each) per pair; per frame
+ * with pairs a record (frame index, first pair: i32 each), as many as there is room for pairs.
+ */
 export const CTX_OUT_BASE_SLOTS = 15;
 export const CTX_OUT_DERIVED_SLOTS = 16;
 export const CTX_OUT_BASE_VALUES = 17;
-export const CTX_OUT_FRAMES = 18;
+export const CTX_OUT_FRAME_RECORDS = 18;
 export const CTX_OUT_CAPACITY = 19;
 /** Pairs in the output: read at entry, written back. */
 export const CTX_OUT_COUNT = 20;
@@ -54,4 +57,6 @@ export const CTX_RA_HI = 27;
 export const CTX_INDEX = 28;
 /** Set when the next frame's pairs do not fit in the output: that many more are needed. */
 export const CTX_ROOM_NEEDED = 29;
+/** Frame records in the output: read at entry, written back. */
+export const CTX_OUT_FRAME_COUNT = 30;
 export const CTX_WORDS_USED = 32;

@@ -14,7 +14,8 @@ import {
   CTX_OUT_CAPACITY,
   CTX_OUT_COUNT,
   CTX_OUT_DERIVED_SLOTS,
-  CTX_OUT_FRAMES,
+  CTX_OUT_FRAME_COUNT,
+  CTX_OUT_FRAME_RECORDS,
   CTX_RA_HI,
   CTX_RA_LO,
   CTX_RECIPES,
@@ -34,7 +35,7 @@ import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_SAVE_START, REC
 /*
  * The scan kernel: takes the plain frames of one stack chunk (src/safepoints/fast-frame-rule.ts)
  * from the cursor in the context block at `ctx` (walker/scan-kernel/kernel-layout.ts), appending
- * their root pairs to the output columns and moving the callee-saved register slots, and stops
+ * their root pairs and frame records (walker/frame-roots.ts RootPairs) to the output columns and moving the callee-saved register slots, and stops
  * at the first frame it does not take; returns the frames taken. Addresses are u64: no float
  * arithmetic until a slot address is stored (as the f64 the JavaScript columns hold). Addresses
  * are below 2^53, so they convert as signed integers (one instruction; the unsigned conversion
@@ -69,7 +70,7 @@ export function scanFrames(ctx: u32): u32 {
   const baseSlots = word(ctx, CTX_OUT_BASE_SLOTS);
   const derivedSlots = word(ctx, CTX_OUT_DERIVED_SLOTS);
   const baseValues = word(ctx, CTX_OUT_BASE_VALUES);
-  const frameOf = word(ctx, CTX_OUT_FRAMES);
+  const frameRecords = word(ctx, CTX_OUT_FRAME_RECORDS);
   const capacity = word(ctx, CTX_OUT_CAPACITY);
   const regSlots = word(ctx, CTX_REG_SLOTS);
   const log = word(ctx, CTX_LOG);
@@ -77,6 +78,7 @@ export function scanFrames(ctx: u32): u32 {
   const boundaryList = word(ctx, CTX_BOUNDARIES);
   const boundaryCount = word(ctx, CTX_BOUNDARY_COUNT);
   let n = word(ctx, CTX_OUT_COUNT);
+  let frameCount = word(ctx, CTX_OUT_FRAME_COUNT);
   let w = word(ctx, CTX_W);
   let index = word(ctx, CTX_INDEX);
   let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
@@ -112,6 +114,12 @@ export function scanFrames(ctx: u32): u32 {
       store<f64>(log + (taken << 4), <f64>(<i64>sp));
       store<f64>(log + (taken << 4) + 8, <f64>ra);
     }
+    if (pairs != 0) {
+      // The frame's record: room is certain, as records never outnumber pairs.
+      store<u32>(frameRecords + (frameCount << 3), index);
+      store<u32>(frameRecords + (frameCount << 3) + 4, n);
+      frameCount++;
+    }
     let s = slots + (load<u32>(recipe + RECIPE_SLOT_START) << 3);
     const end = s + (pairs << 3);
     for (; s < end; s += 8) {
@@ -119,7 +127,6 @@ export function scanFrames(ctx: u32): u32 {
       store<f64>(baseSlots + (n << 3), <f64>(<i64>(sp + <u64>baseOffset)));
       store<f64>(derivedSlots + (n << 3), <f64>(<i64>(sp + <u64>load<u32>(s + 4))));
       store<f64>(baseValues + (n << 3), <f64>load<u64>(frameWords + baseOffset));
-      store<u32>(frameOf + (n << 2), index);
       n++;
     }
     const savedRegisters = counts >> 16;
@@ -139,6 +146,7 @@ export function scanFrames(ctx: u32): u32 {
   store<u32>(ctx + (<u32>CTX_RA_HI << 2), <u32>(ra >> 32));
   store<u32>(ctx + (<u32>CTX_INDEX << 2), index);
   store<u32>(ctx + (<u32>CTX_OUT_COUNT << 2), n);
+  store<u32>(ctx + (<u32>CTX_OUT_FRAME_COUNT << 2), frameCount);
   store<u32>(ctx + (<u32>CTX_ROOM_NEEDED << 2), roomNeeded);
   return taken;
 }
