@@ -71,6 +71,19 @@ function ratioOf(results: readonly CaseResult[], name: string): number | null {
   return results.find((r) => r.name === name)?.ratio ?? null;
 }
 
+/** Issue 19's targets: ratios are upper bounds against same-output references; nativeFramesPerSec a lower bound. */
+const TARGETS = {
+  walkRatio: 1.25,
+  walkRatioManySites: 1.0,
+  lookupRatio: 1.2,
+  lookupMissRatio: 1.3,
+  parseRatio: 2,
+  nativeFramesPerSec: 50e6,
+  nativeScanRatio: 1.3,
+  scanPathBytesPerSafepoint: 64,
+  verifyOverheadRatio: 2,
+} as const;
+
 async function main(): Promise<void> {
   const cli = parseArgs(process.argv.slice(2));
   let cases: BenchCase[] = corpus();
@@ -107,7 +120,7 @@ async function main(): Promise<void> {
     native = await measureNativeScan(cli.quick ? 3 : 5);
     results.push(native.case);
     log(
-      `NativeScan/frames: ${(native.framesPerSec / 1e6).toFixed(1)} million frames/s, C reference ${(native.referenceFramesPerSec / 1e6).toFixed(1)} (${native.case.rootwalkNsPerOp.toFixed(1)} vs ${native.case.referenceNsPerOp.toFixed(1)} ns/frame = ${native.case.ratio.toFixed(2)}x; median run: ${native.frames} frames in ${native.scanMs.toFixed(1)} ms over ${native.collections} collections; target 40 million frames/s)`,
+      `NativeScan/frames: ${(native.framesPerSec / 1e6).toFixed(1)} million frames/s, C reference ${(native.referenceFramesPerSec / 1e6).toFixed(1)} (${native.case.rootwalkNsPerOp.toFixed(1)} vs ${native.case.referenceNsPerOp.toFixed(1)} ns/frame = ${native.case.ratio.toFixed(2)}x; median run: ${native.frames} frames in ${native.scanMs.toFixed(1)} ms over ${native.collections} collections; target ${TARGETS.nativeFramesPerSec / 1e6} million frames/s and ${TARGETS.nativeScanRatio}x)`,
     );
   }
   if (cli.filters.length === 0 || cli.filters.some((f) => "NativeScan/frames-stack-copied".includes(f))) {
@@ -128,7 +141,7 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
         .join(", ");
     log(
-      `VerifyOverhead/run-stress-7: ${verifyOverhead.collections} collections; without --verify ${phases(verifyOverhead.withoutVerifyMs)} ms; with ${phases(verifyOverhead.withVerifyMs)} ms; verifyOverheadRatio ${verifyOverhead.verifyOverheadRatio.toFixed(2)} (target 2)`,
+      `VerifyOverhead/run-stress-7: ${verifyOverhead.collections} collections; without --verify ${phases(verifyOverhead.withoutVerifyMs)} ms; with ${phases(verifyOverhead.withVerifyMs)} ms; verifyOverheadRatio ${verifyOverhead.verifyOverheadRatio.toFixed(2)} (target ${TARGETS.verifyOverheadRatio})`,
     );
   }
 
@@ -152,23 +165,14 @@ async function main(): Promise<void> {
     /** The same scans with each stack copied into the scan memory per scan (the alternative not kept). */
     nativeStackCopiedFramesPerSec: nativeCopied?.framesPerSec ?? null,
     nativeStackCopiedRatio: nativeCopied?.case.ratio ?? null,
-
     verifyOverheadRatio: verifyOverhead?.verifyOverheadRatio ?? null,
     verifyOverhead,
     walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,
     bytesPerSafepoint,
     scanPathBytesPerSafepoint: (results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["scanPathBytesPerSafepoint"] as number | undefined) ?? null,
-    // Issue 10's targets (upper bounds, except nativeFramesPerSec).
-    targets: {
-      walkRatio: 2,
-      walkRatioManySites: 1.5,
-      lookupRatio: 1.3,
-      lookupMissRatio: 1.5,
-      parseRatio: 3,
-      nativeFramesPerSec: 40e6,
-      scanPathBytesPerSafepoint: 64,
-      verifyOverheadRatio: 2,
-    },
+    // Issue 19's targets (upper bounds, except nativeFramesPerSec); parseRatio is the 100k case's
+    // (<= 3x at 1k and 10k records). The one home of these numbers: the log lines below read them.
+    targets: TARGETS,
     timing,
     node: process.version,
     elapsedSeconds: Math.round((performance.now() - started) / 100) / 10,
@@ -193,10 +197,10 @@ async function main(): Promise<void> {
     log(table(results, skipped));
     log("");
     log(
-      `bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"} (all columns), ${summary.scanPathBytesPerSafepoint?.toFixed(1) ?? "n/a"} on the scan path (table + scan recipes; target 64)`,
+      `bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"} (all columns), ${summary.scanPathBytesPerSafepoint?.toFixed(1) ?? "n/a"} on the scan path (table + scan recipes; target ${TARGETS.scanPathBytesPerSafepoint})`,
     );
     log(
-      `walkRatio ${summary.walkRatio?.toFixed(2)} (target 2), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target 1.5), parseRatio ${summary.parseRatio?.toFixed(2)} (target 3), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target 1.3), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target 1.5)`,
+      `walkRatio ${summary.walkRatio?.toFixed(2)} (target ${TARGETS.walkRatio}), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target ${TARGETS.walkRatioManySites}), parseRatio ${summary.parseRatio?.toFixed(2)} (target ${TARGETS.parseRatio}), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target ${TARGETS.lookupRatio}), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target ${TARGETS.lookupMissRatio})`,
     );
     log(
       `results: bench/results/${cli.quick ? "latest-quick.json" : "latest.json"}${!cli.quick && cli.filters.length === 0 ? ", bench/results/ratios.svg" : ""}  (${summary.elapsedSeconds} s)`,
