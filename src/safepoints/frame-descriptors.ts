@@ -350,11 +350,12 @@ export class FrameDescriptors {
     readonly architecture: Architecture = X86_64,
   ) {}
 
-  /** Bytes held by the columns (what a safepoint costs in memory). */
-  get sizeBytes(): number {
-    let total = this.locations.byteLength + this.pairs.byteLength;
-    for (const column of [
-      this.returnAddress,
+  /**
+   * Every column but the return addresses (which a load bias shifts), in one list: what sizeBytes
+   * counts and what sameAs compares, so a column added here is counted and compared by both.
+   */
+  private unbiasedColumns(): readonly (ArrayLike<number> & { readonly byteLength: number })[] {
+    return [
       this.frameSizeBytes,
       this.stackSizeBytes,
       this.cfaRegister,
@@ -369,9 +370,15 @@ export class FrameDescriptors {
       this.pairStart,
       this.pairCount,
       this.allocaCount,
-    ]) {
-      total += column.byteLength;
-    }
+      this.locations,
+      this.pairs,
+    ];
+  }
+
+  /** Bytes held by the columns (what a safepoint costs in memory). */
+  get sizeBytes(): number {
+    let total = this.returnAddress.byteLength;
+    for (const column of this.unbiasedColumns()) total += column.byteLength;
     return total;
   }
 
@@ -388,24 +395,9 @@ export class FrameDescriptors {
       const b = other.functions[f]!;
       if (a.name !== b.name || a.address !== b.address || a.stackSizeBytes !== b.stackSizeBytes) return false;
     }
-    return (
-      sameElements(this.frameSizeBytes, other.frameSizeBytes) &&
-      sameElements(this.stackSizeBytes, other.stackSizeBytes) &&
-      sameElements(this.cfaRegister, other.cfaRegister) &&
-      sameElements(this.cfaOffsetBytes, other.cfaOffsetBytes) &&
-      sameElements(this.savedRegOffsets, other.savedRegOffsets) &&
-      sameElements(this.flags, other.flags) &&
-      sameElements(this.functionIndex, other.functionIndex) &&
-      sameElements(this.blobIndex, other.blobIndex) &&
-      sameElements(this.recordIndex, other.recordIndex) &&
-      sameElements(this.locStart, other.locStart) &&
-      sameElements(this.deoptCount, other.deoptCount) &&
-      sameElements(this.pairStart, other.pairStart) &&
-      sameElements(this.pairCount, other.pairCount) &&
-      sameElements(this.allocaCount, other.allocaCount) &&
-      sameElements(this.locations, other.locations) &&
-      sameElements(this.pairs, other.pairs)
-    );
+    const mine = this.unbiasedColumns();
+    const theirs = other.unbiasedColumns();
+    return mine.every((column, k) => sameElements(column, theirs[k]!));
   }
 
   /** A copy with every return address shifted by `biasBytes` (registration at a load address). */
