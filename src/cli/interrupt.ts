@@ -8,14 +8,16 @@
  * stopping anything until the work ended. There the default stays (the process ends at once, exit
  * 130 as the shell reports it, no line). While a tool runs (opt, llc, gcc: a compile, a first-use
  * build) runTool outlives the signal and the tool, killed by the same Ctrl-C, is reported as an
- * interrupt by describeFailure: `rootwalk ...: interrupted`, exit 130.
+ * interrupt by describeFailure: `rootwalk ...: interrupted`, exit 130; a Ctrl-C that reached no
+ * tool is raised again when the loop turns (src/toolchain/held-interrupt.ts), so a build's
+ * Ctrl-C lands here once the program starts.
  */
 export const EXIT_INTERRUPTED = 130;
 
 /** Reports an interrupt until the returned function is called. */
-export function reportInterruptsWhile(write: (text: string) => void): () => void {
+export function reportInterruptsWhile(command: string, write: (text: string) => void): () => void {
   const onInterrupt = (): void => {
-    write("rootwalk: interrupted\n");
+    write(`${command}: interrupted\n`);
     void exitNow(EXIT_INTERRUPTED);
   };
   process.once("SIGINT", onInterrupt);

@@ -205,7 +205,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const library = linkProgram(objects, runtime, parsed.programs);
     const progressMs = parsed.progressMs ?? (process.stderr.isTTY === true ? DEFAULT_PROGRESS_MS : DEFAULT_LOG_PROGRESS_MS);
     const progress = parsed.json || progressMs === 0 ? undefined : progressReporter(io);
-    const stopReportingInterrupts = reportInterruptsWhile(io.stderr);
+    const stopReportingInterrupts = reportInterruptsWhile("rootwalk run", io.stderr);
     const r = await runNativeProgram({
       program: library,
       runtime,

@@ -7,6 +7,7 @@ import { InvalidArgumentError, printableDiagnostic, ToolError } from "../errors.
 import { cachedArtifact } from "./cache-artifact.js";
 import { cacheSubdir } from "./cache-dir.js";
 import { activeLlvm, FIRST_OPAQUE_POINTER_MAJOR, hasOpaquePointersOnly, type LlvmSelection } from "./llvm-selection.js";
+import { holdInterruptsWhileToolsRun } from "./held-interrupt.js";
 
 /**
  * Driving the LLVM command-line tools (opt, llc, llvm-readobj, ...) and gcc from Node.
@@ -50,23 +51,17 @@ export interface RunToolOptions {
  * status (or signal) and the first lines of stderr if the tool cannot start or fails.
  */
 export function runTool(tool: string, args: readonly string[], options: RunToolOptions = {}): string {
-  // Ctrl-C reaches the tool too (the terminal signals the whole process group): while it runs,
-  // this process outlives the signal, so the tool's "killed by SIGINT" becomes one "interrupted"
+  // Ctrl-C reaches the tool too (the terminal signals the whole process group): this process
+  // outlives it (held-interrupt.ts), so the tool's "killed by SIGINT" becomes one "interrupted"
   // line (src/cli/failure.ts) and the callers' cleanup (a build's temporary folder) still runs.
-  const outliveInterrupt = (): void => {};
-  process.on("SIGINT", outliveInterrupt);
-  let result: SpawnSyncReturns<string>;
-  try {
-    result = spawnSync(tool, args, {
-      encoding: "utf8",
-      maxBuffer: MAX_TOOL_OUTPUT_BYTES,
-      cwd: options.cwd,
-      input: options.input,
-      env: options.env,
-    });
-  } finally {
-    process.off("SIGINT", outliveInterrupt);
-  }
+  holdInterruptsWhileToolsRun();
+  const result: SpawnSyncReturns<string> = spawnSync(tool, args, {
+    encoding: "utf8",
+    maxBuffer: MAX_TOOL_OUTPUT_BYTES,
+    cwd: options.cwd,
+    input: options.input,
+    env: options.env,
+  });
   if (result.error !== undefined) {
     throw new ToolError(tool, `could not run: ${result.error.message}`);
   }

@@ -55,7 +55,7 @@ describe("rootwalk run says what it is doing", () => {
     // "rootwalk run: 1.2 s, collection pending, waiting for thread #1 at spin_forever+0x6 for 1.1 s"
     expect(r.stderr).toMatch(/^rootwalk run: \d+\.\d s, collection pending, waiting for thread #1 at spin_forever\+0x[0-9a-f]+ for \d+\.\d s$/m);
     expect(r.stderr).not.toMatch(/0 collections/);
-    expect(r.stderr.trim().split("\n").at(-1)).toBe("rootwalk: interrupted");
+    expect(r.stderr.trim().split("\n").at(-1)).toBe("rootwalk run: interrupted");
     expect(r.signal).toBeNull();
     expect(r.status).toBe(130);
   }, 180_000);
