@@ -58,10 +58,15 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
   const walk = (): number => {
     pairs.clear();
     frames = scanStackRoots(u, c.start, pairs, kernel);
-    let sum = 0;
+    // The count is read once, as the C loop does: re-read in the loop condition, TurboFan kept
+    // `sum` boxed (a heap number per root) in some compilations and not others, about 110 more
+    // instructions per frame (bench/README.md, "Issue 19: where the 16-site walk and the native
+    // scan spend their time").
+    const count = pairs.count;
     const values = pairs.baseValues;
-    for (let i = 0; i < pairs.count; i++) sum += values[i]!;
-    return frames + sum + pairs.count;
+    let sum = 0;
+    for (let i = 0; i < count; i++) sum += values[i]!;
+    return frames + sum + count;
   };
   const output = (): WalkOutput => ({
     frames,

@@ -56,16 +56,33 @@ export function generalScan(snapshot: RegistrySnapshot, memory: Memory, start: W
   return scanWith("general", snapshot, memory, start, options);
 }
 
-/** The fast scan loop's answer. */
+/**
+ * The fast scan loop's answer. The scan kernel has two instances of its loop (kernel.ts
+ * scanFrames): a scan with a frame log runs the one that also serves extra boundaries, a
+ * collection's scan (no log) the other. Both run here, and must agree on everything but the
+ * frame log, which only the logged run has: so the loop collections use is the one compared
+ * with the general unwinder, and the logged one with it.
+ */
 export function fastScan(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: UnwinderOptions): ScanOutcome {
-  return scanWith("fast", snapshot, memory, start, options);
+  const logged = scanWith("fast", snapshot, memory, start, options);
+  const unlogged = scanWith("fast-unlogged", snapshot, memory, start, options);
+  for (const key of Object.keys(logged) as (keyof ScanOutcome)[]) {
+    if (key === "sps" || key === "ras" || (key === "frames" && logged.error !== undefined)) continue;
+    if (JSON.stringify(logged[key]) !== JSON.stringify(unlogged[key])) {
+      throw new RootwalkError(
+        "WALK",
+        `the scan kernel with and without a frame log disagree on ${key}: ${JSON.stringify(unlogged[key]).slice(0, 200)} vs ${JSON.stringify(logged[key]).slice(0, 200)}`,
+      );
+    }
+  }
+  return logged;
 }
 
 /** The cross-check's binding to the scan kernel, reused (a check never runs inside another). */
 let checkKernel: ScanKernel | undefined;
 
 function scanWith(
-  path: "general" | "fast",
+  path: "general" | "fast" | "fast-unlogged",
   snapshot: RegistrySnapshot,
   memory: Memory,
   start: WalkStart | readonly ManagedChunk[],
@@ -77,8 +94,8 @@ function scanWith(
   let frames = 0;
   let error: string | undefined;
   try {
-    if (path === "fast") {
-      frames = scanStackRoots(u, start, out, (checkKernel ??= new ScanKernel()), log);
+    if (path !== "general") {
+      frames = scanStackRoots(u, start, out, (checkKernel ??= new ScanKernel()), path === "fast" ? log : undefined);
     } else {
       for (u.init(start); u.valid(); u.next()) {
         log.push(u.sp, u.ra);

@@ -54,12 +54,26 @@ import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_SAVE_START, REC
 }
 
 export function scanFrames(ctx: u32): u32 {
+  // Two instances of one loop: a collection's scan (no frame log, no extra boundary that is a
+  // safepoint) gets one without those per-frame checks and the registers they hold; a logged
+  // scan (the cross-check runs both) or one with such boundaries gets the other. With every
+  // input live in one loop, TurboFan kept more of its values in stack slots, reloaded per frame
+  // (bench/README.md, "Issue 19: where the 16-site walk and the native scan spend their time").
+  if (word(ctx, CTX_LOG) == 0 && word(ctx, CTX_BOUNDARY_COUNT) == 0 && word(ctx, CTX_MAX_TAKEN) == 0xffff_ffff) return scanLoop(ctx, false);
+  return scanLoop(ctx, true);
+}
+
+/**
+ * The frame loop of scanFrames. `logged` (a constant at each call, so each instance is compiled
+ * for it) says whether the frame log, the frame limit CTX_MAX_TAKEN and the extra boundaries are
+ * in use; without them the frame limit is the depth limit alone.
+ */
+@inline function scanLoop(ctx: u32, logged: bool): u32 {
   const words = word(ctx, CTX_WORDS);
   const wordCount = word(ctx, CTX_WORD_COUNT);
   const base = load<u64>(ctx + (<u32>CTX_BASE_LO << 2));
   const boundary = load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2));
   const topWord = word(ctx, CTX_TOP_WORD);
-  const lastIndex = word(ctx, CTX_LAST_INDEX);
   const keys = word(ctx, CTX_KEYS);
   const mask = word(ctx, CTX_MASK);
   const shift = word(ctx, CTX_SHIFT);
@@ -73,18 +87,24 @@ export function scanFrames(ctx: u32): u32 {
   const frameRecords = word(ctx, CTX_OUT_FRAME_RECORDS);
   const capacity = word(ctx, CTX_OUT_CAPACITY);
   const regSlots = word(ctx, CTX_REG_SLOTS);
-  const log = word(ctx, CTX_LOG);
-  const maxTaken = word(ctx, CTX_MAX_TAKEN);
-  const boundaryList = word(ctx, CTX_BOUNDARIES);
-  const boundaryCount = word(ctx, CTX_BOUNDARY_COUNT);
+  const log = logged ? word(ctx, CTX_LOG) : 0;
+  const boundaryList = logged ? word(ctx, CTX_BOUNDARIES) : 0;
+  const boundaryCount = logged ? word(ctx, CTX_BOUNDARY_COUNT) : 0;
+  const firstIndex = word(ctx, CTX_INDEX);
+  const lastIndex = word(ctx, CTX_LAST_INDEX);
+  // One bound for the depth limit and the frames per call: the loop stops at frame index `stop`.
+  let stop = lastIndex;
+  if (logged) {
+    const maxTaken = word(ctx, CTX_MAX_TAKEN);
+    if (firstIndex < lastIndex && lastIndex - firstIndex > maxTaken) stop = firstIndex + maxTaken;
+  }
   let n = word(ctx, CTX_OUT_COUNT);
   let frameCount = word(ctx, CTX_OUT_FRAME_COUNT);
   let w = word(ctx, CTX_W);
-  let index = word(ctx, CTX_INDEX);
+  let index = firstIndex;
   let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
-  let taken: u32 = 0;
   let roomNeeded: u32 = 0;
-  while (w < topWord && index < lastIndex && ra != boundary && ra != 0 && taken < maxTaken) {
+  while (w < topWord && index < stop && ra != boundary && ra != 0) {
     // The table probe (SafepointTable.findHalves on the u64 key).
     const lo = <u32>ra;
     const hi = <u32>(ra >> 32);
@@ -101,7 +121,7 @@ export function scanFrames(ctx: u32): u32 {
     // + 2 words: the return-address slot between the frame and the CFA.
     const cfaWord = w + (load<u32>(recipe + RECIPE_FRAME_BYTES) >> 2) + 2;
     if (cfaWord > wordCount) break;
-    if (boundaryCount != 0 && isListed(boundaryList, boundaryCount, ra)) break;
+    if (logged && boundaryCount != 0 && isListed(boundaryList, boundaryCount, ra)) break;
     const counts = load<u32>(recipe + RECIPE_COUNTS);
     const pairs = counts & 0xffff;
     if (n + pairs > capacity) {
@@ -110,9 +130,10 @@ export function scanFrames(ctx: u32): u32 {
     }
     const sp = base + (<u64>w << 2);
     const frameWords = words + (w << 2);
-    if (log != 0) {
-      store<f64>(log + (taken << 4), <f64>(<i64>sp));
-      store<f64>(log + (taken << 4) + 8, <f64>ra);
+    if (logged && log != 0) {
+      const at = log + ((index - firstIndex) << 4);
+      store<f64>(at, <f64>(<i64>sp));
+      store<f64>(at + 8, <f64>ra);
     }
     if (pairs != 0) {
       // The frame's record: room is certain, as records never outnumber pairs.
@@ -139,7 +160,6 @@ export function scanFrames(ctx: u32): u32 {
     ra = load<u64>(words + (cfaWord << 2) - 8);
     w = cfaWord;
     index++;
-    taken++;
   }
   store<u32>(ctx + (<u32>CTX_W << 2), w);
   store<u32>(ctx + (<u32>CTX_RA_LO << 2), <u32>ra);
@@ -148,7 +168,7 @@ export function scanFrames(ctx: u32): u32 {
   store<u32>(ctx + (<u32>CTX_OUT_COUNT << 2), n);
   store<u32>(ctx + (<u32>CTX_OUT_FRAME_COUNT << 2), frameCount);
   store<u32>(ctx + (<u32>CTX_ROOM_NEEDED << 2), roomNeeded);
-  return taken;
+  return index - firstIndex;
 }
 
 /** `ra` is one of the `count` u64 return addresses at `list`. */
