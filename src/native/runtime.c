@@ -103,15 +103,17 @@ enum {
  * The callee-saved registers the safepoint stubs save (runtime-entry.S frame[0..RW_CALLEE_SAVED-1])
  * and a record keeps, in the architecture description's order: src/arch/x86-64.ts rbx, rbp,
  * r12-r15; src/arch/aarch64.ts x19-x28, x29, x30. The stub's frame holds them, then the return
- * address, and ends where the caller's SP was. The interrupted PC of a fault, from the signal
- * context (x86-64 gregs[REG_RIP]; AArch64 mcontext: fault_address, regs[31], sp, pc, pstate).
+ * address, and ends where the caller's SP was. RW_FAULT_PC_FIELD: where the signal context (a
+ * ucontext_t) holds the interrupted PC of a fault, which the fault handler reports: x86-64
+ * gregs[REG_RIP]; AArch64 mcontext: fault_address, regs[31], sp, pc, pstate. It is the word the
+ * description's signalContext names (registersOffsetBytes + 8 * pcIndex; runtime-layout.test.ts).
  */
 #if defined(__x86_64__)
 #define RW_CALLEE_SAVED 6
-#define RW_FAULT_PC(uc) ((uint64_t)(uc)->uc_mcontext.gregs[REG_RIP])
+#define RW_FAULT_PC_FIELD uc_mcontext.gregs[REG_RIP]
 #elif defined(__aarch64__)
 #define RW_CALLEE_SAVED 12
-#define RW_FAULT_PC(uc) ((uint64_t)(uc)->uc_mcontext.pc)
+#define RW_FAULT_PC_FIELD uc_mcontext.pc
 #else
 #error "the rootwalk runtime is built for x86-64 or AArch64 Linux only"
 #endif
@@ -625,7 +627,7 @@ static void fault_handler(int sig, siginfo_t *info, void *context) {
     return;
   }
   const ucontext_t *uc = context;
-  uint64_t pc = RW_FAULT_PC(uc);
+  uint64_t pc = (uint64_t)uc->RW_FAULT_PC_FIELD;
   Dl_info where;
   memset(&where, 0, sizeof where);
   char at[256];
