@@ -520,7 +520,8 @@ static int join_count;
 
 /* Must match GUARD_BYTES in src/native/thread-stacks.ts (runtime-layout.test.ts checks both). */
 #define RW_GUARD_BYTES (64 * 1024)
-#define RW_PAGE_BYTES 4096
+/* The least stack above the guard rw_stack_add accepts. */
+#define RW_MIN_STACK_BYTES (64 * 1024)
 
 typedef struct rw_stack {
   uint8_t *base; /* the region: guard at [base, base + RW_GUARD_BYTES), then the stack */
@@ -565,8 +566,10 @@ static int guard_holding(uint64_t address) {
  */
 RW_EXPORT const char *rw_stack_add(void *region, uint64_t bytes) {
   if (region == NULL) return "the stack region's address is NULL (pass a typed-array view on the scan memory, not its buffer)";
-  if (((uintptr_t)region & (RW_PAGE_BYTES - 1)) != 0 || (bytes & (RW_PAGE_BYTES - 1)) != 0) return "the stack region is not page aligned";
-  if (bytes <= RW_GUARD_BYTES + 16 * RW_PAGE_BYTES) return "the stack region is too small for a guard and a stack";
+  /* The kernel's page size (x86-64 4 KiB; AArch64 4, 16 or 64 KiB): mprotect needs it. */
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  if (((uintptr_t)region & (page - 1)) != 0 || (bytes & (page - 1)) != 0) return "the stack region is not aligned to the page size (sysconf(_SC_PAGESIZE))";
+  if (bytes <= RW_GUARD_BYTES + RW_MIN_STACK_BYTES) return "the stack region is too small for a guard and a stack";
   if (stack_count >= RW_MAX_THREADS + 1) return "more stack regions than threads";
   if (mprotect(region, RW_GUARD_BYTES, PROT_NONE) != 0) return "mprotect of the stack's guard failed";
   stacks[stack_count++] = (rw_stack){.base = region, .bytes = bytes, .user = NULL};

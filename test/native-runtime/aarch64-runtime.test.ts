@@ -8,6 +8,7 @@ import { findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolch
 import { NATIVE_PROGRAMS } from "../native-programs/programs.js";
 import { type Arm64Rootwalk, arm64Rootwalk, runArm64 } from "../support/arm64-node.js";
 import { irSource } from "../support/ir-source.js";
+import { largePageQemuFlags } from "../support/large-pages.js";
 import { programArguments, runJsonOutcome } from "../support/native-run.js";
 
 /*
@@ -21,6 +22,9 @@ import { programArguments, runJsonOutcome } from "../support/native-run.js";
  *     stderr and in the --json failure object;
  *   - a gc_thread_start thread recursing without end: the fault lands in the guard below its
  *     stack (the handler runs on the thread's alternate signal stack) and is named a stack overflow;
+ *     run with 64 KiB pages (test/support/large-pages.ts), where the guards must be placed at 64
+ *     KiB boundaries (before, every run there ended with "cannot place a thread stack in the scan
+ *     memory: mprotect of the stack's guard failed", exit 1);
  *   - a statepoint program keeping a pointer across collections as an integer, under --stress:
  *     the read of the quarantined (protected) old copy faults, with the poison explanation;
  *   - sp-threads (4 workers and rw_main allocating, polling and collecting) under --stress
@@ -93,8 +97,15 @@ const FAULT_LINE = /^rootwalk run: segmentation fault in thread #(\d+) at (\w+)\
  * Runs `program` (with `args`) in the emulated rootwalk; it must end with exit 3 and a fault in
  * function `fn`, whose AArch64 instructions (as `rootwalk run` compiles them) are `instructions`.
  */
-async function runToFault(rootwalk: Arm64Rootwalk, program: string, args: readonly string[], instructions: readonly Instruction[], fn: string): Promise<Fault> {
-  const r = await runArm64(rootwalk, [join(PROGRAMS, program), ...args, "--no-check", "--progress=0"], EMULATED_TIMEOUT_MS);
+async function runToFault(
+  rootwalk: Arm64Rootwalk,
+  program: string,
+  args: readonly string[],
+  instructions: readonly Instruction[],
+  fn: string,
+  qemuFlags: readonly string[] = [],
+): Promise<Fault> {
+  const r = await runArm64(rootwalk, [join(PROGRAMS, program), ...args, "--no-check", "--progress=0"], EMULATED_TIMEOUT_MS, { qemuFlags });
   const lines = r.stderr
     .trimEnd()
     .split("\n")
@@ -146,12 +157,13 @@ describe("the native runtime on AArch64 (rootwalk run in the arm64 Node under qe
   );
 
   it(
-    "a gc_thread_start thread overflowing its stack: exit 3, a store in `down` faulting in the guard, named a stack overflow",
+    "with 64 KiB pages, a gc_thread_start thread overflowing its stack: exit 3, a store in `down` faulting in the guard, named a stack overflow",
     async (ctx) => {
       const rootwalk = emulated(ctx);
       if (rootwalk === undefined) return;
       const down = await aarch64Function(join(PROGRAMS, "thread-overflow.ll"), "down");
-      const fault = await runToFault(rootwalk, "thread-overflow.ll", ["--thread-stack", "1M"], down, "down");
+      // The guards are placed (mprotect) at 64 KiB boundaries: a 64 KiB-page kernel refuses others.
+      const fault = await runToFault(rootwalk, "thread-overflow.ll", ["--thread-stack", "1M"], down, "down", largePageQemuFlags());
       expect(fault.thread).toBe(1);
       // The frame's first write below the SP the recursion lowers (str, stp: a store to the stack).
       expect(fault.instruction?.mnemonic, JSON.stringify(fault.instruction)).toMatch(/^st/);
@@ -193,7 +205,7 @@ describe("the native runtime on AArch64 (rootwalk run in the arm64 Node under qe
       const entry = NATIVE_PROGRAMS.find((p) => p.name === "sp-threads")!;
       const args = [...programArguments(entry), "--stress=100", "--verify"];
       const log = join(scratch, "sp-threads-walks.jsonl");
-      const outcome = await runArm64(rootwalk, [...args, "--json"], EMULATED_TIMEOUT_MS, { ...process.env, ROOTWALK_WALK_LOG: log });
+      const outcome = await runArm64(rootwalk, [...args, "--json"], EMULATED_TIMEOUT_MS, { env: { ...process.env, ROOTWALK_WALK_LOG: log } });
       const run = runJsonOutcome(args, outcome);
       // Per collection: the threads whose walk found managed frames (each stopped at a safepoint).
       const stopped = readFileSync(log, "utf8")
