@@ -10,7 +10,8 @@ import { InvalidArgumentError, hex } from "../errors.js";
  *   (../shared notes: wasm-scan-kernel.md). V8 reserves the pages; only touched pages are resident.
  * - It is shared, so `memory.buffer` never detaches and views made once stay valid; koffi takes a
  *   typed-array view on it as a `void *` (never the bare buffer: that passes NULL).
- * - Regions are whole pages (REGION_ALIGN_BYTES), never overlap, and start zero-filled. Offset 0
+ * - Regions are whole pages (REGION_ALIGN_BYTES; a caller may ask for a coarser alignment), never
+ *   overlap, and start zero-filled. Offset 0
  *   to REGION_ALIGN_BYTES is never handed out, so offset 0 can mean "none" to the kernel.
  * - Everything in it is addressed by a byte offset below 2^32 (memory32): the sum of everything
  *   placed in it is at most 4 GiB; `allocate` refuses what does not fit with a one-line message.
@@ -62,21 +63,20 @@ export class ScanMemory {
   }
 
   /**
-   * A zero-filled region of at least `sizeBytes` (rounded up to whole pages); `what` names the
-   * region in the message when it does not fit.
+   * A zero-filled region of at least `sizeBytes` (rounded up to whole pages) at an offset that is
+   * a multiple of `alignBytes` (a power of two, at least REGION_ALIGN_BYTES; the bytes skipped to
+   * reach it stay free); `what` names the region in the message when it does not fit.
    */
-  allocate(sizeBytes: number, what: string): ScanRegion {
+  allocate(sizeBytes: number, what: string, alignBytes: number = REGION_ALIGN_BYTES): ScanRegion {
     if (!Number.isSafeInteger(sizeBytes) || sizeBytes <= 0) throw new InvalidArgumentError(what, String(sizeBytes), "a positive whole number of bytes");
     const size = Math.ceil(sizeBytes / REGION_ALIGN_BYTES) * REGION_ALIGN_BYTES;
     for (let i = 0; i < this.free.length; i += 2) {
-      const start = this.free[i]!;
-      const length = this.free[i + 1]!;
-      if (length < size) continue;
-      if (length === size) this.free.splice(i, 2);
-      else {
-        this.free[i] = start + size;
-        this.free[i + 1] = length - size;
-      }
+      const free = this.free[i]!;
+      const start = Math.ceil(free / alignBytes) * alignBytes;
+      const lead = start - free;
+      const tail = this.free[i + 1]! - lead - size;
+      if (tail < 0) continue;
+      this.free.splice(i, 2, ...(lead > 0 ? [free, lead] : []), ...(tail > 0 ? [start + size, tail] : []));
       this.usedBytes += size;
       // Only reused bytes are cleared: filling fresh pages would make them resident for nothing.
       if (start < this.untouchedFrom) this.bytes.fill(0, start, Math.min(start + size, this.untouchedFrom));

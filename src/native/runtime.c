@@ -103,15 +103,17 @@ enum {
  * The callee-saved registers the safepoint stubs save (runtime-entry.S frame[0..RW_CALLEE_SAVED-1])
  * and a record keeps, in the architecture description's order: src/arch/x86-64.ts rbx, rbp,
  * r12-r15; src/arch/aarch64.ts x19-x28, x29, x30. The stub's frame holds them, then the return
- * address, and ends where the caller's SP was. The interrupted PC of a fault, from the signal
- * context (x86-64 gregs[REG_RIP]; AArch64 mcontext: fault_address, regs[31], sp, pc, pstate).
+ * address, and ends where the caller's SP was. RW_FAULT_PC_FIELD: where the signal context (a
+ * ucontext_t) holds the interrupted PC of a fault, which the fault handler reports: x86-64
+ * gregs[REG_RIP]; AArch64 mcontext: fault_address, regs[31], sp, pc, pstate. It is the word the
+ * description's signalContext names (registersOffsetBytes + 8 * pcIndex; runtime-layout.test.ts).
  */
 #if defined(__x86_64__)
 #define RW_CALLEE_SAVED 6
-#define RW_FAULT_PC(uc) ((uint64_t)(uc)->uc_mcontext.gregs[REG_RIP])
+#define RW_FAULT_PC_FIELD uc_mcontext.gregs[REG_RIP]
 #elif defined(__aarch64__)
 #define RW_CALLEE_SAVED 12
-#define RW_FAULT_PC(uc) ((uint64_t)(uc)->uc_mcontext.pc)
+#define RW_FAULT_PC_FIELD uc_mcontext.pc
 #else
 #error "the rootwalk runtime is built for x86-64 or AArch64 Linux only"
 #endif
@@ -518,7 +520,8 @@ static int join_count;
 
 /* Must match GUARD_BYTES in src/native/thread-stacks.ts (runtime-layout.test.ts checks both). */
 #define RW_GUARD_BYTES (64 * 1024)
-#define RW_PAGE_BYTES 4096
+/* The least stack above the guard rw_stack_add accepts. */
+#define RW_MIN_STACK_BYTES (64 * 1024)
 
 typedef struct rw_stack {
   uint8_t *base; /* the region: guard at [base, base + RW_GUARD_BYTES), then the stack */
@@ -563,8 +566,10 @@ static int guard_holding(uint64_t address) {
  */
 RW_EXPORT const char *rw_stack_add(void *region, uint64_t bytes) {
   if (region == NULL) return "the stack region's address is NULL (pass a typed-array view on the scan memory, not its buffer)";
-  if (((uintptr_t)region & (RW_PAGE_BYTES - 1)) != 0 || (bytes & (RW_PAGE_BYTES - 1)) != 0) return "the stack region is not page aligned";
-  if (bytes <= RW_GUARD_BYTES + 16 * RW_PAGE_BYTES) return "the stack region is too small for a guard and a stack";
+  /* The kernel's page size (x86-64 4 KiB; AArch64 4, 16 or 64 KiB): mprotect needs it. */
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  if (((uintptr_t)region & (page - 1)) != 0 || (bytes & (page - 1)) != 0) return "the stack region is not aligned to the page size (sysconf(_SC_PAGESIZE))";
+  if (bytes <= RW_GUARD_BYTES + RW_MIN_STACK_BYTES) return "the stack region is too small for a guard and a stack";
   if (stack_count >= RW_MAX_THREADS + 1) return "more stack regions than threads";
   if (mprotect(region, RW_GUARD_BYTES, PROT_NONE) != 0) return "mprotect of the stack's guard failed";
   stacks[stack_count++] = (rw_stack){.base = region, .bytes = bytes, .user = NULL};
@@ -625,7 +630,7 @@ static void fault_handler(int sig, siginfo_t *info, void *context) {
     return;
   }
   const ucontext_t *uc = context;
-  uint64_t pc = RW_FAULT_PC(uc);
+  uint64_t pc = (uint64_t)uc->RW_FAULT_PC_FIELD;
   Dl_info where;
   memset(&where, 0, sizeof where);
   char at[256];

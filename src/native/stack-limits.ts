@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "../errors.js";
-import { REGION_ALIGN_BYTES, SCAN_MEMORY_BYTES } from "../memory/scan-memory.js";
+import { SCAN_MEMORY_BYTES } from "../memory/scan-memory.js";
 
 /*
  * How much of the scan memory the native runtime's thread stacks may take, and the check of
@@ -16,6 +16,13 @@ import { REGION_ALIGN_BYTES, SCAN_MEMORY_BYTES } from "../memory/scan-memory.js"
 
 /** The guard below each stack: 16 pages, so a frame up to 64 KiB that overflows lands in it. */
 export const GUARD_BYTES = 64 * 1024;
+/**
+ * Where stack regions start and how their sizes round: 64 KiB, the largest page size of Linux on
+ * the machines rootwalk runs on (x86-64 4 KiB; AArch64 4, 16 or 64 KiB, as the kernel was
+ * built), since the guard's mprotect needs a page-aligned start. Relative to the scan memory,
+ * whose base the kernel maps page-aligned.
+ */
+export const STACK_ALIGN_BYTES = 64 * 1024;
 /** The part of the scan memory the stacks leave to the scan kernel (tables, recipes, output). */
 export const SCAN_MEMORY_KEPT_BYTES = 512 * 2 ** 20;
 /** The most all stack regions together may take. */
@@ -34,9 +41,9 @@ export interface StackPlan {
   threads: number;
 }
 
-/** One region of the scan memory for a stack of `stackBytes`: the guard, then the stack in whole pages. */
+/** One region of the scan memory for a stack of `stackBytes`: the guard, then the stack in whole STACK_ALIGN_BYTES. */
 export function stackRegionBytes(stackBytes: number): number {
-  return GUARD_BYTES + Math.ceil(stackBytes / REGION_ALIGN_BYTES) * REGION_ALIGN_BYTES;
+  return GUARD_BYTES + Math.ceil(stackBytes / STACK_ALIGN_BYTES) * STACK_ALIGN_BYTES;
 }
 
 /** "1G", "64M", "512K" or "5.5G": a size the way the options spell it. */

@@ -2,7 +2,7 @@ import { RootwalkError, hex } from "../errors.js";
 import { WordMemory } from "../memory/memory.js";
 import { type ScanMemory, type ScanRegion, scanMemory } from "../memory/scan-memory.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
-import { GUARD_BYTES, type StackPlan, checkStackPlan, stackRegionBytes } from "./stack-limits.js";
+import { GUARD_BYTES, STACK_ALIGN_BYTES, type StackPlan, checkStackPlan, stackRegionBytes } from "./stack-limits.js";
 
 /**
  * The managed threads' stacks, placed in the scan memory so the root scan reads them in place: a
@@ -34,8 +34,10 @@ export class ThreadStacks {
     this.memory = scanMemory();
     this.scanBaseAddress = Number(runtime.rwAddressOf(this.memory.bytes.subarray(0, 8)));
     try {
-      this.regions.push(this.memory.allocate(stackRegionBytes(plan.mainStackBytes), "rw_main's stack (--stack)"));
-      for (let t = 0; t < plan.threads; t++) this.regions.push(this.memory.allocate(stackRegionBytes(plan.threadStackBytes), "thread stacks (--threads)"));
+      this.regions.push(this.memory.allocate(stackRegionBytes(plan.mainStackBytes), "rw_main's stack (--stack)", STACK_ALIGN_BYTES));
+      for (let t = 0; t < plan.threads; t++) {
+        this.regions.push(this.memory.allocate(stackRegionBytes(plan.threadStackBytes), "thread stacks (--threads)", STACK_ALIGN_BYTES));
+      }
       for (const region of this.regions) {
         const error = runtime.rwStackAdd(this.view(region), region.sizeBytes) as string | null;
         if (error !== null) throw new RootwalkError("GC", `cannot place a thread stack in the scan memory: ${error}`);

@@ -29,6 +29,22 @@ describe("scan memory", () => {
     expect(m.largestFreeBytes).toBe(SCAN_MEMORY_BYTES - REGION_ALIGN_BYTES);
   });
 
+  it("places a region at a coarser alignment when asked, leaving the bytes skipped to reach it free", () => {
+    const m = new ScanMemory();
+    const align = 16 * REGION_ALIGN_BYTES;
+    const a = m.allocate(REGION_ALIGN_BYTES, "a");
+    const b = m.allocate(3 * REGION_ALIGN_BYTES, "b", align);
+    expect(b.offset).toBe(align);
+    expect(b.sizeBytes).toBe(3 * REGION_ALIGN_BYTES);
+    const c = m.allocate(REGION_ALIGN_BYTES, "c");
+    expect(c.offset).toBe(a.offset + a.sizeBytes); // in the gap before b
+    const d = m.allocate(align, "d", align);
+    expect(d.offset).toBe(2 * align);
+    for (const r of [a, b, c, d]) r.release();
+    expect(m.allocatedBytes).toBe(0);
+    expect(m.largestFreeBytes).toBe(SCAN_MEMORY_BYTES - REGION_ALIGN_BYTES);
+  });
+
   it("refuses what does not fit with a message naming the region and the 4 GiB limit", () => {
     const m = new ScanMemory();
     const big = m.allocate(3 * 2 ** 30, "thread stacks");

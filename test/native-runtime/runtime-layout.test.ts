@@ -22,6 +22,8 @@ import { targetGcc } from "../../src/toolchain/target-gcc.js";
  *     description (src/arch/x86-64.ts, aarch64.ts): the stub's CFI, as llvm-dwarfdump prints it,
  *     says where each register was saved, which is frame[k] for register k of the description's order;
  * these three for x86-64 and for AArch64 (the runtime built by the cross gcc, target-gcc.ts);
+ *   - where the fault handler reads the interrupted PC (runtime.c RW_FAULT_PC_FIELD) against the
+ *     description's signalContext, for x86-64 and for AArch64;
  *   - the signal-context and core-note register layouts of the description against glibc's
  *     <sys/ucontext.h> (REG_*) and <sys/user.h> / <sys/procfs.h> (user_regs_struct, elf_prstatus).
  */
@@ -116,6 +118,18 @@ describe.each(ARCHITECTURES.map((a) => [a.name, a] as const))("the C runtime for
   it("thread record layout, states and callback kinds: runtime.c vs src/native/thread-record.ts", () => {
     const { status, stderr } = compileWithAsserts(asserts(recordFacts(architecture)), architecture);
     expect(stderr.split("\n").filter((l) => /static assert/.test(l))).toEqual([]);
+    expect(status).toBe(0);
+  });
+
+  it("the fault handler reads the interrupted PC where the description's signalContext has it (RW_FAULT_PC_FIELD)", () => {
+    const signal = architecture.signalContext;
+    const pcOffset = signal.registersOffsetBytes + signal.pcIndex * architecture.wordBytes;
+    const facts: [string, number, string][] = [
+      ["offsetof(ucontext_t, RW_FAULT_PC_FIELD)", pcOffset, `${architecture.name} signalContext.registersOffsetBytes + 8 * pcIndex`],
+      ["sizeof(((ucontext_t *)0)->RW_FAULT_PC_FIELD)", architecture.wordBytes, `${architecture.name} wordBytes`],
+    ];
+    const { status, stderr } = compileWithAsserts(asserts(facts), architecture);
+    expect(stderr.split("\n").filter((l) => /static assert|error/.test(l))).toEqual([]);
     expect(status).toBe(0);
   });
 

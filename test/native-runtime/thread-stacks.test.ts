@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REGION_ALIGN_BYTES, scanMemory } from "../../src/memory/scan-memory.js";
+import { scanMemory } from "../../src/memory/scan-memory.js";
 import { buildRuntime } from "../../src/native/build-runtime.js";
 import { loadRuntimeLibrary } from "../../src/native/runtime-library.js";
 import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_THREADS, DEFAULT_THREAD_STACK_BYTES } from "../../src/native/run-defaults.js";
-import { GUARD_BYTES, stackRegionBytes } from "../../src/native/stack-limits.js";
+import { GUARD_BYTES, STACK_ALIGN_BYTES, stackRegionBytes } from "../../src/native/stack-limits.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import { OUT_DIR, buildRunEntry, runNative } from "../support/native-run.js";
 
@@ -71,11 +71,12 @@ describe("native thread stacks in the scan memory", () => {
     expect(r.status, r.stderr).toBe(0);
     const child = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { status: number; base: number; wasm: string; out: string };
     expect(child.status, child.out).toBe(0);
-    // The regions a fresh scan memory hands out, first fit from its first page: rw_main's, then the threads'.
+    // The regions a fresh scan memory hands out, first fit from its first STACK_ALIGN_BYTES boundary
+    // after offset 0: rw_main's, then the threads'.
     const main = stackRegionBytes(DEFAULT_MAIN_STACK_BYTES);
     const each = stackRegionBytes(DEFAULT_THREAD_STACK_BYTES);
     const regionOf = (sp: number): number => {
-      const offset = sp - child.base - REGION_ALIGN_BYTES;
+      const offset = sp - child.base - STACK_ALIGN_BYTES;
       if (offset >= GUARD_BYTES && offset < main) return 0;
       const k = Math.floor((offset - main) / each);
       return k >= 0 && k < DEFAULT_THREADS && offset - main - k * each >= GUARD_BYTES ? 1 + k : -1;
@@ -161,7 +162,7 @@ describe("native thread stacks in the scan memory", () => {
     const runtime = loadRuntimeLibrary(buildRuntime());
     const buffer = scanMemory().buffer;
     expect(runtime.rwStackAdd(null, 1 << 20)).toBe("the stack region's address is NULL (pass a typed-array view on the scan memory, not its buffer)");
-    expect(runtime.rwStackAdd(new Uint8Array(buffer, 8, 1 << 20), 1 << 20)).toBe("the stack region is not page aligned");
+    expect(runtime.rwStackAdd(new Uint8Array(buffer, 8, 1 << 20), 1 << 20)).toBe("the stack region is not aligned to the page size (sysconf(_SC_PAGESIZE))");
     expect(runtime.rwStackAdd(new Uint8Array(buffer, 4096, 4096), 4096)).toBe("the stack region is too small for a guard and a stack");
     expect(runtime.rwStackRetire(new Uint8Array(buffer, 4096, 4096))).toBe(-1); // not a region: none was placed
   });

@@ -125,7 +125,15 @@ function copyProject(modules: string): string {
   return target;
 }
 
-/** Runs `qemu-aarch64 -L SYSROOT NODE CLI run args...` from the repository root, asynchronously. */
-export function runArm64(rootwalk: Arm64Rootwalk, args: readonly string[], timeoutMs: number): Promise<Outcome> {
-  return runProcess(...qemuAarch64(rootwalk.node, [rootwalk.cli, "run", ...args]), timeoutMs);
+/**
+ * Runs `qemu-aarch64 [qemuFlags] -L SYSROOT NODE CLI run args...` from the repository root,
+ * asynchronously (with `env`, default this process's).
+ */
+export function runArm64(
+  rootwalk: Arm64Rootwalk,
+  args: readonly string[],
+  timeoutMs: number,
+  options: { env?: NodeJS.ProcessEnv; qemuFlags?: readonly string[] } = {},
+): Promise<Outcome> {
+  return runProcess(...qemuAarch64(rootwalk.node, [rootwalk.cli, "run", ...args], options.qemuFlags), timeoutMs, options.env);
 }

@@ -108,11 +108,11 @@ export function runNative(args: readonly string[], timeoutMs: number): Promise<O
   return runProcess(process.execPath, [ENTRY, ...args], timeoutMs);
 }
 
-/** Runs `command args...` from the repository root asynchronously, killed after `timeoutMs`. */
-export function runProcess(command: string, args: readonly string[], timeoutMs: number): Promise<Outcome> {
+/** Runs `command args...` from the repository root asynchronously (with `env`, default this process's), killed after `timeoutMs`. */
+export function runProcess(command: string, args: readonly string[], timeoutMs: number, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
   const start = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

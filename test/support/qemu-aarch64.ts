@@ -10,7 +10,7 @@ import { AARCH64 } from "../../src/arch/aarch64.js";
 export const QEMU_AARCH64 = "qemu-aarch64";
 export const AARCH64_SYSROOT = `/usr/${AARCH64.linuxTriple}`;
 
-/** The command and arguments that run AArch64 executable `exe` with `args`. */
-export function qemuAarch64(exe: string, args: readonly string[] = []): [command: string, args: string[]] {
-  return [QEMU_AARCH64, ["-L", AARCH64_SYSROOT, exe, ...args]];
+/** The command and arguments that run AArch64 executable `exe` with `args` (and qemu's own `qemuFlags`). */
+export function qemuAarch64(exe: string, args: readonly string[] = [], qemuFlags: readonly string[] = []): [command: string, args: string[]] {
+  return [QEMU_AARCH64, [...qemuFlags, "-L", AARCH64_SYSROOT, exe, ...args]];
 }
