@@ -3,14 +3,17 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { registerStackMapBytes } from "../src/loader/register-maps.js";
+import { scanMemory } from "../src/memory/scan-memory.js";
+import { RECIPE_NOT_FOUND } from "../src/safepoints/recipe-record.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
+import { findRecipes } from "../walker/scan-kernel/recipe-lookup.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
 import { buildReferenceLibrary, inputPath, runReference } from "./native-refs.js";
 import { type StackCorpus, buildStackCorpus, scanPathBytesPerSafepoint, stackCorpusFile, tableBytesPerSafepoint } from "./stack-corpus.js";
 import { encodeSyntheticStackMap } from "./synthetic-stackmap.js";
 import { type TimingOptions, median, timeBatches } from "./timing.js";
-import { checkWalkOutputs, referenceWalk, rootwalkWalk } from "./walk-reference.js";
+import { ReferenceMismatchError, checkWalkOutputs, referenceWalk, rootwalkWalk } from "./walk-reference.js";
 
 /*
  * The benchmark corpus: every case is named `Layer/operation`, times a batch of operations on
@@ -242,6 +245,13 @@ function walkCase(frames: number, many: boolean, quick: boolean): BenchCase {
   };
 }
 
+/*
+ * Lookup: the scan kernel's table probe (walker/scan-kernel/recipe-lookup.ts, the probe a scan runs
+ * per frame) over 2^20 addresses in one call, each answered with its recipe index in place, against
+ * walk-ref.c's `find` writing one i32 per address: same table, hash, probe and one load of the
+ * payload. `jsFindNsPerOp` is SafepointTable.find per address in JavaScript (the general unwinder's
+ * and the registry's single lookups; it returns the slot, no payload), against the same C median.
+ */
 function lookupCase(hits: boolean): BenchCase {
   const name = `Lookup/${hits ? "hit" : "miss"}-20k-keys`;
   return {
@@ -250,21 +260,49 @@ function lookupCase(hits: boolean): BenchCase {
     run(timing) {
       const c = stack(10_000, true);
       const queries = hits ? c.hitQueries : c.missQueries;
-      const table = c.snapshot.table;
-      const lookups = (): number => {
-        let acc = 0;
-        for (let q = 0; q < queries.length; q++) acc += table.find(queries[q]!);
-        return acc;
-      };
-      const file = inputPath(`lookup-${hits ? "hit" : "miss"}.bin`);
-      writeFileAtomic(file, stackCorpusFile(c, queries));
-      const ts = timeBatches(lookups, queries.length, timing);
-      const ref = runReference("walk-ref.c", ["lookup", file, ts.iterations, timing.repeats]);
-      return result(name, "lookup", c.sites.length, "C open-addressing table (bench/native/walk-ref.c)", ts, ref, {
-        queries: queries.length,
-        tableBytesPerSafepoint: c.tableBytesPerSafepoint,
-        scanPathBytesPerSafepoint: scanPathBytesPerSafepoint(c.snapshot),
-      });
+      const n = queries.length;
+      const memory = scanMemory();
+      const region = memory.allocate(12 * n, "the Lookup case's addresses and answers");
+      try {
+        const words = new Uint32Array(memory.buffer, region.offset, 2 * n);
+        for (let q = 0; q < n; q++) {
+          words[2 * q] = queries[q]! >>> 0;
+          words[2 * q + 1] = Math.floor(queries[q]! / TWO_32);
+        }
+        const answers = new Int32Array(memory.buffer, region.offset + 8 * n, n);
+        const layout = c.snapshot.scanLayout;
+        const kernelLookups = (): number => {
+          findRecipes(layout, words, answers);
+          return answers[n - 1]!;
+        };
+        const table = c.snapshot.table;
+        const jsFinds = (): number => {
+          let acc = 0;
+          for (let q = 0; q < n; q++) acc += table.find(queries[q]!);
+          return acc;
+        };
+        const file = inputPath(`lookup-${hits ? "hit" : "miss"}.bin`);
+        writeFileAtomic(file, stackCorpusFile(c, queries));
+        const ts = timeBatches(kernelLookups, n, timing);
+        const ref = runReference("walk-ref.c", ["lookup", file, ts.iterations, timing.repeats]);
+        let found = 0;
+        for (let q = 0; q < n; q++) if (answers[q] !== RECIPE_NOT_FOUND) found++;
+        if (found !== ref["found"] || found !== (hits ? n : 0)) {
+          throw new ReferenceMismatchError(
+            `${name}: rootwalk found ${found} of ${n} addresses, the C reference ${String(ref["found"])}, expected ${hits ? n : 0}`,
+          );
+        }
+        const jsFindNsPerOp = median(timeBatches(jsFinds, n, timing).samplesNsPerOp);
+        return result(name, "lookup", c.sites.length, "C open-addressing table (bench/native/walk-ref.c), one answer per address", ts, ref, {
+          queries: n,
+          jsFindNsPerOp,
+          jsFindRatio: jsFindNsPerOp / median(ref.samplesNsPerOp),
+          tableBytesPerSafepoint: c.tableBytesPerSafepoint,
+          scanPathBytesPerSafepoint: scanPathBytesPerSafepoint(c.snapshot),
+        });
+      } finally {
+        region.release();
+      }
     },
   };
 }

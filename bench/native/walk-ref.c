@@ -26,7 +26,9 @@
  * pairs x u64 derived slots, pairs x u64 base values, records x (i32 frame index, i32 first pair).
  *
  * usage: walk-ref walk <file> <iterations> <repeats> <output> | walk-ref lookup <file> <iterations> <repeats>
- * prints one JSON line with per-repeat ns per frame (walk) or per lookup.
+ * prints one JSON line with per-repeat ns per frame (walk) or per lookup. A lookup writes one i32
+ * answer per query (the site index, or -1), as rootwalk's kernel lookup writes one per address;
+ * the line counts the queries found.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -184,16 +186,25 @@ int main(int argc, char **argv) {
     }
     write_output(argv[5], frames);
   } else {
-    for (uint64_t q = 0; q < queryCount; q++) sum += (uint64_t)(int64_t)find(queries[q]); /* warm-up */
+    /* One i32 answer per query, as rootwalk's findRecipes writes: the site index, or -1. */
+    int32_t *answers = malloc(queryCount * 4);
+    if (!answers) { fprintf(stderr, "out of memory\n"); return 1; }
+    for (uint64_t q = 0; q < queryCount; q++) answers[q] = find(queries[q]); /* warm-up */
     printf("{\"case\":\"lookup\",\"queries\":%llu,\"samplesNsPerOp\":[", (unsigned long long)queryCount);
     for (int r = 0; r < repeats; r++) {
       double t0 = now_ns();
       for (int i = 0; i < iterations; i++)
-        for (uint64_t q = 0; q < queryCount; q++) sum += (uint64_t)(int64_t)find(queries[q]);
+        for (uint64_t q = 0; q < queryCount; q++) answers[q] = find(queries[q]);
       double t1 = now_ns();
       printf("%s%.4f", r ? "," : "", (t1 - t0) / ((double)iterations * queryCount));
     }
+    uint64_t found = 0;
+    for (uint64_t q = 0; q < queryCount; q++) {
+      found += answers[q] >= 0;
+      sum += (uint64_t)(int64_t)answers[q];
+    }
+    printf("],\"found\":%llu", (unsigned long long)found);
   }
-  printf("],\"checksum\":%llu}\n", (unsigned long long)sum);
+  printf("%s\"checksum\":%llu}\n", isWalk ? "]," : ",", (unsigned long long)sum);
   return 0;
 }

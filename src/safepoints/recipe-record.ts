@@ -12,3 +12,9 @@ export const RECIPE_FRAME_BYTES = 0;
 export const RECIPE_SLOT_START = 4;
 export const RECIPE_COUNTS = 8;
 export const RECIPE_SAVE_START = 12;
+/**
+ * The recipe index of an empty table cell (src/safepoints/scan-layout.ts): a probe ends at the
+ * cell holding its key or at the empty cell ending its sequence, so the one load of the cell's
+ * recipe also answers "not in the table". Recipes are >= 0; NOT_FAST (scan-recipes.ts) is -1.
+ */
+export const RECIPE_NOT_FOUND = -2;

@@ -1,17 +1,18 @@
 import { OwnedRegion } from "../memory/owned-region.js";
 import { scanMemory } from "../memory/scan-memory.js";
-import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_SAVE_START, RECIPE_SLOT_START } from "./recipe-record.js";
+import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_NOT_FOUND, RECIPE_SAVE_START, RECIPE_SLOT_START } from "./recipe-record.js";
 import type { SafepointTable } from "./safepoint-table.js";
-import { NOT_FAST, type ScanRecipes } from "./scan-recipes.js";
+import type { ScanRecipes } from "./scan-recipes.js";
 
 /*
  * A registry snapshot's safepoint table and scan recipes laid out in the scan memory
  * (src/memory/scan-memory.ts) for the scan kernel (walker/scan-kernel/), in one region:
  *   keys          the table's key cells, u64 each (lo, hi), in the table's order (0 = empty)
- *   recipe of cell the joined recipe index of the safepoint in that cell, or NOT_FAST: a probe
- *                 that hits cell c reaches its recipe in one load, without the module slot and
- *                 descriptor index the JS table's values hold (those stay there, for lookups and
- *                 the general unwinder)
+ *   recipe of cell the joined recipe index of the safepoint in that cell, or NOT_FAST; for an
+ *                 empty cell RECIPE_NOT_FOUND: a probe ends at the cell holding its key or at the
+ *                 empty cell after its sequence, and one load of that cell's recipe answers both,
+ *                 without the module slot and descriptor index the JS table's values hold (those
+ *                 stay there, for lookups and the general unwinder)
  *   recipes       one record per recipe (src/safepoints/recipe-record.ts)
  *   slots, saves  the recipes' (base, derived) offset pairs and (register, CFA offset) pairs, i32
  * The layout is built once per snapshot, on the first scan, and never changes (the snapshot's
@@ -63,7 +64,7 @@ function writeLayout(layout: ScanLayout, table: SafepointTable, recipes: ScanRec
   const values = table.values;
   for (let c = 0; c < cells; c++) {
     const empty = (keys[2 * c]! | keys[2 * c + 1]!) === 0;
-    recipeOfCell[c] = empty ? NOT_FAST : recipes.recipe[firstSafepointBySlot[values[2 * c]!]! + values[2 * c + 1]!]!;
+    recipeOfCell[c] = empty ? RECIPE_NOT_FOUND : recipes.recipe[firstSafepointBySlot[values[2 * c]!]! + values[2 * c + 1]!]!;
   }
   const recipeCount = recipes.frameBytes.length;
   const records = new Uint32Array(buffer, layout.recipesOffset, (recipeCount * RECIPE_BYTES) / 4);

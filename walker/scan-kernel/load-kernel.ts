@@ -13,17 +13,30 @@ import { scanMemory } from "../../src/memory/scan-memory.js";
 
 /** `scanFrames(ctx)`: the frames taken from the cursor in the context block at byte `ctx`. */
 export type ScanFrames = (ctx: number) => number;
+/** `findRecipes(keys, mask, shift, recipeOfCell, queries, count, out)`: see kernel.ts. */
+export type FindRecipes = (keys: number, mask: number, shift: number, recipeOfCell: number, queries: number, count: number, out: number) => void;
+
+interface KernelExports {
+  scanFrames: ScanFrames;
+  findRecipes: FindRecipes;
+}
 
 export const SCAN_KERNEL_FILE = fileURLToPath(new URL("./scan-kernel.wasm", import.meta.url));
 
-let scanFrames: ScanFrames | undefined;
+let kernel: KernelExports | undefined;
 
 export function scanKernel(): ScanFrames {
-  scanFrames ??= instantiate();
-  return scanFrames;
+  kernel ??= instantiate();
+  return kernel.scanFrames;
 }
 
-function instantiate(): ScanFrames {
+/** The kernel's batch lookup (walker/scan-kernel/recipe-lookup.ts calls it). */
+export function findRecipesKernel(): FindRecipes {
+  kernel ??= instantiate();
+  return kernel.findRecipes;
+}
+
+function instantiate(): KernelExports {
   let bytes: Buffer;
   try {
     bytes = readFileSync(SCAN_KERNEL_FILE);
@@ -31,5 +44,5 @@ function instantiate(): ScanFrames {
     throw new RootwalkError("TOOL", `scan kernel ${SCAN_KERNEL_FILE}: ${(e as Error).message}, expected the module \`npm run build\` makes`);
   }
   const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory: scanMemory().memory } });
-  return instance.exports["scanFrames"] as ScanFrames;
+  return { scanFrames: instance.exports["scanFrames"] as ScanFrames, findRecipes: instance.exports["findRecipes"] as FindRecipes };
 }

@@ -105,17 +105,8 @@ export function scanFrames(ctx: u32): u32 {
   let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
   let roomNeeded: u32 = 0;
   while (w < topWord && index < stop && ra != boundary && ra != 0) {
-    // The table probe (SafepointTable.findHalves on the u64 key).
-    const lo = <u32>ra;
-    const hi = <u32>(ra >> 32);
-    let cell = ((lo ^ (hi * 0x85ebca6b)) * 0x9e3779b1) >>> shift;
-    let key = load<u64>(keys + (cell << 3));
-    while (key != ra && key != 0) {
-      cell = (cell + 1) & mask;
-      key = load<u64>(keys + (cell << 3));
-    }
-    if (key == 0) break;
-    const r = load<i32>(recipeOfCell + (cell << 2));
+    // A return address not in the table ends at an empty cell: RECIPE_NOT_FOUND, below 0 too.
+    const r = load<i32>(recipeOfCell + (probeEnd(keys, mask, shift, ra) << 2));
     if (r < 0) break;
     const recipe = recipes + <u32>r * RECIPE_BYTES;
     // + 2 words: the return-address slot between the frame and the CFA.
@@ -175,4 +166,39 @@ export function scanFrames(ctx: u32): u32 {
 function isListed(list: u32, count: u32, ra: u64): bool {
   for (let i: u32 = 0; i < count; i++) if (load<u64>(list + (i << 3)) == ra) return true;
   return false;
+}
+
+/**
+ * THE table probe (the one scanFrames and findRecipes run): the cell holding the u64 key `ra` in
+ * the table at `keys` (capacity mask + 1 cells of u64, 0 = empty; src/safepoints/scan-layout.ts),
+ * or, when `ra` is not a key, the empty cell that ends its probe sequence. Either way the cell's
+ * recipe (recipe of cell) is the answer: RECIPE_NOT_FOUND for an empty cell. SafepointTable's
+ * hash and linear probing. The home cell is tested before the loop, so a hit there or a miss at an
+ * empty home runs no loop (and no loop's stack check). 0 is never a key: its probe ends at the first
+ * empty cell.
+ */
+@inline function probeEnd(keys: u32, mask: u32, shift: u32, ra: u64): u32 {
+  let cell = ((<u32>ra ^ (<u32>(ra >> 32) * 0x85ebca6b)) * 0x9e3779b1) >>> shift;
+  let key = load<u64>(keys + (cell << 3));
+  if (key != ra) {
+    while (key != 0) {
+      cell = (cell + 1) & mask;
+      key = load<u64>(keys + (cell << 3));
+      if (key == ra) break;
+    }
+  }
+  return cell;
+}
+
+/**
+ * Looks up `count` u64 return addresses at `queries` in the table (probeEnd's arguments, the
+ * recipe index per cell at `recipeOfCell`) and writes an i32 per address at `out`: its recipe
+ * index, NOT_FAST (-1) for a safepoint the kernel leaves to the general unwinder, or
+ * RECIPE_NOT_FOUND (-2) for an address that is no safepoint. The same probe and the same one load
+ * to the recipe as a frame of scanFrames, without the walk around it.
+ */
+export function findRecipes(keys: u32, mask: u32, shift: u32, recipeOfCell: u32, queries: u32, count: u32, out: u32): void {
+  for (let q: u32 = 0; q < count; q++) {
+    store<i32>(out + (q << 2), load<i32>(recipeOfCell + (probeEnd(keys, mask, shift, load<u64>(queries + (q << 3))) << 2)));
+  }
 }
