@@ -1,0 +1,148 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import type { CoreWalk } from "../../src/cli/roots-command.js";
+import { ElfFile } from "../../src/elf/elf-file.js";
+import { cacheSubdir } from "../../src/toolchain/cache-dir.js";
+import { cacheKey, compileToObject } from "../../src/toolchain/llvm-toolchain.js";
+import { compareWithGdb, gdbReadCore, run } from "./gdb-compare.js";
+import { irSource } from "./ir-source.js";
+import { AARCH64_SYSROOT } from "./qemu-aarch64.js";
+
+/*
+ * The AArch64 programs whose cores `rootwalk roots` is compared with gdb-multiarch on, written by
+ * qemu-user (test/walker/aarch64-core.test.ts) and by the Linux kernel under qemu-system
+ * (test/walker/aarch64-kernel-core.test.ts). One program (test/walker/core/callback.ll, llc
+ * -mtriple=aarch64-linux-gnu): main (C) -> mgd_outer (managed; roots a, b across the call) ->
+ * apply_cb (C, -O2 -fomit-frame-pointer, in the middle) -> mgd_cb (managed; root p) -> stop_here
+ * (C) -> abort. Five builds:
+ *   csr      llc -max-registers-for-gc-values=4 -fixup-allow-gcptr-in-csr: the roots live in
+ *            x19/x20, saved by the frames further in (apply_cb, mgd_cb); linked dynamically, not
+ *            PIE (libc's abort and raise frames)
+ *   fp       llc -frame-pointer=all (frame records: x29, x30 pairs), linked statically
+ *   default  llc's defaults: no frame record (x30 saved like any callee-saved register), roots
+ *            spilled; linked dynamically, not PIE
+ *   pie      the same code as a PIE (its load bias from the core's auxiliary vector)
+ *   pac      csr with apply.c built -mbranch-protection=pac-ret: its saved x30 is signed
+ */
+
+export const CORE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "walker", "core");
+/** gdb-multiarch finds the libraries the cores name (/lib/libc.so.6, ...) under the cross sysroot. */
+export const GDB_SETUP = [`set sysroot ${AARCH64_SYSROOT}`];
+
+const HARNESS = `#include <stdio.h>
+#include <stdlib.h>
+long mgd_outer(void *a, void *b, long k);
+long objects[2][8] __attribute__((aligned(64)));
+__attribute__((noinline)) void stop_here(long k) { if (k >= 0) abort(); }
+int main(void) {
+  for (int i = 0; i < 8; i++) objects[0][i] = 0x100 + i, objects[1][i] = 0x1000 + i;
+  printf("%ld\\n", mgd_outer(objects[0], objects[1], 3));
+  return 0;
+}
+`;
+
+export interface CoreBuild {
+  name: string;
+  llcFlags: string[];
+  linkFlags: string[];
+  /** Flags for apply.c, the C frame in the middle. */
+  cFlags?: string[];
+}
+export const CORE_BUILDS: CoreBuild[] = [
+  { name: "csr", llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"], linkFlags: ["-no-pie"] },
+  { name: "fp", llcFlags: ["-frame-pointer=all"], linkFlags: ["-static"] },
+  { name: "default", llcFlags: [], linkFlags: ["-no-pie"] },
+  { name: "pie", llcFlags: [], linkFlags: ["-pie", "-Wl,-z,notext"] },
+  {
+    name: "pac",
+    llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"],
+    linkFlags: ["-no-pie"],
+    cFlags: ["-mbranch-protection=pac-ret"],
+  },
+];
+
+/** Every stack reaches these, innermost first (libc's abort frames come before). */
+export const EXPECTED_FUNCTIONS = ["stop_here", "mgd_cb", "apply_cb", "mgd_outer", "main"];
+/** The managed functions of the program. */
+export const MANAGED_FUNCTIONS = ["mgd_cb", "mgd_outer"];
+
+/** Builds the program of `b` with the cross gcc (cached by its inputs): its path. */
+export function buildCoreProgram(b: CoreBuild): string {
+  const object = compileToObject(irSource(join(CORE_DIR, "callback.ll")), {
+    optPasses: ["-passes=rewrite-statepoints-for-gc"],
+    llcFlags: ["-O2", "-mtriple=aarch64-linux-gnu", ...b.llcFlags],
+  });
+  const key = cacheKey(["a64-core", readFileSync(object), HARNESS, readFileSync(join(CORE_DIR, "apply.c")), JSON.stringify([b.linkFlags, b.cFlags])]).slice(
+    0,
+    16,
+  );
+  const dir = join(cacheSubdir("walker-core"), `a64-${b.name}-${key}`);
+  mkdirSync(dir, { recursive: true });
+  const program = join(dir, `prog-${b.name}`);
+  if (!existsSync(program)) {
+    writeFileSync(join(dir, "harness.c"), HARNESS);
+    run("aarch64-linux-gnu-gcc", ["-O2", "-fomit-frame-pointer", ...(b.cFlags ?? []), "-c", join(CORE_DIR, "apply.c"), "-o", join(dir, "apply.o")]);
+    run("aarch64-linux-gnu-gcc", ["-O1", ...b.linkFlags, join(dir, "harness.c"), join(dir, "apply.o"), object, "-o", program]);
+  }
+  return program;
+}
+
+/** The address of `objects` (the two objects main passes) in a program loaded at `bias`. */
+export function objectsAddress(program: string, bias: number): number {
+  const symbol = ElfFile.parse(readFileSync(program))
+    .symbols()
+    .find((s) => s.name === "objects");
+  return symbol!.value + bias;
+}
+
+/** A frame's function without its module and offset (`libc.so.6!abort+0x10` -> `abort`). */
+export function bareFunctionName(f: { function?: string | null | undefined }): string | undefined {
+  return f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, "") ?? undefined;
+}
+
+/**
+ * Compares the walk of a one-thread core with gdb-multiarch's unwind of it: every frame gdb
+ * shows must agree (pc, SP, CFA and each of x19-x30 gdb knows), gdb must show every function of
+ * EXPECTED_FUNCTIONS, and the walk's managed frames are the managed functions. Returns the counts.
+ */
+export function expectFramesEqualGdb(program: string, core: string, walk: CoreWalk): { frames: number; registers: number } {
+  const gdbThreads = gdbReadCore(program, core, "gdb-multiarch", GDB_SETUP);
+  expect(walk.threads.length).toBe(1);
+  const thread = walk.threads[0]!;
+  expect(thread.stopReason, thread.stopDetail).toBe("stack-end");
+  const gdbNames = gdbThreads[0]!.frames.map((f) => f.name);
+  for (const fn of EXPECTED_FUNCTIONS) expect(gdbNames, `gdb shows ${fn}`).toContain(fn);
+  const counts = compareWithGdb(gdbThreads, walk.threads);
+  gdbThreads[0]!.frames.forEach((gf, i) => {
+    const kind = MANAGED_FUNCTIONS.includes(gf.name ?? "") ? "managed" : "native";
+    expect(thread.frames[i]!.kind, `frame #${i} ${gf.name}`).toBe(kind);
+  });
+  expect(counts.frames).toBe(gdbThreads[0]!.frames.length);
+  expect(counts.frames).toBeGreaterThanOrEqual(EXPECTED_FUNCTIONS.length);
+  expect(counts.registers).toBeGreaterThan(counts.frames);
+  return counts;
+}
+
+/**
+ * Each root of the walk (mgd_cb's p, mgd_outer's a and b) must be what gdb-multiarch reads at its
+ * slot (or in its register), and the address of one of the objects main passed. Returns how many.
+ */
+export function expectRootsEqualGdbReads(program: string, core: string, walk: CoreWalk): number {
+  const roots = walk.threads[0]!.frames.flatMap((f) => f.roots.map((r) => ({ ...r, fn: f.function })));
+  expect(roots.map((r) => r.fn)).toEqual(["mgd_cb", "mgd_outer", "mgd_outer"]);
+  const reads = roots.flatMap((r) => [
+    "-ex",
+    r.register === undefined ? `printf "RW %lu\\n", *(unsigned long *)${r.slot}` : `printf "RW %lu\\n", $${r.register}`,
+  ]);
+  const out = run("gdb-multiarch", ["-nx", "-batch", ...GDB_SETUP.flatMap((s) => ["-ex", s]), ...reads, program, core])
+    .split("\n")
+    .filter((l) => l.startsWith("RW "))
+    .map((l) => Number(l.slice(3)));
+  roots.forEach((r, i) => expect(r.value, `${r.fn} [${r.slot.toString(16)}]`).toBe(out[i]));
+  const objects = objectsAddress(program, walk.modules.modules.find((m) => m.path === program)!.loadBias);
+  // p = b in mgd_cb; a and b in mgd_outer (in map order).
+  expect(new Set(roots.map((r) => r.value))).toEqual(new Set([objects, objects + 64]));
+  return roots.length;
+}
