@@ -19,13 +19,11 @@ import { run as runCli } from "../support/run-cli.js";
  */
 
 const kernel = arm64Kernel();
+if ("missing" in kernel) console.warn(`[aarch64-kernel-core] skipped: ${kernel.missing}`);
 const walks = new Map<string, { program: string; core: string; walk: CoreWalk }>();
 
 beforeAll(() => {
-  if ("missing" in kernel) {
-    console.warn(`[aarch64-kernel-core] skipped: ${kernel.missing}`);
-    return;
-  }
+  if ("missing" in kernel) return;
   const programs = new Map(CORE_BUILDS.map((b) => [b.name, buildCoreProgram(b)]));
   const { cores, bootSeconds } = kernelCores(kernel.kernel, programs);
   console.log(`[aarch64-kernel-core] ${cores.size} cores ${bootSeconds === undefined ? "from the cache" : `from one boot of ${bootSeconds.toFixed(1)} s`}`);
