@@ -43,8 +43,48 @@ int main(void) {
 }
 `;
 
+/**
+ * For kernel cores: two threads and a signal frame. A worker runs the same managed code with
+ * objects 2 and 3 and parks in stop_here (pause); main then raises SIGUSR1, whose handler runs it
+ * with objects 0 and 1 to the abort, so the crashing thread's stack crosses the vDSO's signal
+ * return trampoline (__kernel_rt_sigreturn) between the handler and raise.
+ */
+const SIGNAL_THREADS_HARNESS = `#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+long mgd_outer(void *a, void *b, long k);
+long objects[4][8] __attribute__((aligned(64)));
+static volatile int parked;
+__attribute__((noinline)) void stop_here(long k) {
+  if (k == 7) abort();
+  parked = 1;
+  for (;;) pause();
+}
+static void *worker(void *arg) { return (void *)mgd_outer(objects[2], objects[3], 5); }
+static void on_usr1(int sig) { printf("%ld\\n", mgd_outer(objects[0], objects[1], 3)); }
+int main(void) {
+  for (int i = 0; i < 8; i++)
+    for (int o = 0; o < 4; o++) objects[o][i] = 0x100 * (o + 1) + i;
+  // A small stack: the kernel dumps the whole mapping, and the core travels over the console.
+  pthread_attr_t small;
+  pthread_attr_init(&small);
+  pthread_attr_setstacksize(&small, 1 << 16);
+  pthread_t t;
+  pthread_create(&t, &small, worker, NULL);
+  while (!parked) usleep(1000);
+  usleep(50000);
+  signal(SIGUSR1, on_usr1);
+  raise(SIGUSR1);
+  return 0;
+}
+`;
+
 export interface CoreBuild {
   name: string;
+  /** The C side (main, stop_here); HARNESS unless given. */
+  harness?: string;
   llcFlags: string[];
   linkFlags: string[];
   /** Flags for apply.c, the C frame in the middle. */
@@ -63,6 +103,16 @@ export const CORE_BUILDS: CoreBuild[] = [
   },
 ];
 
+/** Programs only the kernel's cores are compared on (test/walker/aarch64-kernel-core.test.ts). */
+export const KERNEL_CORE_BUILDS: CoreBuild[] = [
+  {
+    name: "signal-threads",
+    harness: SIGNAL_THREADS_HARNESS,
+    llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"],
+    linkFlags: ["-no-pie", "-pthread"],
+  },
+];
+
 /** Every stack reaches these, innermost first (libc's abort frames come before). */
 export const EXPECTED_FUNCTIONS = ["stop_here", "mgd_cb", "apply_cb", "mgd_outer", "main"];
 /** The managed functions of the program. */
@@ -74,7 +124,8 @@ export function buildCoreProgram(b: CoreBuild): string {
     optPasses: ["-passes=rewrite-statepoints-for-gc"],
     llcFlags: ["-O2", "-mtriple=aarch64-linux-gnu", ...b.llcFlags],
   });
-  const key = cacheKey(["a64-core", readFileSync(object), HARNESS, readFileSync(join(CORE_DIR, "apply.c")), JSON.stringify([b.linkFlags, b.cFlags])]).slice(
+  const harness = b.harness ?? HARNESS;
+  const key = cacheKey(["a64-core", readFileSync(object), harness, readFileSync(join(CORE_DIR, "apply.c")), JSON.stringify([b.linkFlags, b.cFlags])]).slice(
     0,
     16,
   );
@@ -82,7 +133,7 @@ export function buildCoreProgram(b: CoreBuild): string {
   mkdirSync(dir, { recursive: true });
   const program = join(dir, `prog-${b.name}`);
   if (!existsSync(program)) {
-    writeFileSync(join(dir, "harness.c"), HARNESS);
+    writeFileSync(join(dir, "harness.c"), harness);
     run("aarch64-linux-gnu-gcc", ["-O2", "-fomit-frame-pointer", ...(b.cFlags ?? []), "-c", join(CORE_DIR, "apply.c"), "-o", join(dir, "apply.o")]);
     run("aarch64-linux-gnu-gcc", ["-O1", ...b.linkFlags, join(dir, "harness.c"), join(dir, "apply.o"), object, "-o", program]);
   }
@@ -126,13 +177,18 @@ export function expectFramesEqualGdb(program: string, core: string, walk: CoreWa
 }
 
 /**
- * Each root of the walk (mgd_cb's p, mgd_outer's a and b) must be what gdb-multiarch reads at its
- * slot (or in its register), and the address of one of the objects main passed. Returns how many.
+ * Each root of each thread (mgd_cb's p, mgd_outer's a and b) must be what gdb-multiarch reads at
+ * its slot (or in its register, in that thread: gdb numbers a core's threads 1, 2, ... in the
+ * order of their NT_PRSTATUS notes, as the walk lists them), and the address of one of the two
+ * objects the thread passed: `objectsPerThread[i]` indexes `objects` (0 and 1, one object each
+ * 64 bytes). Returns how many roots were compared.
  */
-export function expectRootsEqualGdbReads(program: string, core: string, walk: CoreWalk): number {
-  const roots = walk.threads[0]!.frames.flatMap((f) => f.roots.map((r) => ({ ...r, fn: f.function })));
-  expect(roots.map((r) => r.fn)).toEqual(["mgd_cb", "mgd_outer", "mgd_outer"]);
+export function expectRootsEqualGdbReads(program: string, core: string, walk: CoreWalk, objectsPerThread: [number, number][] = [[0, 1]]): number {
+  expect(walk.threads.length).toBe(objectsPerThread.length);
+  const roots = walk.threads.flatMap((t, thread) => t.frames.flatMap((f) => f.roots.map((r) => ({ ...r, fn: f.function, thread }))));
   const reads = roots.flatMap((r) => [
+    "-ex",
+    `thread ${r.thread + 1}`,
     "-ex",
     r.register === undefined ? `printf "RW %lu\\n", *(unsigned long *)${r.slot}` : `printf "RW %lu\\n", $${r.register}`,
   ]);
@@ -140,9 +196,13 @@ export function expectRootsEqualGdbReads(program: string, core: string, walk: Co
     .split("\n")
     .filter((l) => l.startsWith("RW "))
     .map((l) => Number(l.slice(3)));
-  roots.forEach((r, i) => expect(r.value, `${r.fn} [${r.slot.toString(16)}]`).toBe(out[i]));
+  roots.forEach((r, i) => expect(r.value, `thread ${r.thread + 1} ${r.fn} [${r.slot.toString(16)}]`).toBe(out[i]));
   const objects = objectsAddress(program, walk.modules.modules.find((m) => m.path === program)!.loadBias);
-  // p = b in mgd_cb; a and b in mgd_outer (in map order).
-  expect(new Set(roots.map((r) => r.value))).toEqual(new Set([objects, objects + 64]));
+  objectsPerThread.forEach(([a, b], thread) => {
+    const own = roots.filter((r) => r.thread === thread);
+    // p = b in mgd_cb; a and b in mgd_outer (in map order).
+    expect(own.map((r) => r.fn)).toEqual(["mgd_cb", "mgd_outer", "mgd_outer"]);
+    expect(new Set(own.map((r) => r.value))).toEqual(new Set([objects + 64 * a, objects + 64 * b]));
+  });
   return roots.length;
 }

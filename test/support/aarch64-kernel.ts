@@ -99,7 +99,8 @@ export function kernelCores(kernel: string, programs: ReadonlyMap<string, string
 }
 
 /**
- * The cores kernel-init.c printed on the console (carriage returns dropped), each checked against
+ * The cores kernel-init.c printed on the console (base64 lines of 57 bytes each and RW-ZEROS runs;
+ * carriage returns dropped), each checked against
  * the size and FNV-1a hash printed before it: a line the kernel printed into one is caught.
  */
 export function consoleCores(console: string): Map<string, Uint8Array> {
@@ -111,7 +112,9 @@ export function consoleCores(console: string): Map<string, Uint8Array> {
     const [, name, size, hash] = header;
     const end = lines.indexOf(`RW-END ${name}`, i);
     if (end < 0) throw new Error(`console: the core of ${name} is cut short (no RW-END)`);
-    const bytes = Buffer.from(lines.slice(i + 1, end).join(""), "base64");
+    const bytes = Buffer.concat(
+      lines.slice(i + 1, end).map((l) => (l.startsWith("RW-ZEROS ") ? Buffer.alloc(Number(l.slice("RW-ZEROS ".length))) : Buffer.from(l, "base64"))),
+    );
     if (bytes.length !== Number(size) || fnv1a32(bytes) !== hash)
       throw new Error(`console: the core of ${name} arrived with ${bytes.length} bytes, hash ${fnv1a32(bytes)}; expected ${size} bytes, hash ${hash}`);
     out.set(name!, bytes);

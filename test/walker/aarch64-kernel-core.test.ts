@@ -1,9 +1,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { walkCore, type CoreWalk } from "../../src/cli/roots-command.js";
 import { CoreFile } from "../../src/elf/core-file.js";
-import { CORE_BUILDS, bareFunctionName, buildCoreProgram, expectFramesEqualGdb, expectRootsEqualGdbReads } from "../support/aarch64-core-programs.js";
+import {
+  CORE_BUILDS,
+  GDB_SETUP,
+  KERNEL_CORE_BUILDS,
+  bareFunctionName,
+  buildCoreProgram,
+  expectFramesEqualGdb,
+  expectRootsEqualGdbReads,
+} from "../support/aarch64-core-programs.js";
 import { arm64Kernel, kernelCores } from "../support/aarch64-kernel.js";
-import { run } from "../support/gdb-compare.js";
+import { compareWithGdb, gdbReadCore, run } from "../support/gdb-compare.js";
 import { AARCH64_SYSROOT } from "../support/qemu-aarch64.js";
 import { run as runCli } from "../support/run-cli.js";
 
@@ -24,7 +32,7 @@ const walks = new Map<string, { program: string; core: string; walk: CoreWalk }>
 
 beforeAll(() => {
   if ("missing" in kernel) return;
-  const programs = new Map(CORE_BUILDS.map((b) => [b.name, buildCoreProgram(b)]));
+  const programs = new Map([...CORE_BUILDS, ...KERNEL_CORE_BUILDS].map((b) => [b.name, buildCoreProgram(b)]));
   const { cores, bootSeconds } = kernelCores(kernel.kernel, programs);
   console.log(`[aarch64-kernel-core] ${cores.size} cores ${bootSeconds === undefined ? "from the cache" : `from one boot of ${bootSeconds.toFixed(1)} s`}`);
   for (const [name, core] of cores) {
@@ -56,6 +64,34 @@ describe.skipIf("missing" in kernel).each(CORE_BUILDS.map((b) => b.name))("an AA
   });
 });
 
+describe.skipIf("missing" in kernel)("an AArch64 kernel core of two threads, one crashed in a signal handler", () => {
+  it("every thread's frames equal gdb-multiarch's, across the vDSO's signal return", () => {
+    const c = walks.get("signal-threads")!;
+    const gdbThreads = gdbReadCore(c.program, c.core, "gdb-multiarch", GDB_SETUP);
+    expect(gdbThreads.length).toBe(2);
+    const { frames, registers } = compareWithGdb(gdbThreads, c.walk.threads);
+    expect(frames).toBe(gdbThreads[0]!.frames.length + gdbThreads[1]!.frames.length);
+    // The crashed thread: abort ... mgd_outer, on_usr1, the signal frame, raise, main.
+    const crashed = c.walk.threads[0]!.frames;
+    const signal = crashed.findIndex((f) => f.kind === "signal");
+    expect(crashed.slice(signal - 3, signal + 1).map(bareFunctionName)).toEqual(["apply_cb", "mgd_outer", "on_usr1", "<signal handler called>"]);
+    expect(crashed.slice(signal + 1).map(bareFunctionName)).toContain("main");
+    // The worker: parked in pause under the same managed frames, down to the thread's start.
+    expect(c.walk.threads[1]!.frames.map(bareFunctionName).slice(0, 6)).toEqual(["pause", "stop_here", "mgd_cb", "apply_cb", "mgd_outer", "worker"]);
+    expect(c.walk.threads[1]!.stopReason).toBe("stack-end");
+    console.log(`[aarch64-kernel-core] signal-threads: ${frames} frames and ${registers} callee-saved registers equal to gdb-multiarch's`);
+  });
+
+  it("each thread's roots are what gdb-multiarch reads, the objects that thread passed", () => {
+    const c = walks.get("signal-threads")!;
+    const roots = expectRootsEqualGdbReads(c.program, c.core, c.walk, [
+      [0, 1],
+      [2, 3],
+    ]);
+    console.log(`[aarch64-kernel-core] signal-threads: ${roots} roots equal to gdb-multiarch's reads`);
+  });
+});
+
 describe.skipIf("missing" in kernel)("what the kernel's AArch64 cores hold", () => {
   it("NT_FILE names the program and the libraries by their paths in the emulated machine", () => {
     for (const [name, c] of walks) {
@@ -64,7 +100,7 @@ describe.skipIf("missing" in kernel)("what the kernel's AArch64 cores hold", () 
         expect(core.architecture.name).toBe("AArch64");
         const paths = core.files.map((f) => f.path);
         expect(paths).toContain(`/progs/${name}`);
-        if (name !== "fp") expect(paths).toContain("/lib/libc.so.6"); // fp is linked statically
+        if (name !== "fp" && name !== "signal-threads") expect(paths).toContain("/lib/libc.so.6"); // fp is linked statically
       } finally {
         core.close();
       }

@@ -5,7 +5,7 @@
  * then print its core on the console (stdout):
  *   RW-RAN NAME status S          the wait status (a core was dumped when bit 0x80 is set)
  *   RW-CORE NAME BYTES FNV        the core's size and FNV-1a 32-bit hash (the reader checks both:
- *   base64 lines of 76 chars      the console is the only way out and the kernel may print into it)
+ *   base64 lines, RW-ZEROS N      the console is the only way out and the kernel may print into it)
  *   RW-END NAME
  * and RW-DONE after the last, then powers the machine off. */
 #include <dirent.h>
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 static const char BASE64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-enum { BASE64_LINE_CHARS = 76 };
+enum { BASE64_LINE_BYTES = 57, BASE64_LINE_CHARS = 76 };
 
 static void write_file(const char *path, const char *text) {
   int fd = open(path, O_WRONLY);
@@ -46,21 +46,34 @@ static unsigned char *read_file(const char *path, size_t *size) {
   return bytes;
 }
 
+/* One line per 57 bytes (76 base64 characters, no padding but on the last), a run of zero bytes as
+ * one RW-ZEROS line: the console is slow (about 100 KB/s under emulation) and cores are mostly
+ * zeros (a thread's whole stack mapping is dumped). */
 static void print_base64(const unsigned char *bytes, size_t size) {
   char line[BASE64_LINE_CHARS + 1];
-  int at = 0;
-  for (size_t i = 0; i < size; i += 3) {
-    unsigned v = bytes[i] << 16 | (i + 1 < size ? bytes[i + 1] << 8 : 0) | (i + 2 < size ? bytes[i + 2] : 0);
-    line[at++] = BASE64[v >> 18 & 63];
-    line[at++] = BASE64[v >> 12 & 63];
-    line[at++] = i + 1 < size ? BASE64[v >> 6 & 63] : '=';
-    line[at++] = i + 2 < size ? BASE64[v & 63] : '=';
-    if (at == BASE64_LINE_CHARS || i + 3 >= size) {
-      line[at] = 0;
-      printf("%s\n", line);
-      at = 0;
+  size_t zeros = 0;
+  for (size_t start = 0; start < size; start += BASE64_LINE_BYTES) {
+    size_t end = start + BASE64_LINE_BYTES < size ? start + BASE64_LINE_BYTES : size;
+    size_t i = start;
+    while (i < end && bytes[i] == 0) i++;
+    if (i == end) {
+      zeros += end - start;
+      continue;
     }
+    if (zeros > 0) printf("RW-ZEROS %zu\n", zeros);
+    zeros = 0;
+    int at = 0;
+    for (i = start; i < end; i += 3) {
+      unsigned v = bytes[i] << 16 | (i + 1 < end ? bytes[i + 1] << 8 : 0) | (i + 2 < end ? bytes[i + 2] : 0);
+      line[at++] = BASE64[v >> 18 & 63];
+      line[at++] = BASE64[v >> 12 & 63];
+      line[at++] = i + 1 < end ? BASE64[v >> 6 & 63] : '=';
+      line[at++] = i + 2 < end ? BASE64[v & 63] : '=';
+    }
+    line[at] = 0;
+    printf("%s\n", line);
   }
+  if (zeros > 0) printf("RW-ZEROS %zu\n", zeros);
 }
 
 static void print_core(const char *name, const char *path) {
