@@ -1,3 +1,6 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { walkCore, type CoreWalk } from "../../src/cli/roots-command.js";
 import { CoreFile } from "../../src/elf/core-file.js";
@@ -134,5 +137,19 @@ describe.skipIf("missing" in kernel)("rootwalk roots on an AArch64 kernel core (
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.match(/\[managed\]/g)?.length).toBe(2);
     expect(r.stdout).toMatch(/libc\.so\.6!abort\+0x[0-9a-f]+ {2}\[native\]/);
+  });
+
+  it("a sysroot whose libc is another machine's is passed over: the walk ends in libc, naming it, exit 0", async () => {
+    const c = walks.get("csr")!;
+    const sysroot = mkdtempSync(join(tmpdir(), "rootwalk-x86-sysroot-"));
+    try {
+      mkdirSync(join(sysroot, "lib"));
+      copyFileSync("/bin/sh", join(sysroot, "lib", "libc.so.6")); // the host's, an x86-64 ELF file
+      const r = await runCli("roots", c.core, c.program, "--sysroot", sysroot);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/1 frames, 0 roots; no-unwind-info: .*\/lib\/libc\.so\.6/);
+    } finally {
+      rmSync(sysroot, { recursive: true, force: true });
+    }
   });
 });
