@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
@@ -132,10 +132,17 @@ export function buildCoreProgram(b: CoreBuild): string {
   const dir = join(cacheSubdir("walker-core"), `a64-${b.name}-${key}`);
   mkdirSync(dir, { recursive: true });
   const program = join(dir, `prog-${b.name}`);
-  if (!existsSync(program)) {
-    writeFileSync(join(dir, "harness.c"), harness);
-    run("aarch64-linux-gnu-gcc", ["-O2", "-fomit-frame-pointer", ...(b.cFlags ?? []), "-c", join(CORE_DIR, "apply.c"), "-o", join(dir, "apply.o")]);
-    run("aarch64-linux-gnu-gcc", ["-O1", ...b.linkFlags, join(dir, "harness.c"), join(dir, "apply.o"), object, "-o", program]);
+  if (existsSync(program)) return program;
+  // Built in a folder of this process's own and renamed into place: the qemu-user and the kernel
+  // core tests may build the same program at once, in two workers.
+  const work = mkdtempSync(join(dir, "build-"));
+  try {
+    writeFileSync(join(work, "harness.c"), harness);
+    run("aarch64-linux-gnu-gcc", ["-O2", "-fomit-frame-pointer", ...(b.cFlags ?? []), "-c", join(CORE_DIR, "apply.c"), "-o", join(work, "apply.o")]);
+    run("aarch64-linux-gnu-gcc", ["-O1", ...b.linkFlags, join(work, "harness.c"), join(work, "apply.o"), object, "-o", join(work, "program")]);
+    renameSync(join(work, "program"), program);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
   return program;
 }
