@@ -67,10 +67,10 @@ static void on_usr1(int sig) { printf("%ld\\n", mgd_outer(objects[0], objects[1]
 int main(void) {
   for (int i = 0; i < 8; i++)
     for (int o = 0; o < 4; o++) objects[o][i] = 0x100 * (o + 1) + i;
-  // A small stack: the kernel dumps the whole mapping, and the core travels over the console.
+  // A small stack (PTHREAD_STACK_MIN is 128 KB on AArch64): the kernel dumps the whole mapping.
   pthread_attr_t small;
   pthread_attr_init(&small);
-  pthread_attr_setstacksize(&small, 1 << 16);
+  pthread_attr_setstacksize(&small, 1 << 18);
   pthread_t t;
   pthread_create(&t, &small, worker, NULL);
   while (!parked) usleep(1000);

@@ -110,13 +110,16 @@ describe.skipIf("missing" in kernel)("what the kernel's AArch64 cores hold", () 
     }
   });
 
-  it("pac: apply_cb saved its return address signed, the core holds the PAC mask, the walk strips it", () => {
+  it("pac: the core holds the PAC mask, apply_cb saved its return address signed, the walk strips the PAC", () => {
     const c = walks.get("pac")!;
     expect(run("readelf", ["-n", c.core])).toMatch(/NT_ARM_PAC_MASK/);
     const frames = c.walk.threads[0]!.frames;
     const at = frames.findIndex((f) => bareFunctionName(f) === "apply_cb");
     const signed = c.walk.memory.readWordBigInt(frames[at]!.cfa! - 8);
-    expect(signed >> 48n).not.toBe(0n);
+    // The PAC has 7 bits here (bits 48-54 with 48-bit addresses, gdb's pauth_cmask), from keys
+    // random per process: about one boot in 128 signs this address with a PAC of 0.
+    if (signed >> 48n === 0n) console.warn("[aarch64-kernel-core] pac: this boot's PAC of apply_cb's return address is 0");
+    else expect(Number(signed >> 48n) & ~0x7f).toBe(0);
     expect(frames[at + 1]!.pc).toBe(Number(signed & ((1n << 48n) - 1n)));
     expect(frames[at + 1]!.function).toBe("mgd_outer");
   });
