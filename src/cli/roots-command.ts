@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { CoreFile, type CoreThread, elfBuildId } from "../elf/core-file.js";
-import { coreMappingsFromMemory } from "../elf/core-mappings.js";
+import { coreMappingsFromMemory, mappingsUnderSysroot } from "../elf/core-mappings.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
 import type { Memory } from "../memory/memory.js";
@@ -80,21 +80,12 @@ function openCore(corePath: string, executable: string | undefined, sysroot: str
  * looked for under SYSROOT first (src/elf/core-mappings.ts).
  */
 function registerModules(core: CoreFile, executable: string | undefined, sysroot: string | undefined): { snapshot: RegistrySnapshot; modules: ModuleMap } {
-  let files: Mapping[] = core.files.map((f) => ({ ...f }));
-  if (core.files.length === 0) {
-    if (executable === undefined)
-      throw new InvalidArgumentError("core", "no NT_FILE note (a qemu-user core names no mapped files)", "EXECUTABLE, the program the core was written by");
-    files = coreMappingsFromMemory(core, executable, { ...(sysroot !== undefined ? { sysroot } : {}) });
-  } else if (executable !== undefined) {
-    const program = core.executablePath();
-    if (program === undefined)
-      throw new InvalidArgumentError(
-        "core",
-        "no NT_AUXV entry AT_PHDR or AT_ENTRY inside a mapped file",
-        "the auxiliary vector to name the program's mapping (EXECUTABLE takes its place)",
-      );
-    for (const f of files) if (f.path === program) f.path = executable;
-  }
+  if (core.files.length === 0 && executable === undefined)
+    throw new InvalidArgumentError("core", "no NT_FILE note (a qemu-user core names no mapped files)", "EXECUTABLE, the program the core was written by");
+  const files: Mapping[] =
+    core.files.length === 0
+      ? coreMappingsFromMemory(core, executable!, { ...(sysroot !== undefined ? { sysroot } : {}) })
+      : kernelCoreMappings(core, executable, sysroot);
   // The vDSO (clock_gettime, gettimeofday, the signal return on some kernels) has no file: its
   // image and CFI come from the core's memory.
   const vdso = core.vdsoImage();
@@ -128,6 +119,24 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
     if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, bytes, { path: m.path, loadBias: m.loadBias });
   }
   return { snapshot: registry.snapshot(), modules };
+}
+
+/**
+ * The mappings NT_FILE names, looked for under SYSROOT first (src/elf/core-mappings.ts), with
+ * EXECUTABLE in the program's place: the mapping that holds the program's headers by the
+ * auxiliary vector.
+ */
+function kernelCoreMappings(core: CoreFile, executable: string | undefined, sysroot: string | undefined): Mapping[] {
+  const program = executable === undefined ? undefined : core.executablePath();
+  if (executable !== undefined && program === undefined)
+    throw new InvalidArgumentError(
+      "core",
+      "no NT_AUXV entry AT_PHDR or AT_ENTRY inside a mapped file",
+      "the auxiliary vector to name the program's mapping (EXECUTABLE takes its place)",
+    );
+  const files: Mapping[] = sysroot === undefined ? core.files.map((f) => ({ ...f })) : mappingsUnderSysroot(core, sysroot, program);
+  if (executable !== undefined) for (const f of files) if (f.path === program) f.path = executable;
+  return files;
 }
 
 /** Walks one thread from its NT_PRSTATUS registers (the core's architecture's), handing each frame to `visit`. */

@@ -79,6 +79,25 @@ function segmentMappings(elf: ElfFile, bias: number, path: string): CoreMappedFi
     .map((p) => ({ start: bias + p.vaddr, end: bias + p.vaddr + p.memSize, fileOffset: p.offset, path }));
 }
 
+/**
+ * The NT_FILE mappings of a kernel core with each path looked for under `sysroot` first: a core
+ * written on another machine (an AArch64 board's, read on an x86-64 one) names that machine's
+ * files, which a sysroot holds at the same paths (gdb's `set sysroot`). A path under which the
+ * sysroot holds no file of the core's machine stays as it is (the build id check or the walk then
+ * says what was found there). `keep` names the path left alone (the program, when EXECUTABLE
+ * replaces it).
+ */
+export function mappingsUnderSysroot(
+  core: CoreFile,
+  sysroot: string,
+  keep: string | undefined,
+  readFile: (path: string) => Uint8Array = (path) => readFileSync(path),
+): CoreMappedFile[] {
+  const found = new Map<string, string>();
+  for (const path of new Set(core.files.map((f) => f.path))) if (path !== keep) found.set(path, libraryFile(path, core, sysroot, readFile)?.path ?? path);
+  return core.files.map((f) => ({ ...f, path: found.get(f.path) ?? f.path }));
+}
+
 /** The file of a library named in the list: under the sysroot first, of the core's machine. */
 function libraryFile(
   name: string,

@@ -1,40 +1,35 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AARCH64 } from "../../src/arch/aarch64.js";
 import { walkCore, type CoreWalk } from "../../src/cli/roots-command.js";
-import { ElfFile } from "../../src/elf/elf-file.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
-import { cacheSubdir } from "../../src/toolchain/cache-dir.js";
-import { cacheKey, compileToObject } from "../../src/toolchain/llvm-toolchain.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { walkStack } from "../../walker/walk-stack.js";
-import { compareWithGdb, gdbReadCore, run, type GdbThread } from "../support/gdb-compare.js";
-import { irSource } from "../support/ir-source.js";
+import {
+  CORE_BUILDS,
+  GDB_SETUP,
+  bareFunctionName,
+  buildCoreProgram,
+  expectFramesEqualGdb,
+  expectRootsEqualGdbReads,
+  objectsAddress,
+  type CoreBuild,
+} from "../support/aarch64-core-programs.js";
+import { compareWithGdb, gdbReadCore } from "../support/gdb-compare.js";
+import { AARCH64_SYSROOT } from "../support/qemu-aarch64.js";
 import { run as runCli } from "../support/run-cli.js";
 
 /*
  * `rootwalk roots` on AArch64 cores written by qemu-user (only NT_PRSTATUS, NT_PRPSINFO and
- * NT_AUXV: no NT_FILE), against gdb-multiarch reading the same core.
- *
- * The program (test/walker/core/callback.ll, llc -mtriple=aarch64-linux-gnu): main (C) ->
- * mgd_outer (managed; roots a, b across the call) -> apply_cb (C, -O2 -fomit-frame-pointer, in
- * the middle) -> mgd_cb (managed; root p) -> stop_here (C) -> abort, so qemu writes a core. Five
- * builds, one core each:
- *   csr      llc -max-registers-for-gc-values=4 -fixup-allow-gcptr-in-csr: the roots live in
- *            x19/x20, saved by the frames further in (apply_cb, mgd_cb); linked dynamically, not
- *            PIE, so the libraries (libc's abort and raise frames) come from the dynamic
- *            linker's list in the core's memory, found under the cross sysroot
- *   fp       llc -frame-pointer=all (frame records: x29, x30 pairs), linked statically
- *   default  llc's defaults: no frame record (x30 saved like any callee-saved register), roots
- *            spilled; linked dynamically, not PIE
- *   pie      the same code as a PIE: the program's load bias comes from AT_ENTRY. gdb-multiarch
- *            cannot place a PIE from a qemu core (the page with the program headers is not
- *            dumped), so this walk's frames are checked against the default core's
- *   pac      csr with apply.c built -mbranch-protection=pac-ret: its saved x30 is signed
+ * NT_AUXV: no NT_FILE), against gdb-multiarch reading the same core. The five builds of one
+ * program (test/support/aarch64-core-programs.ts) crash under qemu-aarch64, one core each. The
+ * dynamically linked ones get their libraries (libc's abort and raise frames) from the dynamic
+ * linker's list in the core's memory, found under the cross sysroot; the PIE's load bias comes
+ * from AT_ENTRY (gdb-multiarch cannot place a PIE from a qemu core: the page with the program
+ * headers is not dumped, so its frames are checked against the default core's).
  * For the csr, fp and default cores every frame gdb shows (it stops at main) must agree: pc, SP,
  * CFA and each of x19-x30 gdb knows. In every core, each root's value must be what gdb reads at
  * the root's slot and the address of an object main passed. The managed part of each stack is walked again by
@@ -42,42 +37,7 @@ import { run as runCli } from "../support/run-cli.js";
  * rule admits no frame, so the unwinder takes them all and both must agree).
  */
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const CORE_DIR = join(HERE, "core");
-const SYSROOT = "/usr/aarch64-linux-gnu";
-const GDB_SETUP = [`set sysroot ${SYSROOT}`];
-
-const HARNESS = `#include <stdio.h>
-#include <stdlib.h>
-long mgd_outer(void *a, void *b, long k);
-long objects[2][8] __attribute__((aligned(64)));
-__attribute__((noinline)) void stop_here(long k) { if (k >= 0) abort(); }
-int main(void) {
-  for (int i = 0; i < 8; i++) objects[0][i] = 0x100 + i, objects[1][i] = 0x1000 + i;
-  printf("%ld\\n", mgd_outer(objects[0], objects[1], 3));
-  return 0;
-}
-`;
-
-interface Build {
-  name: string;
-  llcFlags: string[];
-  linkFlags: string[];
-  /** Flags for apply.c, the C frame in the middle. */
-  cFlags?: string[];
-}
-const BUILDS: Build[] = [
-  { name: "csr", llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"], linkFlags: ["-no-pie"] },
-  { name: "fp", llcFlags: ["-frame-pointer=all"], linkFlags: ["-static"] },
-  { name: "default", llcFlags: [], linkFlags: ["-no-pie"] },
-  { name: "pie", llcFlags: [], linkFlags: ["-pie", "-Wl,-z,notext"] },
-  {
-    name: "pac",
-    llcFlags: ["-max-registers-for-gc-values=4", "-fixup-allow-gcptr-in-csr"],
-    linkFlags: ["-no-pie"],
-    cFlags: ["-mbranch-protection=pac-ret"],
-  },
-];
+const SYSROOT = AARCH64_SYSROOT;
 
 interface Crashed {
   program: string;
@@ -88,24 +48,9 @@ interface Crashed {
 const scratch = mkdtempSync(join(tmpdir(), "rootwalk-a64-core-"));
 const crashed = new Map<string, Crashed>();
 
-/** Builds the program of `b` (cached by its inputs) and crashes it under qemu-aarch64: its core. */
-function buildAndCrash(b: Build): Crashed {
-  const object = compileToObject(irSource(join(CORE_DIR, "callback.ll")), {
-    optPasses: ["-passes=rewrite-statepoints-for-gc"],
-    llcFlags: ["-O2", "-mtriple=aarch64-linux-gnu", ...b.llcFlags],
-  });
-  const key = cacheKey(["a64-core", readFileSync(object), HARNESS, readFileSync(join(CORE_DIR, "apply.c")), JSON.stringify([b.linkFlags, b.cFlags])]).slice(
-    0,
-    16,
-  );
-  const dir = join(cacheSubdir("walker-core"), `a64-${b.name}-${key}`);
-  mkdirSync(dir, { recursive: true });
-  const program = join(dir, `prog-${b.name}`);
-  if (!existsSync(program)) {
-    writeFileSync(join(dir, "harness.c"), HARNESS);
-    run("aarch64-linux-gnu-gcc", ["-O2", "-fomit-frame-pointer", ...(b.cFlags ?? []), "-c", join(CORE_DIR, "apply.c"), "-o", join(dir, "apply.o")]);
-    run("aarch64-linux-gnu-gcc", ["-O1", ...b.linkFlags, join(dir, "harness.c"), join(dir, "apply.o"), object, "-o", program]);
-  }
+/** Builds the program of `b` and crashes it under qemu-aarch64: its core. */
+function buildAndCrash(b: CoreBuild): Crashed {
+  const program = buildCoreProgram(b);
   // qemu-user writes qemu_<prog>_<date>-<time>_<pid>.core into the current folder.
   const cwd = join(scratch, b.name);
   mkdirSync(cwd);
@@ -118,65 +63,25 @@ function buildAndCrash(b: Build): Crashed {
 }
 
 beforeAll(() => {
-  for (const b of BUILDS) crashed.set(b.name, buildAndCrash(b));
+  for (const b of CORE_BUILDS) crashed.set(b.name, buildAndCrash(b));
 }, 300_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** The address of `objects` in a program loaded at `bias`. */
-function objectsAddress(program: string, bias: number): number {
-  const symbol = ElfFile.parse(readFileSync(program))
-    .symbols()
-    .find((s) => s.name === "objects");
-  return symbol!.value + bias;
-}
-
-const EXPECTED_FUNCTIONS = ["stop_here", "mgd_cb", "apply_cb", "mgd_outer", "main"];
-
 describe.each(["csr", "fp", "default"])("an AArch64 qemu-user core (%s build) against gdb-multiarch", (name) => {
-  let gdbThreads: GdbThread[] = [];
-  beforeAll(() => {
-    const c = crashed.get(name)!;
-    gdbThreads = gdbReadCore(c.program, c.core, "gdb-multiarch", GDB_SETUP);
-  }, 120_000);
-
   it("frames equal gdb's: pc, SP, CFA and every one of x19-x30 gdb knows", () => {
     const c = crashed.get(name)!;
-    expect(c.walk.threads.length).toBe(1);
-    const thread = c.walk.threads[0]!;
-    expect(thread.stopReason, thread.stopDetail).toBe("stack-end");
-    const gdbNames = gdbThreads[0]!.frames.map((f) => f.name);
-    for (const fn of EXPECTED_FUNCTIONS) expect(gdbNames, `gdb shows ${fn}`).toContain(fn);
-    const { frames, registers } = compareWithGdb(gdbThreads, c.walk.threads);
-    gdbThreads[0]!.frames.forEach((gf, i) => {
-      const kind = gf.name === "mgd_cb" || gf.name === "mgd_outer" ? "managed" : "native";
-      expect(thread.frames[i]!.kind, `frame #${i} ${gf.name}`).toBe(kind);
-    });
+    const { frames, registers } = expectFramesEqualGdb(c.program, c.core, c.walk);
     console.log(`AArch64 ${name} core: ${frames} frames and ${registers} callee-saved registers equal to gdb-multiarch's`);
-    expect(frames).toBe(gdbThreads[0]!.frames.length);
     expect(frames).toBeGreaterThanOrEqual(8); // libc's abort frames, stop_here, the four managed and C frames, main
-    expect(registers).toBeGreaterThan(frames);
   });
 });
 
-describe.each(BUILDS.map((b) => b.name))("the roots of the AArch64 %s core", (name) => {
+describe.each(CORE_BUILDS.map((b) => b.name))("the roots of the AArch64 %s core", (name) => {
   it("every root is what gdb reads at its slot, and an object main passed", () => {
     const c = crashed.get(name)!;
-    const roots = c.walk.threads[0]!.frames.flatMap((f) => f.roots.map((r) => ({ ...r, fn: f.function })));
-    expect(roots.map((r) => r.fn)).toEqual(["mgd_cb", "mgd_outer", "mgd_outer"]);
-    const reads = roots.flatMap((r) => [
-      "-ex",
-      r.register === undefined ? `printf "RW %lu\\n", *(unsigned long *)${r.slot}` : `printf "RW %lu\\n", $${r.register}`,
-    ]);
-    const out = run("gdb-multiarch", ["-nx", "-batch", ...GDB_SETUP.flatMap((s) => ["-ex", s]), ...reads, c.program, c.core])
-      .split("\n")
-      .filter((l) => l.startsWith("RW "))
-      .map((l) => Number(l.slice(3)));
-    roots.forEach((r, i) => expect(r.value, `${r.fn} [${r.slot.toString(16)}]`).toBe(out[i]));
-    const objects = objectsAddress(c.program, c.walk.modules.modules.find((m) => m.path === c.program)!.loadBias);
-    // p = b in mgd_cb; a and b in mgd_outer (in map order).
-    expect(new Set(roots.map((r) => r.value))).toEqual(new Set([objects, objects + 64]));
-    console.log(`AArch64 ${name} core: ${roots.length} roots equal to gdb-multiarch's reads of their slots`);
+    const roots = expectRootsEqualGdbReads(c.program, c.core, c.walk);
+    console.log(`AArch64 ${name} core: ${roots} roots equal to gdb-multiarch's reads of their slots`);
   });
 });
 
@@ -187,8 +92,8 @@ describe("an AArch64 qemu-user core of a PIE (load bias from AT_ENTRY)", () => {
     expect(thread.stopReason, thread.stopDetail).toBe("stack-end");
     const program = c.walk.modules.modules.find((m) => m.path === c.program)!;
     expect(program.loadBias).toBeGreaterThan(0);
-    const names = thread.frames.map((f) => f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, ""));
-    const reference = crashed.get("default")!.walk.threads[0]!.frames.map((f) => f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, ""));
+    const names = thread.frames.map(bareFunctionName);
+    const reference = crashed.get("default")!.walk.threads[0]!.frames.map(bareFunctionName);
     expect(names).toEqual(reference);
     const objects = objectsAddress(c.program, program.loadBias);
     const roots = thread.frames.flatMap((f) => f.roots.map((r) => r.value));
@@ -209,7 +114,7 @@ describe("an AArch64 qemu-user core through a C frame built with pointer authent
     expect(gdbNames).toContain("mgd_cb");
     expect(gdbNames).not.toContain("mgd_outer");
     const { frames } = compareWithGdb(gdbThreads, c.walk.threads);
-    const names = thread.frames.map((f) => f.function?.replace(/^[^!]*!/, "").replace(/\+0x[0-9a-f]+$/, ""));
+    const names = thread.frames.map(bareFunctionName);
     const at = names.indexOf("apply_cb");
     expect(names.slice(at, at + 3)).toEqual(["apply_cb", "mgd_outer", "main"]);
     // apply_cb saved x30 signed (bits above 48 set), and mgd_outer's pc is its safepoint, unsigned.
@@ -225,7 +130,7 @@ describe("an AArch64 qemu-user core through a C frame built with pointer authent
 });
 
 describe("the managed part of each AArch64 core's stack, walked with the cross-check on", () => {
-  it.each(BUILDS.map((b) => b.name))("%s: fast loop and general unwinder agree; the roots are the core walk's", (name) => {
+  it.each(CORE_BUILDS.map((b) => b.name))("%s: fast loop and general unwinder agree; the roots are the core walk's", (name) => {
     const c = crashed.get(name)!;
     const frames = c.walk.threads[0]!.frames;
     const first = frames.findIndex((f) => f.function === "mgd_cb");
