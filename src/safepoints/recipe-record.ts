@@ -6,9 +6,12 @@
  *   slot start         its first (base, derived) offset pair in the slot column, in pairs
  *   counts             pair count | saved-register count << 16
  *   save start         its first (register, CFA offset) pair in the save column, in pairs
+ * A safepoint's recipe index is NOT_FAST when the general unwinder takes its frames.
  */
 export const RECIPE_BYTES = 16;
 export const RECIPE_FRAME_BYTES = 0;
 export const RECIPE_SLOT_START = 4;
 export const RECIPE_COUNTS = 8;
 export const RECIPE_SAVE_START = 12;
+/** The recipe index of a safepoint whose frames the scan kernel leaves to the general unwinder. */
+export const NOT_FAST = -1;
