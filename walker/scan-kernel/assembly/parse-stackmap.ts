@@ -157,6 +157,14 @@ let slots: u32 = 0;
 let hashIndex: u32 = 0;
 let hashShift: u32 = 0;
 let hashMask: u32 = 0;
+/** What recipeOfRecord returns for a record the general path must decide (recipes are >= NOT_FAST). */
+const DECLINED_RECIPE: i32 = -2;
+// The last record whose locations were checked and compiled, in this blob (lastCount = -1: none).
+let lastLocations: u32 = 0;
+let lastCount: u32 = 0xffffffff;
+let lastSize: i32 = 0;
+let lastRecipe: i32 = 0;
+let lastWasStatepoint: bool = false;
 /** NumConstants of the blob at hand. */
 let blobConstants: u32 = 0;
 let safepoint: u32 = 0;
@@ -238,6 +246,7 @@ function indexBlob(offset: u32): u32 {
   }
   if (claimed != numRecords) return DECLINED_AT;
   blobConstants = load<u32>(header + HEADER_NUM_CONSTANTS);
+  lastCount = 0xffffffff;
   let at = offset + HEADER_SIZE_BYTES + numFunctions * FUNCTION_SIZE_BYTES + blobConstants * CONSTANT_SIZE_BYTES;
   for (let f: u32 = 0; f < numFunctions; f++) {
     const entry = functions + f * FUNCTION_SIZE_BYTES;
@@ -260,36 +269,61 @@ function indexRecord(at: u32, functionAddress: u64, size: i32): u32 {
   const counts = load<u32>(record + RECORD_RESERVED);
   if ((counts & 0xffff) != 0) return DECLINED_AT;
   const n = counts >>> 16;
+  const end = recordEnd(at, at + RECORD_LOCATIONS + n * LOCATION_SIZE_BYTES);
+  if (end == DECLINED_AT) return DECLINED_AT;
+  const returnAddress = functionAddress + <u64>load<u32>(record + RECORD_INSTRUCTION_OFFSET);
+  const key = returnAddress + bias;
+  if (returnAddress >= MAX_ADDRESS || key == 0 || key >= MAX_ADDRESS) return DECLINED_AT;
+  const claimed = isDefaultStatepointId(load<u64>(record + RECORD_ID));
   const locations = record + RECORD_LOCATIONS;
+  let recipe: i32;
+  // The locations of the last record again, byte for byte, with the same frame size: the same
+  // checks pass and the same recipe follows (compileAll would take it as its `previous`).
+  if (n == lastCount && size == lastSize && (lastWasStatepoint || !claimed) && sameBytes(locations, lastLocations, n * LOCATION_SIZE_BYTES)) {
+    recipe = lastRecipe;
+  } else {
+    recipe = recipeOfRecord(locations, n, size, claimed);
+    if (recipe == DECLINED_RECIPE) return DECLINED_AT;
+    lastLocations = locations;
+    lastCount = n;
+    lastSize = size;
+    lastRecipe = recipe;
+  }
+  store<i32>(recipeOf + (safepoint << 2), recipe);
+  if (!insert(key, safepoint)) return DECLINED_AT;
+  safepoint++;
+  return end;
+}
+
+@inline function isDefaultStatepointId(id: u64): bool {
+  return id == <u64>DEFAULT_STATEPOINT_ID_U32 || id == <u64>DEFAULT_DEOPT_STATEPOINT_ID_U32;
+}
+
+/** The recipe of a record's `n` locations after checking them, or DECLINED_RECIPE; sets lastWasStatepoint. */
+function recipeOfRecord(locations: u32, n: u32, size: i32, claimed: bool): i32 {
   for (let i: u32 = 0; i < n; i++) {
     const location = locations + i * LOCATION_SIZE_BYTES;
     const head = load<u32>(location + LOCATION_KIND);
     // Kinds Register..ConstantIndex (an index below NumConstants), reserved byte 0, a register
     // below 256 with reserved u16 0.
     const kind = head & 0xff;
-    if (kind - LOCATION_KIND_REGISTER > <u32>(LOCATION_KIND_CONSTANT_INDEX - LOCATION_KIND_REGISTER)) return DECLINED_AT;
-    if ((head & 0xff00) != 0 || load<u32>(location + LOCATION_DWARF_REG) > 0xff) return DECLINED_AT;
-    if (kind == LOCATION_KIND_CONSTANT_INDEX && load<u32>(location + LOCATION_OFFSET_OR_CONSTANT) >= blobConstants) return DECLINED_AT;
+    if (kind - LOCATION_KIND_REGISTER > <u32>(LOCATION_KIND_CONSTANT_INDEX - LOCATION_KIND_REGISTER)) return DECLINED_RECIPE;
+    if ((head & 0xff00) != 0 || load<u32>(location + LOCATION_DWARF_REG) > 0xff) return DECLINED_RECIPE;
+    if (kind == LOCATION_KIND_CONSTANT_INDEX && load<u32>(location + LOCATION_OFFSET_OR_CONSTANT) >= blobConstants) return DECLINED_RECIPE;
   }
-  const end = recordEnd(at, at + RECORD_LOCATIONS + n * LOCATION_SIZE_BYTES);
-  if (end == DECLINED_AT) return DECLINED_AT;
-  const returnAddress = functionAddress + <u64>load<u32>(record + RECORD_INSTRUCTION_OFFSET);
-  const key = returnAddress + bias;
-  if (returnAddress >= MAX_ADDRESS || key == 0 || key >= MAX_ADDRESS) return DECLINED_AT;
-  const id = load<u64>(record + RECORD_ID);
-  let recipe: i32;
-  if (matchShape(locations, n)) {
-    recipe = compileRecipe(locations, size, shapePairsStart, shapePairCount, 2, shapeAllocas);
-  } else {
-    // A default statepoint ID without the shape is malformed: the general path says so.
-    if (id == <u64>DEFAULT_STATEPOINT_ID_U32 || id == <u64>DEFAULT_DEOPT_STATEPOINT_ID_U32) return DECLINED_AT;
-    // A plain record: each location is a root of its own (base = derived).
-    recipe = compileRecipe(locations, size, 0, n, 1, 0);
-  }
-  store<i32>(recipeOf + (safepoint << 2), recipe);
-  if (!insert(key, safepoint)) return DECLINED_AT;
-  safepoint++;
-  return end;
+  lastWasStatepoint = matchShape(locations, n);
+  if (lastWasStatepoint) return compileRecipe(locations, size, shapePairsStart, shapePairCount, 2, shapeAllocas);
+  // A default statepoint ID without the shape is malformed: the general path says so.
+  if (claimed) return DECLINED_RECIPE;
+  // A plain record: each location is a root of its own (base = derived).
+  return compileRecipe(locations, size, 0, n, 1, 0);
+}
+
+/** The `bytes` (a multiple of 4) at `a` and `b` are equal. */
+function sameBytes(a: u32, b: u32, bytes: u32): bool {
+  let i: u32 = 0;
+  for (; i + 8 <= bytes; i += 8) if (load<u64>(a + i) != load<u64>(b + i)) return false;
+  return i == bytes || load<u32>(a + i) == load<u32>(b + i);
 }
 
 /** Checks the padding and live-outs after the locations ending at `locationsEnd`; returns the record's end. */
