@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { registerStackMapBytes } from "../src/loader/register-maps.js";
+import { indexStackMapInKernel } from "../src/safepoints/kernel-index.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
@@ -281,26 +282,25 @@ function parseCase(records: number, quick: boolean): BenchCase {
       const bytes = encodeSyntheticStackMap({ functions: records / 10, recordsPerFunction: 10, rootsPerRecord: 4 });
       const file = inputPath(`stackmap-${label}.bin`);
       writeFileAtomic(file, bytes);
-      let last = new SafepointRegistry().snapshot();
+      let lastSafepointBytes = 0;
       const parseAndIndex = (): number => {
         const registry = new SafepointRegistry();
-        // The runtime's path (gc_init's bytes): the scan kernel's decode, checks, recipes and
-        // table (src/safepoints/kernel-index.ts); the descriptors wait for their first use.
+        // The runtime's path (gc_init's bytes): decode, descriptors, content key, recipes, table.
         registerStackMapBytes(registry, bytes, { name: "bench" });
-        last = registry.snapshot();
-        return last.safepointCount;
+        const snapshot = registry.snapshot();
+        lastSafepointBytes = tableBytesPerSafepoint(snapshot);
+        return snapshot.safepointCount;
       };
       const ts = timeBatches(parseAndIndex, records, timing);
       const ref = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats]);
-      // Not in the timing: the descriptors the general unwinder reads, built at their first use
-      // (what that first use costs, per record, once per registration).
-      const t0 = process.hrtime.bigint();
-      const tableBytes = tableBytesPerSafepoint(last);
-      const deferredDescriptorsNsPerRecord = Number(process.hrtime.bigint() - t0) / records;
+      // The scan kernel's index of the same bytes (table and recipes, no descriptors), which
+      // registration does not use (bench/README.md, "Issue 19, item 4: the index in the kernel").
+      const kernelIndex = (): number => indexStackMapInKernel(bytes, 0)!.safepoints;
+      const kernel = timeBatches(kernelIndex, records, { ...timing, repeats: Math.min(3, timing.repeats) });
       return result(name, "record", records, "LLVM StackMapParser + std::unordered_map (bench/native/parse-ref.cpp)", ts, ref, {
         mapBytes: bytes.length,
-        tableBytesPerSafepoint: tableBytes,
-        deferredDescriptorsNsPerRecord,
+        tableBytesPerSafepoint: lastSafepointBytes,
+        kernelIndexNsPerRecord: median(kernel.samplesNsPerOp),
       });
     },
   };

@@ -3,8 +3,6 @@ import { parseStackMapSection } from "../stackmap/llvm-stackmap.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { buildLlvmDescriptors, type LlvmLoadOptions } from "./llvm-map-loader.js";
 import { InvalidArgumentError } from "../errors.js";
-import { X86_64 } from "../arch/x86-64.js";
-import { indexStackMapInKernel } from "../safepoints/kernel-index.js";
 import { STACK_MAP_FORMAT_NAMES, StackMapFormatError, loadStackMapFile } from "./stack-map-file.js";
 
 export interface RegisterFileOptions {
@@ -74,41 +72,13 @@ export function registerStackMapBytes(
   options: { name: string; loadBias?: number } & Pick<LlvmLoadOptions, "unwindRowAt" | "recognition">,
 ): number {
   if (bytes.byteLength === 0) throw new InvalidArgumentError("stack map bytes", "0 bytes", "a .llvm_stackmaps section");
-  // No hash of the bytes (a SHA-256 was a quarter of registration time, 89 ns per record): the
-  // registry compares the descriptors of maps with the same key, so the length is key enough.
-  const contentKey = `llvm-v3 section, ${bytes.byteLength} bytes`;
-  const loadBias = options.loadBias ?? 0;
-  if (options.unwindRowAt === undefined && options.recognition === undefined && registry.snapshot().modules.size === 0) {
-    const handle = registerIndexedInKernel(registry, bytes, options.name, loadBias, contentKey);
-    if (handle !== undefined) return handle;
-  }
-  const descriptors = buildLlvmDescriptors(parseStackMapSection(bytes), {
+  const blobs = parseStackMapSection(bytes);
+  const descriptors = buildLlvmDescriptors(blobs, {
     ...(options.unwindRowAt ? { unwindRowAt: options.unwindRowAt } : {}),
     ...(options.recognition ? { recognition: options.recognition } : {}),
   });
-  return registry.register({ name: options.name, format: "llvm-v3", descriptors, loadBias, contentKey });
-}
-
-/**
- * The first map of a registry, without unwind rows or a custom statepoint recognition (the
- * runtime's `gc_init` path): its table and recipes made by the scan kernel
- * (src/safepoints/kernel-index.ts), its descriptors by the general path when first needed, from a
- * copy of the bytes (the caller may reuse its buffer). Undefined when the kernel declines the
- * section: the general path then registers it or throws its typed error.
- */
-function registerIndexedInKernel(registry: SafepointRegistry, bytes: Uint8Array, name: string, loadBias: number, contentKey: string): number | undefined {
-  if (!Number.isSafeInteger(loadBias)) return undefined;
-  const indexed = indexStackMapInKernel(bytes, loadBias);
-  if (indexed === undefined) return undefined;
-  const section = bytes.slice();
-  return registry.registerIndexed({
-    name,
-    format: "llvm-v3",
-    loadBias,
-    contentKey,
-    architecture: X86_64,
-    table: indexed.table,
-    recipes: indexed.recipes,
-    descriptors: () => buildLlvmDescriptors(parseStackMapSection(section)).withBias(loadBias),
-  });
+  // No hash of the bytes (a SHA-256 was a quarter of registration time, 89 ns per record): the
+  // registry compares the descriptors of maps with the same key, so the length is key enough.
+  const contentKey = `llvm-v3 section, ${bytes.byteLength} bytes`;
+  return registry.register({ name: options.name, format: "llvm-v3", descriptors, loadBias: options.loadBias ?? 0, contentKey });
 }

@@ -34,14 +34,20 @@ import { ScanRecipes } from "./scan-recipes.js";
  * parse-stackmap.ts): the bytes are copied into a workspace in the scan memory, the kernel decodes
  * and checks every record and writes the safepoint table's columns and the scan recipes there, and
  * they are copied out as the SafepointTable and ScanRecipes that `SafepointRegistry.register`
- * would have made for the same section registered alone, without unwind rows, as an x86-64 map
- * (the runtime's `gc_init` path). The kernel declines (undefined here) every section the general
+ * makes for the same section registered alone, without unwind rows, as an x86-64 map (the
+ * runtime's `gc_init` path). The kernel declines (undefined here) every section the general
  * decoder must decide, malformed ones included: that path stays the one source of record
  * semantics and of every error message.
  *
+ * Registration does not use it (bench/README.md, "Issue 19, item 4: the index in the kernel"):
+ * the general unwinder reads the section's FrameDescriptors for the first managed frame of every
+ * native-runtime scan, so a registration without them only moves the general decoder's cost to
+ * the first collection. The bench times it beside registration (`kernelIndexNsPerRecord`) and the
+ * section fuzzer compares it with the general path on every mutation.
+ *
  * The workspace (job block, section copy, columns, the recipe hash index) is one scan-memory
  * region kept for the process and grown on demand: a fresh region would be zero-filled on every
- * registration, the kernel clears what it reads.
+ * call; the kernel clears what it reads.
  */
 
 export interface KernelIndex {

@@ -26,29 +26,13 @@ export interface MapToRegister {
   contentKey: string;
 }
 
-/** A map indexed without its descriptors, for `SafepointRegistry.registerIndexed`. */
-export interface IndexedMapToRegister {
-  name: string;
-  format: MapFormat;
-  loadBias: number;
-  contentKey: string;
-  architecture: Architecture;
-  /** The table of this module alone (module slot 0, descriptor index = safepoint index). */
-  table: SafepointTable;
-  recipes: ScanRecipes;
-  /** Makes the descriptors (bias applied), exactly those the table and recipes were made from. */
-  descriptors: () => FrameDescriptors;
-}
-
 export interface RegisteredModule {
   readonly handle: number;
   readonly name: string;
   readonly format: MapFormat;
   readonly loadBias: number;
   readonly contentKey: string;
-  /** The machine of its maps (the same as `descriptors.architecture`, without building them). */
-  readonly architecture: Architecture;
-  /** Absolute addresses (bias applied); for a map the scan kernel indexed, built at first use. */
+  /** Absolute addresses (bias applied). */
   readonly descriptors: FrameDescriptors;
   /** The same safepoints compiled for the fast scan loop (same indices as `descriptors`). */
   readonly recipes: ScanRecipes;
@@ -95,7 +79,7 @@ export class RegistrySnapshot {
 
   /** The machine of every registered module (the registry refuses a second one); undefined when empty. */
   get architecture(): Architecture | undefined {
-    return this.moduleBySlot[0]?.architecture;
+    return this.moduleBySlot[0]?.descriptors.architecture;
   }
 
   static readonly EMPTY = new RegistrySnapshot(ImmutableMap(), new SafepointTable(), []);
@@ -145,7 +129,7 @@ export class SafepointRegistry {
     const descriptors = map.descriptors.withBias(loadBias);
     const handle = this.nextHandle++;
     const recipes = compileScanRecipes(descriptors);
-    const module: RegisteredModule = { handle, name: map.name, format: map.format, loadBias, contentKey: map.contentKey, architecture, descriptors, recipes };
+    const module: RegisteredModule = { handle, name: map.name, format: map.format, loadBias, contentKey: map.contentKey, descriptors, recipes };
     const slot = this.current.moduleBySlot.length;
     const table = this.current.table.clone(descriptors.count);
     const conflict = insertSafepoints(table, descriptors, slot);
@@ -165,35 +149,6 @@ export class SafepointRegistry {
       throw new DuplicateSafepointError(ra, `module "${other.name}"`, `module "${map.name}"`);
     }
     this.current = new RegistrySnapshot(this.current.modules.set(handle, module), table, [...this.current.moduleBySlot, module]);
-    return handle;
-  }
-
-  /**
-   * Registers, into an empty registry, a map whose table and recipes were made without its
-   * descriptors (src/safepoints/kernel-index.ts: the same values `register` would compute, module
-   * slot 0); `descriptors()` makes them (bias applied) when first asked for: by the general
-   * unwinder, a report, a later registration with the same key. Throws InvalidArgumentError when
-   * the registry is not empty (the caller registers through `register` then).
-   */
-  registerIndexed(map: IndexedMapToRegister): number {
-    if (this.current.modules.size !== 0) {
-      throw new InvalidArgumentError("registerIndexed", `${this.current.modules.size} modules registered`, "an empty registry");
-    }
-    const handle = this.nextHandle++;
-    let descriptors: FrameDescriptors | undefined;
-    const module: RegisteredModule = {
-      handle,
-      name: map.name,
-      format: map.format,
-      loadBias: map.loadBias,
-      contentKey: map.contentKey,
-      architecture: map.architecture,
-      recipes: map.recipes,
-      get descriptors(): FrameDescriptors {
-        return (descriptors ??= map.descriptors());
-      },
-    };
-    this.current = new RegistrySnapshot(this.current.modules.set(handle, module), map.table, [module]);
     return handle;
   }
 
