@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { registerStackMapBytes } from "../src/loader/register-maps.js";
 import { scanMemory } from "../src/memory/scan-memory.js";
 import { RECIPE_NOT_FOUND } from "../src/safepoints/recipe-record.js";
+import { indexStackMapInKernel } from "../src/safepoints/kernel-index.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { findRecipes } from "../walker/scan-kernel/recipe-lookup.js";
@@ -330,9 +331,14 @@ function parseCase(records: number, quick: boolean): BenchCase {
       };
       const ts = timeBatches(parseAndIndex, records, timing);
       const ref = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats]);
+      // The scan kernel's index of the same bytes (table and recipes, no descriptors), which
+      // registration does not use (bench/README.md, "Issue 19, item 4: the index in the kernel").
+      const kernelIndex = (): number => indexStackMapInKernel(bytes, 0)!.safepoints;
+      const kernel = timeBatches(kernelIndex, records, { ...timing, repeats: Math.min(3, timing.repeats) });
       return result(name, "record", records, "LLVM StackMapParser + std::unordered_map (bench/native/parse-ref.cpp)", ts, ref, {
         mapBytes: bytes.length,
         tableBytesPerSafepoint: lastSafepointBytes,
+        kernelIndexNsPerRecord: median(kernel.samplesNsPerOp),
       });
     },
   };

@@ -53,6 +53,27 @@ export class SafepointTable {
     this.addresses = new Float64Array(this.capacity);
   }
 
+  /**
+   * A table made elsewhere with this class's invariants and layout (capacity `keys.length / 2`, a
+   * power of two, at least twice `entries`; the same hash and probe order): the scan kernel's
+   * stack map index (src/safepoints/kernel-index.ts) fills these columns in the scan memory.
+   */
+  static fromColumns(keys: Uint32Array, values: Uint32Array, addresses: Float64Array, entries: number): SafepointTable {
+    const table = Object.create(SafepointTable.prototype) as SafepointTable;
+    table.logCapacity = Math.log2(keys.length / 2);
+    table.mask = keys.length / 2 - 1;
+    table.keys = keys;
+    table.values = values;
+    table.addresses = addresses;
+    table.entryCount = entries;
+    return table;
+  }
+
+  /** log2 of the capacity of a table made for `entries` (what `new SafepointTable(entries)` has). */
+  static logCapacityFor(entries: number): number {
+    return logCapacityFor(entries);
+  }
+
   get size(): number {
     return this.entryCount;
   }

@@ -1,6 +1,7 @@
 import { LOCATION_SHAPE_MASK, frameSpanBytes, isFastFrame, isFastRootLocation } from "./fast-frame-rule.js";
 import type { FrameDescriptors } from "./frame-descriptors.js";
 import { RecipeHashIndex } from "./recipe-hash-index.js";
+import { NOT_FAST } from "./recipe-record.js";
 
 /*
  * Scan recipes: each safepoint of a registered module compiled once, at registration, into what
@@ -27,7 +28,7 @@ import { RecipeHashIndex } from "./recipe-hash-index.js";
  * Bytes on the scan path per safepoint: 4 (recipe) plus its share of the recipes.
  */
 
-export const NOT_FAST = -1;
+export { NOT_FAST };
 
 export class ScanRecipes {
   constructor(

@@ -60,44 +60,46 @@ import { ROOT_TYPE_NONE, encodeLocationWord0 } from "../safepoints/frame-descrip
  * register rootwalk does not know is unsupported, not malformed).
  */
 
-export const STACKMAP_VERSION = 3;
+import {
+  CONSTANT_SIZE_BYTES,
+  FUNCTION_ADDRESS,
+  FUNCTION_RECORD_COUNT,
+  FUNCTION_SIZE_BYTES,
+  FUNCTION_STACK_SIZE,
+  HEADER_NUM_CONSTANTS,
+  HEADER_NUM_FUNCTIONS,
+  HEADER_NUM_RECORDS,
+  HEADER_RESERVED16,
+  HEADER_RESERVED8,
+  HEADER_SIZE_BYTES,
+  HEADER_VERSION,
+  LIVE_OUTS_ARRAY,
+  LIVE_OUTS_COUNT,
+  LIVE_OUT_DWARF_REG,
+  LIVE_OUT_RESERVED,
+  LIVE_OUT_SIZE,
+  LIVE_OUT_SIZE_BYTES,
+  LOCATION_DWARF_REG,
+  LOCATION_KIND,
+  LOCATION_KIND_CONSTANT,
+  LOCATION_KIND_CONSTANT_INDEX,
+  LOCATION_KIND_DIRECT,
+  LOCATION_KIND_INDIRECT,
+  LOCATION_KIND_REGISTER,
+  LOCATION_OFFSET_OR_CONSTANT,
+  LOCATION_SIZE,
+  LOCATION_SIZE_BYTES,
+  MIN_RECORD_BYTES,
+  RECORD_ID,
+  RECORD_INSTRUCTION_OFFSET,
+  RECORD_LOCATIONS,
+  RECORD_NUM_LOCATIONS,
+  RECORD_RESERVED,
+  STACKMAP_VERSION,
+} from "./stackmap-v3-layout.js";
 
-const HEADER_VERSION = 0;
-const HEADER_RESERVED8 = HEADER_VERSION + 1;
-const HEADER_RESERVED16 = HEADER_RESERVED8 + 1;
-const HEADER_NUM_FUNCTIONS = HEADER_RESERVED16 + 2;
-const HEADER_NUM_CONSTANTS = HEADER_NUM_FUNCTIONS + 4;
-const HEADER_NUM_RECORDS = HEADER_NUM_CONSTANTS + 4;
-export const HEADER_SIZE_BYTES = HEADER_NUM_RECORDS + 4;
-
-const FUNCTION_ADDRESS = 0;
-const FUNCTION_STACK_SIZE = FUNCTION_ADDRESS + 8;
-const FUNCTION_RECORD_COUNT = FUNCTION_STACK_SIZE + 8;
-export const FUNCTION_SIZE_BYTES = FUNCTION_RECORD_COUNT + 8;
-
-export const CONSTANT_SIZE_BYTES = 8;
-
-const RECORD_ID = 0;
-const RECORD_INSTRUCTION_OFFSET = RECORD_ID + 8;
-const RECORD_RESERVED = RECORD_INSTRUCTION_OFFSET + 4;
-const RECORD_NUM_LOCATIONS = RECORD_RESERVED + 2;
-const RECORD_LOCATIONS = RECORD_NUM_LOCATIONS + 2;
-
-const LOCATION_KIND = 0;
-const LOCATION_RESERVED8 = LOCATION_KIND + 1;
-const LOCATION_SIZE = LOCATION_RESERVED8 + 1;
-const LOCATION_DWARF_REG = LOCATION_SIZE + 2;
-const LOCATION_RESERVED16 = LOCATION_DWARF_REG + 2;
-const LOCATION_OFFSET_OR_CONSTANT = LOCATION_RESERVED16 + 2;
-export const LOCATION_SIZE_BYTES = LOCATION_OFFSET_OR_CONSTANT + 4;
-
-const LIVE_OUTS_PADDING = 0;
-const LIVE_OUTS_COUNT = LIVE_OUTS_PADDING + 2;
-const LIVE_OUTS_ARRAY = LIVE_OUTS_COUNT + 2;
-const LIVE_OUT_DWARF_REG = 0;
-const LIVE_OUT_RESERVED = LIVE_OUT_DWARF_REG + 2;
-const LIVE_OUT_SIZE = LIVE_OUT_RESERVED + 1;
-export const LIVE_OUT_SIZE_BYTES = LIVE_OUT_SIZE + 1;
+// The format's offsets have one home, stackmap-v3-layout.ts (the scan kernel's parse reads them too).
+export { CONSTANT_SIZE_BYTES, FUNCTION_SIZE_BYTES, HEADER_SIZE_BYTES, LIVE_OUT_SIZE_BYTES, LOCATION_SIZE_BYTES, STACKMAP_VERSION };
 
 /** The one place that knows the 8-byte padding rule of the format. */
 function padTo8(offset: number): number {
@@ -105,11 +107,11 @@ function padTo8(offset: number): number {
 }
 
 export const enum LocationKind {
-  Register = 1,
-  Direct = 2,
-  Indirect = 3,
-  Constant = 4,
-  ConstantIndex = 5,
+  Register = LOCATION_KIND_REGISTER,
+  Direct = LOCATION_KIND_DIRECT,
+  Indirect = LOCATION_KIND_INDIRECT,
+  Constant = LOCATION_KIND_CONSTANT,
+  ConstantIndex = LOCATION_KIND_CONSTANT_INDEX,
 }
 
 export const LOCATION_KIND_NAMES: Readonly<Record<number, string>> = {
@@ -231,7 +233,7 @@ export class StackMapBlob {
     section.need(constantsAt, numConstants * CONSTANT_SIZE_BYTES, `stack map constant pool (${numConstants} entries)`);
     // Every record takes at least 24 bytes: a count beyond what the bytes can hold is caught here,
     // before any array is sized from it.
-    const minRecordBytes = RECORD_LOCATIONS + LIVE_OUTS_ARRAY + 4;
+    const minRecordBytes = MIN_RECORD_BYTES;
     section.need(recordsAt, numRecords * minRecordBytes, `stack map records (${numRecords} records of at least ${minRecordBytes} bytes)`);
 
     // Every element of these is written below before the blob is made (uninitialized-array.ts).
@@ -406,7 +408,7 @@ function claimRecords(
  * linked section is one of many, so the guess is also held to 12 per record (more grows it).
  */
 function initialLocationCapacity(section: ByteView, recordsAt: number, numRecords: number): number {
-  const minRecordBytes = RECORD_LOCATIONS + LIVE_OUTS_ARRAY + 4;
+  const minRecordBytes = MIN_RECORD_BYTES;
   const bound = Math.floor((section.lengthBytes - recordsAt - numRecords * minRecordBytes) / LOCATION_SIZE_BYTES);
   return Math.max(0, Math.min(bound, 12 * numRecords));
 }

@@ -1,6 +1,14 @@
 import { MalformedInputError } from "../errors.js";
 import { locationKind } from "../safepoints/frame-descriptors.js";
 import { LocationKind, type StackMapBlob } from "./llvm-stackmap.js";
+import {
+  DEFAULT_DEOPT_STATEPOINT_ID_U32,
+  DEFAULT_STATEPOINT_ID_U32,
+  MAX_CALLING_CONVENTION,
+  STATEPOINT_DEOPT_START,
+  STATEPOINT_FLAG_DEOPT_LIVE_IN,
+  STATEPOINT_FLAG_GC_TRANSITION,
+} from "./stackmap-v3-layout.js";
 
 /*
  * Statepoint records (LLVM 14, StackMaps::parseStatepointOpers; ../shared/notes/llvm-stackmaps.md §5)
@@ -21,14 +29,11 @@ import { LocationKind, type StackMapBlob } from "./llvm-stackmap.js";
  * plain stack map record.
  */
 
-export const DEFAULT_STATEPOINT_ID = 0xabcdef00n;
-export const DEFAULT_DEOPT_STATEPOINT_ID = 0xabcdef0fn;
+export const DEFAULT_STATEPOINT_ID = BigInt(DEFAULT_STATEPOINT_ID_U32);
+export const DEFAULT_DEOPT_STATEPOINT_ID = BigInt(DEFAULT_DEOPT_STATEPOINT_ID_U32);
 
-export const STATEPOINT_FLAG_GC_TRANSITION = 1;
-export const STATEPOINT_FLAG_DEOPT_LIVE_IN = 2;
+export { STATEPOINT_DEOPT_START, STATEPOINT_FLAG_DEOPT_LIVE_IN, STATEPOINT_FLAG_GC_TRANSITION };
 const STATEPOINT_KNOWN_FLAGS = STATEPOINT_FLAG_GC_TRANSITION | STATEPOINT_FLAG_DEOPT_LIVE_IN;
-/** LLVM calling convention numbers are small; 1023 is CallingConv::MaxID. */
-const MAX_CALLING_CONVENTION = 1023;
 
 export interface StatepointShape {
   callingConvention: number;
@@ -85,8 +90,6 @@ export const SHAPE_PAIR_COUNT = 4;
 export const SHAPE_ALLOCAS_START = 5;
 export const SHAPE_ALLOCA_COUNT = 6;
 export const SHAPE_SLOTS = 7;
-/** Deopt locations always start after the three header constants. */
-export const STATEPOINT_DEOPT_START = 3;
 
 /**
  * Whether record `r` of `blob` has the statepoint shape (see the layout above); if so, fills

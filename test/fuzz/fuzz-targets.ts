@@ -1,20 +1,24 @@
 import { expect } from "vitest";
 import { RootwalkError } from "../../src/errors.js";
-import { buildLlvmDescriptors } from "../../src/loader/llvm-map-loader.js";
-import { SafepointRegistry } from "../../src/safepoints/registry.js";
 import { parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
 import { formatBlobLikeReadobj } from "../../src/stackmap/readobj-format.js";
+import { checkKernelIndex } from "../support/kernel-index-check.js";
 import { Rng, mutate } from "./mutate.js";
 
 /** A decoder under fuzzing: must return or throw a RootwalkError, nothing else. */
 export type FuzzTarget = (bytes: Uint8Array) => void;
 
-/** The LLVM stack map section all the way into a registry. */
+/** Sections the scan kernel indexed (and matched the general path on) or declined, over every run. */
+export const kernelIndexCounts = { indexed: 0, declined: 0 };
+
+/**
+ * The LLVM stack map section all the way into a registry, by the general path and by the scan
+ * kernel's index, which must agree (test/support/kernel-index-check.ts: same table and recipes,
+ * or declined when the general path rejects the section).
+ */
 export const stackMapSectionTarget: FuzzTarget = (bytes) => {
-  const blobs = parseStackMapSection(bytes);
-  for (const blob of blobs) formatBlobLikeReadobj(blob);
-  const descriptors = buildLlvmDescriptors(blobs);
-  new SafepointRegistry().register({ name: "fuzz", format: "llvm-v3", descriptors, loadBias: 0x400000, contentKey: "fuzz" });
+  kernelIndexCounts[checkKernelIndex(bytes, 0x400000)]++;
+  for (const blob of parseStackMapSection(bytes)) formatBlobLikeReadobj(blob);
 };
 
 export interface FuzzReport {

@@ -2,11 +2,12 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
 import { CORPUS, compileCorpusEntry } from "../ll/corpus.js";
-import { objectFileTarget, runFuzz, expectCleanFuzz, stackMapSectionTarget } from "./fuzz-targets.js";
+import { kernelIndexCounts, objectFileTarget, runFuzz, expectCleanFuzz, stackMapSectionTarget } from "./fuzz-targets.js";
 
 /*
  * Mutated and truncated stack maps must end in a RootwalkError or a successful decode: never
- * another exception (a RangeError is an out-of-bounds read), never a hang. Seeds are the real
+ * another exception (a RangeError is an out-of-bounds read), never a hang; and the scan kernel's
+ * stack map index must agree with the general path on every section (fuzz-targets.ts). Seeds are the real
  * sections and objects of the .ll corpus. CI runs ROOTWALK_FUZZ_CASES (default 3000) cases per
  * target; `npm run fuzz` runs 100,000 per target.
  */
@@ -23,7 +24,12 @@ describe("fuzzing", () => {
   it(
     `stack map sections: ${CASES} mutations`,
     () => {
+      const before = { ...kernelIndexCounts };
       expectCleanFuzz("sections", runFuzz(stackMapSectionTarget, sections, CASES, SEED));
+      // The scan kernel's index was compared with the general path on sections it indexed.
+      const indexed = kernelIndexCounts.indexed - before.indexed;
+      console.log(`sections: the scan kernel indexed ${indexed}, declined ${kernelIndexCounts.declined - before.declined}`);
+      expect(indexed).toBeGreaterThan(0);
     },
     Math.max(60_000, CASES * 5),
   );

@@ -31,6 +31,7 @@ import {
   CTX_WORD_COUNT,
 } from "../kernel-layout";
 import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_SAVE_START, RECIPE_SLOT_START } from "../../../src/safepoints/recipe-record";
+export { measureStackMap, indexStackMap } from "./parse-stackmap";
 
 /*
  * The scan kernel: takes the plain frames of one stack chunk (src/safepoints/fast-frame-rule.ts)
