@@ -1,8 +1,16 @@
 import { hex } from "../src/errors.js";
-import { BYTES_IN_BLOCK, BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
+import {
+  BYTES_IN_BLOCK,
+  BYTES_IN_LARGE_PAGE,
+  BYTES_IN_LINE,
+  LOG_BYTES_IN_BLOCK,
+  LOG_BYTES_IN_LARGE_PAGE,
+  LOG_BYTES_IN_LINE,
+  LOG_BYTES_IN_WORD,
+} from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
 import type { ObjectModel } from "./object-model.js";
-import { describePoison } from "./poison.js";
+import { POISONED_OBJECT_REASON, describePoison, hasPoisonedHeader } from "./poison.js";
 
 /**
  * Where a verification failure's bad value was read:
@@ -116,34 +124,104 @@ export function inspectGraph(
 /**
  * The traversal of inspectGraph: reaches every object (checking each once, GraphTraversal.reach)
  * and hashes the graph: per object its slot count, raw byte count and raw bytes, and each
- * pointer as its target's traversal index + 1 (0 for null and for a pointer that failed).
+ * pointer as its target's traversal index + 1 (0 for null and for a pointer that failed). The
+ * values hashed are written to the traversal's HashInput and hashed after the walk in one loop:
+ * the walk's loop stays small enough for the compiler to inline the object model's accessors.
  */
 function traverse(space: HeapSpace, model: ObjectModel, roots: readonly number[], walk: GraphTraversal): string {
-  const h = new Checksum();
+  const input = walk.hashInput;
   for (let r = 0; r < roots.length; r++) {
     const root = roots[r]!;
-    h.add32(root === 0 ? 0 : walk.reach(root, -1, r) + 1);
+    const n = input.reserve(1);
+    input.values[n] = root === 0 ? 0 : walk.reachAddress(root, -1, r) + 1;
+    input.count = n + 1;
   }
   const base = space.base;
   const words = space.words;
   for (let k = 0; k < walk.count; k++) {
-    const obj = base + walk.order[k]!;
+    const offset = walk.order[k]!;
+    const obj = base + offset;
     const slots = model.pointerSlotCount(space, obj);
     const rawCount = model.rawByteCount(space, obj);
-    h.add32(slots);
-    h.add32(rawCount);
+    const wholeWords = rawCount >>> 2;
+    let n = input.reserve(2 + wholeWords + (rawCount & 3) + slots);
+    const values = input.values;
+    values[n++] = slots;
+    values[n++] = rawCount;
     // Raw bytes a 32-bit word at a time (they start 8-aligned, after the slots), the tail by bytes.
     const raw = model.rawBytesAddress(space, obj) - base;
-    const wholeWords = rawCount >>> 2;
-    for (let i = 0, w = raw >>> 2; i < wholeWords; i++) h.add32(words[w + i]!);
-    for (let i = wholeWords << 2; i < rawCount; i++) h.add32(space.bytes[raw + i]!);
+    for (let i = 0, w = raw >>> 2; i < wholeWords; i++) values[n++] = words[w + i]!;
+    for (let i = wholeWords << 2; i < rawCount; i++) values[n++] = space.bytes[raw + i]!;
     for (let i = 0; i < slots; i++) {
       const v = space.readWord(model.pointerSlotAddress(space, obj, i));
-      h.add32(v === 0 ? 0 : walk.reach(v, obj, i) + 1);
+      // Heap offsets (integers below 2^32) all the way down: no address is passed as a double.
+      const target = v - base;
+      values[n++] = (v === 0 ? -1 : target >>> 0 === target ? walk.reach(target, offset, i) : walk.reachAddress(v, offset, i)) + 1;
     }
+    input.count = n;
   }
-  h.add32(walk.count);
-  return h.digest();
+  const n = input.reserve(1);
+  input.values[n] = walk.count;
+  input.count = n + 1;
+  return input.digest();
+}
+
+/** Values HashInput holds before it hashes them (more only for an object with more values). */
+const HASH_INPUT_VALUES = 1 << 14;
+
+/**
+ * The graph hash: two 32-bit FNV-1a-style lanes, int32 throughout, over 32-bit values (every
+ * value hashed is below 2^32: slot counts, raw byte counts and words, traversal indices + 1).
+ * The traversal writes each object's values into a buffer, hashed a buffer at a time: hashing
+ * in place (two lanes updated per value) made the traversal's loop too large for the compiler
+ * to inline the object model's accessors and the index lookup into it. The buffer grows only
+ * for an object with more values than it holds, and shrinks back after that traversal.
+ */
+class HashInput {
+  values = new Uint32Array(HASH_INPUT_VALUES);
+  count = 0;
+  private a = 0;
+  private b = 0;
+
+  /** Starts a new hash. */
+  reset(): void {
+    this.count = 0;
+    this.a = 0x811c9dc5 | 0;
+    this.b = 0x01000193;
+    if (this.values.length > HASH_INPUT_VALUES) this.values = new Uint32Array(HASH_INPUT_VALUES);
+  }
+
+  /** The index where `n` more values go (room made: the buffer hashed first if full); the writer then sets `count`. */
+  reserve(n: number): number {
+    if (this.count + n > this.values.length) this.makeRoom(n);
+    return this.count;
+  }
+
+  private makeRoom(n: number): void {
+    this.hash();
+    if (n > this.values.length) this.values = new Uint32Array(n);
+  }
+
+  /** Hashes the values held and empties the buffer. */
+  private hash(): void {
+    let a = this.a;
+    let b = this.b;
+    const values = this.values;
+    for (let i = 0; i < this.count; i++) {
+      const value = values[i]!;
+      a = Math.imul(a ^ value, 0x01000193);
+      b = Math.imul(b ^ value, 0x5bd1e995) ^ (b >>> 13);
+    }
+    this.a = a;
+    this.b = b;
+    this.count = 0;
+  }
+
+  /** The hash of every value since reset, as 16 hex digits. */
+  digest(): string {
+    this.hash();
+    return (this.a >>> 0).toString(16).padStart(8, "0") + (this.b >>> 0).toString(16).padStart(8, "0");
+  }
 }
 
 /**
@@ -184,6 +262,8 @@ class FailureReport {
  * The state of one traversal, in typed arrays reused from one inspection to the next (a
  * verification after every collection would otherwise allocate and regrow them each time):
  *   order    the reached objects' heap offsets, in traversal order (a breadth-first queue);
+ *   ends     per reached Immix object, the heap offset where its storage ends plus its header
+ *            bytes (reportOverlaps' range), 0 for a large object;
  *   index    offset -> traversal index (TraversalIndex);
  *   starts   one bit per reached Immix object's address (ObjectStartBits, for reportOverlaps).
  * Heap offsets are below 2^32 (MAX_HEAP_BYTES), so every table holds integers.
@@ -191,9 +271,11 @@ class FailureReport {
  */
 class GraphTraversal {
   order: Uint32Array = new Uint32Array(1024);
+  ends: Uint32Array = new Uint32Array(1024);
   count = 0;
   readonly index = new TraversalIndex();
   readonly starts = new ObjectStartBits();
+  readonly hashInput = new HashInput();
   private space!: HeapSpace;
   private model!: ObjectModel;
   private requireLive = false;
@@ -210,32 +292,53 @@ class GraphTraversal {
     t.report = report;
     t.immixEndOffset = space.los.bottomPage * BYTES_IN_LARGE_PAGE;
     t.count = 0;
-    t.index.clear();
+    t.hashInput.reset();
+    t.index.reserve(space.sizeBytes);
     t.starts.reserve(space.sizeBytes);
     return t;
   }
 
   /**
-   * The traversal index of the object at `address` (discovering it: checked, queued, indexed),
-   * or -1 if it fails a check (reported as read at `holder`, `slot`). Runs per pointer.
+   * The traversal index of the object at heap offset `offset` (an integer in [0, 2^32)),
+   * discovering it (checked, queued, indexed) the first time, or -1 if it fails a check (reported
+   * as read at slot `slot` of the object at offset `holder`, or root `slot` when holder is -1).
+   * Runs per pointer: small enough to be inlined, and offsets are small integers (nothing boxed).
    */
-  reach(address: number, holder: number, slot: number): number {
+  reach(offset: number, holder: number, slot: number): number {
+    const known = this.index.get(offset);
+    return known >= 0 ? known : this.discover(offset, holder, slot);
+  }
+
+  /** reach for any value read as a pointer (a root, or a slot holding no heap offset). */
+  reachAddress(address: number, holder: number, slot: number): number {
     const offset = address - this.space.base;
-    // Only an integer offset in [0, 2^32) can be an object's; anything else fails checkObject.
-    const indexed = offset >>> 0 === offset;
-    const at = indexed ? this.index.slotFor(offset) : -1;
-    if (indexed && this.index.holds(at, offset)) return this.index.valueAt(at);
-    const reason = checkObject(this.space, this.model, address, this.requireLive);
-    if (reason !== null || !indexed) {
-      this.report.badPointer(holder, slot, address, reason ?? "outside the heap");
-      return -1;
-    }
+    if (offset >>> 0 === offset) return this.reach(offset, holder, slot);
+    return this.fail(holder, slot, address, checkObject(this.space, this.model, address, this.requireLive) ?? OUTSIDE_THE_HEAP);
+  }
+
+  /** The first pointer to `offset`: checks the object there and queues it, or reports the failure. */
+  private discover(offset: number, holder: number, slot: number): number {
+    const reason = checkObjectAt(this.space, this.model, offset, this.requireLive);
+    if (reason !== null) return this.fail(holder, slot, this.space.base + offset, reason);
     const k = this.count++;
-    if (k === this.order.length) this.order = growUint32(this.order);
+    if (k === this.order.length) {
+      this.order = growUint32(this.order);
+      this.ends = growUint32(this.ends);
+    }
     this.order[k] = offset;
-    this.index.insertAt(at, offset, k);
-    if (offset < this.immixEndOffset) this.starts.set(offset);
+    this.index.set(offset, k);
+    if (offset < this.immixEndOffset) {
+      this.starts.set(offset);
+      this.ends[k] = offset + this.model.sizeBytes(this.space, this.space.base + offset);
+    } else {
+      this.ends[k] = 0;
+    }
     return k;
+  }
+
+  private fail(holder: number, slot: number, address: number, reason: string): number {
+    this.report.badPointer(holder < 0 ? -1 : this.space.base + holder, slot, address, reason);
+    return -1;
   }
 
   /** The address of the `k`-th reached object. */
@@ -243,9 +346,13 @@ class GraphTraversal {
     return this.space.base + this.order[k]!;
   }
 
-  /** Leaves the start bits all clear for the next traversal (only the words this one set). */
+  /** Leaves the index empty and the start bits all clear for the next traversal. */
   finish(): void {
-    for (let k = 0; k < this.count; k++) this.starts.clearWordOf(this.order[k]!);
+    for (let k = 0; k < this.count; k++) {
+      this.starts.clearWordOf(this.order[k]!);
+      this.index.clearAt(this.order[k]!);
+    }
+    this.index.releasePages();
   }
 }
 
@@ -267,15 +374,14 @@ function growUint32(a: Uint32Array): Uint32Array {
  * found by a search made only for the failures kept), else the outer object.
  */
 function reportOverlaps(space: HeapSpace, model: ObjectModel, walk: GraphTraversal, roots: readonly number[], report: FailureReport): void {
-  const immixEnd = space.base + space.los.bottomPage * BYTES_IN_LARGE_PAGE;
   const starts = walk.starts;
   for (let k = 0; k < walk.count; k++) {
+    // Another object's address within (obj, obj + size) puts its storage inside this one.
+    const innerEndOffset = walk.ends[k]!;
+    if (innerEndOffset === 0 || !starts.anyInRange(walk.order[k]! + 8, innerEndOffset)) continue;
     const obj = walk.addressAt(k);
-    if (obj >= immixEnd) continue;
-    const end = obj - model.headerBytes + model.sizeBytes(space, obj);
-    // Another object's address within (obj, end + header) puts its storage inside this one.
-    const innerEnd = end + model.headerBytes;
-    if (!starts.anyInRange(obj + 8 - space.base, innerEnd - space.base)) continue;
+    const innerEnd = space.base + innerEndOffset;
+    const end = innerEnd - model.headerBytes;
     for (let inner = obj + 8; inner < innerEnd; inner += 8) {
       if (!starts.has(inner - space.base)) continue;
       report.failures++;
@@ -359,12 +465,23 @@ function findHolder(
 
 /** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */
 export function checkObject(space: HeapSpace, model: ObjectModel, address: number, requireLive: boolean): string | null {
+  const offset = address - space.base;
+  if (offset >>> 0 === offset) return checkObjectAt(space, model, offset, requireLive);
+  // Not an integer offset below 2^32: outside the heap, unless a non-integer address inside its range.
+  if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
+  return describePoison(space, address, model.headerBytes) ?? OUTSIDE_THE_HEAP;
+}
+
+const OUTSIDE_THE_HEAP = "outside the heap";
+
+/** checkObject of the address at heap offset `offset`, an integer in [0, 2^32) (the verifier's path). */
+function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, requireLive: boolean): string | null {
+  const address = space.base + offset;
   // First: a quarantined block may be protected memory, not to be read.
   if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
-  const poisoned = describePoison(space, address, model.headerBytes);
-  if (poisoned !== null) return poisoned;
-  const offset = address - space.base;
-  if (!Number.isSafeInteger(address) || offset < 0 || offset >= space.sizeBytes) return "outside the heap";
+  // (An address past the heap is not the poison pattern: that is far above every heap's end.)
+  if (offset >= space.sizeBytes) return OUTSIDE_THE_HEAP;
+  if (hasPoisonedHeader(space, offset, model.headerBytes)) return POISONED_OBJECT_REASON;
   if ((offset & 7) !== 0) return "misaligned";
   const inLargeSpace = offset >= space.los.bottomPage * BYTES_IN_LARGE_PAGE;
   if (!inLargeSpace) {
@@ -397,85 +514,62 @@ export function checkObject(space: HeapSpace, model: ObjectModel, address: numbe
   return "between large objects";
 }
 
+/** 8-byte granules in a block: the entries of a TraversalIndex page. */
+const GRANULES_IN_BLOCK = BYTES_IN_BLOCK >>> LOG_BYTES_IN_WORD;
+const GRANULE_IN_BLOCK_MASK = GRANULES_IN_BLOCK - 1;
+
 /**
- * Heap offset -> traversal index, for one traversal: open addressing on typed arrays (offsets are
- * 8-aligned integers below 2^32; a key is stored as offset + 1 so that 0 marks an empty slot),
- * doubled when half full, reused from one traversal to the next. A Map here cost more than the
- * rest of the verification.
+ * Heap offset -> traversal index, for one traversal: one int32 per 8-byte granule (traversal
+ * index + 1; 0 = not reached), direct-mapped in a page per 32 KiB block of the heap. A block's
+ * page is taken from a pool when the traversal reaches its first object there, so the index
+ * costs 16 KiB per block holding a reached object (half of those blocks' bytes) and one lookup
+ * per pointer. After a traversal its user clears the entries it set and the pages go back to
+ * the pool, all zero. Every page slot of an untouched block holds the one shared empty page.
  */
 class TraversalIndex {
-  private keys = new Uint32Array(1024);
-  private values = new Int32Array(1024);
-  private count = 0;
+  private static readonly EMPTY_PAGE = new Int32Array(GRANULES_IN_BLOCK);
+  private pages: Int32Array[] = [];
+  private readonly pool: Int32Array[] = [];
+  /** Blocks whose page is taken (their pages go back to the pool in releasePages). */
+  private taken: number[] = [];
+  private sizeBytes = 0;
 
-  /** Empties it: costs its capacity, about twice the last graph's objects. */
-  clear(): void {
-    if (this.count > 0) this.keys.fill(0);
-    this.count = 0;
+  /** Room for a heap of `heapBytes` (every page empty). */
+  reserve(heapBytes: number): void {
+    this.sizeBytes = heapBytes;
+    const blocks = Math.ceil(heapBytes / BYTES_IN_BLOCK);
+    while (this.pages.length < blocks) this.pages.push(TraversalIndex.EMPTY_PAGE);
   }
 
-  /** Where `key` (offset + 1) is, or the empty slot where it would go. */
-  private slotOf(key: number, keys: Uint32Array): number {
-    const mask = keys.length - 1;
-    // High bits of a multiplicative mix of the granule number.
-    let i = Math.imul(key >>> 3, 0x9e3779b1) >>> (Math.clz32(keys.length) + 1);
-    while (keys[i] !== 0 && keys[i] !== key) i = (i + 1) & mask;
-    return i;
+  /** The traversal index of the object at `offset` (an integer in [0, 2^32)), or -1 if not reached. */
+  get(offset: number): number {
+    if (offset >= this.sizeBytes || (offset & 7) !== 0) return -1;
+    return this.pages[offset >>> LOG_BYTES_IN_BLOCK]![(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK]! - 1;
   }
 
-  /**
-   * The slot holding heap offset `offset` (holds() is then true), or the empty slot where it
-   * goes: one probe serves the lookup and the insertion. Makes room for one more first.
-   */
-  slotFor(offset: number): number {
-    if ((this.count + 1) * 2 > this.keys.length) this.grow();
-    return this.slotOf(offset + 1, this.keys);
-  }
-
-  holds(slot: number, offset: number): boolean {
-    return this.keys[slot] === offset + 1;
-  }
-
-  valueAt(slot: number): number {
-    return this.values[slot]!;
-  }
-
-  /** Records `offset` (not in it yet) at `slot`, as slotFor returned it. */
-  insertAt(slot: number, offset: number, value: number): void {
-    this.count++;
-    this.keys[slot] = offset + 1;
-    this.values[slot] = value;
-  }
-
-  private grow(): void {
-    const oldKeys = this.keys;
-    const oldValues = this.values;
-    this.keys = new Uint32Array(oldKeys.length * 2);
-    this.values = new Int32Array(oldKeys.length * 2);
-    for (let j = 0; j < oldKeys.length; j++) {
-      if (oldKeys[j] === 0) continue;
-      const i = this.slotOf(oldKeys[j]!, this.keys);
-      this.keys[i] = oldKeys[j]!;
-      this.values[i] = oldValues[j]!;
+  /** Records `offset` (8-aligned, inside the heap, not reached yet) as traversal index `k`. */
+  set(offset: number, k: number): void {
+    const block = offset >>> LOG_BYTES_IN_BLOCK;
+    let page = this.pages[block]!;
+    if (page === TraversalIndex.EMPTY_PAGE) {
+      page = this.pool.pop() ?? new Int32Array(GRANULES_IN_BLOCK);
+      this.pages[block] = page;
+      this.taken.push(block);
     }
-  }
-}
-
-/**
- * Two 32-bit FNV-1a-style lanes over 32-bit values: every value the checksum takes is below 2^32
- * (slot counts, raw byte counts and words, traversal indices + 1), one step each.
- */
-class Checksum {
-  // Lanes kept as int32 (| 0): a field that starts above 2^31 would be a boxed double.
-  private a = 0x811c9dc5 | 0;
-  private b = 0x01000193;
-
-  add32(value: number): void {
-    this.a = Math.imul(this.a ^ value, 0x01000193);
-    this.b = Math.imul(this.b ^ value, 0x5bd1e995) ^ (this.b >>> 13);
+    page[(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK] = k + 1;
   }
 
-  digest(): string {
-    return (this.a >>> 0).toString(16).padStart(8, "0") + (this.b >>> 0).toString(16).padStart(8, "0");
+  /** Clears the entry of `offset` (one set in this traversal). */
+  clearAt(offset: number): void {
+    this.pages[offset >>> LOG_BYTES_IN_BLOCK]![(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK] = 0;
+  }
+
+  /** Gives the pages taken back to the pool (their entries cleared by clearAt). */
+  releasePages(): void {
+    for (const block of this.taken) {
+      this.pool.push(this.pages[block]!);
+      this.pages[block] = TraversalIndex.EMPTY_PAGE;
+    }
+    this.taken.length = 0;
   }
 }

@@ -38,14 +38,25 @@ export function isPoisonedWord(space: HeapSpace, address: number): boolean {
   return space.words[i] === POISON_HALF_WORD && space.words[i + 1] === POISON_HALF_WORD;
 }
 
+/** describePoison's reason for a pointer whose object's header holds the pattern. */
+export const POISONED_OBJECT_REASON = "in poisoned memory (an object an earlier collection evacuated or freed: a stale pointer)";
+
 /** Why a pointer value relates to poison, for messages, or null. */
 export function describePoison(space: HeapSpace, address: number, headerBytes: number): string | null {
   if (address === POISON_WORD_VALUE) return "the poison pattern 0xdeadbeecdeadbeec (a value read through a stale pointer from memory a collection poisoned)";
-  const header = address - headerBytes;
-  if (Number.isSafeInteger(address) && (address & 7) === 0 && header >= space.base && address < space.base + space.sizeBytes && isPoisonedWord(space, header)) {
-    return "in poisoned memory (an object an earlier collection evacuated or freed: a stale pointer)";
-  }
-  return null;
+  const offset = address - space.base;
+  return Number.isSafeInteger(address) && offset >= 0 && offset < space.sizeBytes && hasPoisonedHeader(space, offset, headerBytes)
+    ? POISONED_OBJECT_REASON
+    : null;
+}
+
+/**
+ * True when an object at heap offset `offset` (an integer in [0, sizeBytes): a value equal to the
+ * pattern is outside every heap) would be 8-aligned with a header word holding the pattern: what
+ * describePoison calls poisoned memory. The verifier asks it per object it reaches.
+ */
+export function hasPoisonedHeader(space: HeapSpace, offset: number, headerBytes: number): boolean {
+  return (offset & 7) === 0 && offset >= headerBytes && isPoisonedWord(space, space.base + offset - headerBytes);
 }
 
 /**

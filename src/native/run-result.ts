@@ -76,10 +76,10 @@ export function runResult({ runtime, collector, callbacks, maps, timing, scanRef
     ...(scanReference !== undefined ? { scanReference } : {}),
     phasesMs: {
       stopTheWorld: timing.stopMs,
-      scan: stats.totalPhaseMs.scan - timing.stopMs,
+      scan: stats.totalPhaseMs.scan - (timing.stopMs - timing.stopInVerificationMs),
       traceEvacuate: stats.totalPhaseMs.traceEvacuate,
       sweep: stats.totalPhaseMs.sweep,
-      verify: stats.totalPhaseMs.verify,
+      verify: stats.totalPhaseMs.verify - timing.stopInVerificationMs,
     },
   };
 }

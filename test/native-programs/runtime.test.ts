@@ -61,6 +61,8 @@ describe.each(NATIVE_PROGRAMS.map((entry) => [entry.name, entry] as const))("roo
       for (const v of Object.values(p)) expect(v).toBeGreaterThanOrEqual(0);
       expect(p.scan).toBeGreaterThan(0);
       expect(p.verify).toBeGreaterThan(0);
+      // The world stop is the stop with --verify too, though the verification's scan made it.
+      expect(p.stopTheWorld).toBeGreaterThan(0);
       expect(p.stopTheWorld + p.scan + p.traceEvacuate + p.sweep).toBeLessThanOrEqual(r.maxPauseMs * r.collections + 0.01);
     },
     TEST_TIMEOUT_MS,
