@@ -1,5 +1,5 @@
 import type { RootScanReason, RootScanner } from "../gc/root-scanning.js";
-import type { Memory } from "../src/memory/memory.js";
+import { type Memory, flatWords } from "../src/memory/memory.js";
 import type { SafepointRegistry } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
@@ -43,6 +43,17 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
    * (off unless turned on, see there).
    */
   crossCheck?: boolean;
+}
+
+/**
+ * The bytes of `thread`'s stack a scan can read: from its innermost chunk's SP to the end of its
+ * memory when that is one flat range (a native stack's view ends at the stack's top), else 0.
+ */
+function liveStackBytes(thread: ThreadStack): number {
+  const flat = flatWords(thread.memory);
+  const sp = thread.chunks[0]?.sp;
+  if (flat === undefined || sp === undefined) return 0;
+  return Math.max(0, Math.min(flat.sizeBytes, flat.base + flat.sizeBytes - sp));
 }
 
 /**
@@ -104,6 +115,18 @@ export class StackRootScanner implements RootScanner {
     for (const o of this.observers) o.scanned(scan);
   }
 
+  /**
+   * Builds now what the first scan would otherwise build: the registry's current snapshot's scan
+   * layout (its table and recipes in the scan memory) and the scan kernel's module, compiled and
+   * instantiated with the first thread's binding. A runtime calls it when a map is registered
+   * (gc_init), so that no collection pays for them; a scan after a later registration builds the
+   * new snapshot's layout itself.
+   */
+  prepareScans(): void {
+    void this.registry.snapshot().scanLayout;
+    this.kernels[0] ??= new ScanKernel();
+  }
+
   /** Walks every thread's stack and records its root slots and base values (nothing is visited yet). */
   walkStacks(): void {
     const snapshot = this.registry.snapshot();
@@ -113,6 +136,7 @@ export class StackRootScanner implements RootScanner {
       const thread = threads[t]!;
       const pairs = (this.pairsByThread[t] ??= new RootPairs());
       pairs.clear();
+      pairs.reserveForStack(liveStackBytes(thread));
       let u = this.unwinders[t];
       if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
       else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);
