@@ -4,6 +4,7 @@ import type { SafepointRegistry } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import { warmScanKernel } from "./scan-kernel/warm-up.js";
 import { RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
 import { describeSlot, isMemorySlot } from "./slot.js";
@@ -118,13 +119,17 @@ export class StackRootScanner implements RootScanner {
   /**
    * Builds now what the first scan would otherwise build: the registry's current snapshot's scan
    * layout (its table and recipes in the scan memory) and the scan kernel's module, compiled and
-   * instantiated with the first thread's binding. A runtime calls it when a map is registered
+   * instantiated with the first thread's binding, and run on a synthetic stack so that V8 has its
+   * optimised code ready (walker/scan-kernel/warm-up.ts). A runtime calls it when a map is registered
    * (gc_init), so that no collection pays for them; a scan after a later registration builds the
    * new snapshot's layout itself.
    */
   prepareScans(): void {
     void this.registry.snapshot().scanLayout;
-    this.kernels[0] ??= new ScanKernel();
+    if (this.kernels[0] === undefined) {
+      this.kernels[0] = new ScanKernel();
+      warmScanKernel();
+    }
   }
 
   /** Walks every thread's stack and records its root slots and base values (nothing is visited yet). */
