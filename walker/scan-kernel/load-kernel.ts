@@ -6,7 +6,8 @@ import { scanMemory } from "../../src/memory/scan-memory.js";
 /*
  * The scan kernel's WebAssembly module (built from walker/scan-kernel/assembly/kernel.ts by
  * `npm run build:kernel`, committed beside this file and copied next to its compiled form in
- * dist/ by `npm run build`), instantiated once per process on the scan memory, at the first scan.
+ * dist/ by `npm run build`), instantiated once per process on the scan memory, at the first scan or before it
+ * (StackRootScanner.prepareScans, at gc_init in the native runtime).
  * It is found relative to this module, so the same code loads it from the sources (vitest) and
  * from dist/ (the installed package, which has no AssemblyScript).
  */
