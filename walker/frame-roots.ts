@@ -41,10 +41,11 @@ import { WalkError, type Unwinder } from "./unwinder.js";
 const PAIR_BYTES = 32;
 const INITIAL_PAIRS = 256;
 /**
- * The most pairs `reserveForStack` makes room for before a scan (32 MiB of columns): a larger
- * stack still scans, its columns then grow during the scan as they always could.
+ * The most pairs `reserveForStack` makes room for before a scan (8 MiB of columns per thread: 32
+ * native threads at the bound take 256 MiB of the scan memory, which their reserved stacks share):
+ * a larger stack still scans, its columns then grow during the scan as they always could.
  */
-export const MAX_PRESIZED_PAIRS = 1 << 20;
+export const MAX_PRESIZED_PAIRS = 1 << 18;
 
 /**
  * Growable struct-of-arrays of root pairs, reused across walks: the output contract of a stack
