@@ -44,6 +44,13 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
    * (off unless turned on, see there).
    */
   crossCheck?: boolean;
+  /**
+   * Make each thread's root pairs room for its live stack before walking it
+   * (RootPairs.reserveForStack), default true: for a scanner kept across collections, whose
+   * columns then grow once per new stack size. A scanner used for one walk (StuckThreadPins)
+   * turns it off: its columns would be a fresh region sized for the stack, cleared, for one use.
+   */
+  presizePairs?: boolean;
 }
 
 /**
@@ -80,6 +87,7 @@ export class StackRootScanner implements RootScanner {
   private readonly relocationScratch = { bases: new Float64Array(256), deriveds: new Float64Array(256) };
   private readonly strictOptions: UnwinderOptions;
   private readonly crossCheck: boolean;
+  private readonly presizePairs: boolean;
   /** The stacks of the last walk (updateRoots relocates what it found). */
   private walked: readonly ThreadStack[] = [];
   framesScanned = 0;
@@ -90,9 +98,10 @@ export class StackRootScanner implements RootScanner {
     private readonly threads: () => readonly ThreadStack[],
     options: StackRootScannerOptions = {},
   ) {
-    const { crossCheck, ...unwinderOptions } = options;
+    const { crossCheck, presizePairs, ...unwinderOptions } = options;
     this.strictOptions = { ...unwinderOptions, mode: "strict" };
     this.crossCheck = crossCheck ?? crossCheckByDefault();
+    this.presizePairs = presizePairs ?? true;
   }
 
   private readonly observers: RootScanObserver[] = [];
@@ -141,7 +150,7 @@ export class StackRootScanner implements RootScanner {
       const thread = threads[t]!;
       const pairs = (this.pairsByThread[t] ??= new RootPairs());
       pairs.clear();
-      pairs.reserveForStack(liveStackBytes(thread));
+      if (this.presizePairs) pairs.reserveForStack(liveStackBytes(thread));
       let u = this.unwinders[t];
       if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
       else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);

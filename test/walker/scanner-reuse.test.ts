@@ -68,6 +68,11 @@ describe("StackRootScanner sizes its work before the scan", () => {
     scanner.walkStacks();
     expect(scanner.lastWalkOf(0)!.pairs.count).toBe(10);
     expect(scanner.lastWalkOf(0)!.pairs.baseSlots.length).toBe(MAX_PRESIZED_PAIRS);
+
+    // A one-walk scanner leaves the columns to grow with the pairs found: 3,000 pairs, 4,096 of room.
+    const oneWalk = new StackRootScanner(syntheticRegistry(safepoints), () => [deepStack(BASE, 0x2_0000, 3000)], { presizePairs: false });
+    oneWalk.walkStacks();
+    expect([oneWalk.lastWalkOf(0)!.pairs.count, oneWalk.lastWalkOf(0)!.pairs.baseSlots.length]).toEqual([3000, 4096]);
   });
 
   it("prepareScans builds the scan layout and the kernel binding, so the first scan allocates only its pairs", () => {
