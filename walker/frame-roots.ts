@@ -40,6 +40,12 @@ import { WalkError, type Unwinder } from "./unwinder.js";
  */
 const PAIR_BYTES = 32;
 const INITIAL_PAIRS = 256;
+/**
+ * The most pairs `reserveForStack` makes room for before a scan (8 MiB of columns per thread: 32
+ * native threads at the bound take 256 MiB of the scan memory, which their reserved stacks share):
+ * a larger stack still scans, its columns then grow during the scan as they always could.
+ */
+export const MAX_PRESIZED_PAIRS = 1 << 18;
 
 /**
  * Growable struct-of-arrays of root pairs, reused across walks: the output contract of a stack
@@ -113,6 +119,16 @@ export class RootPairs {
       else hi = mid - 1;
     }
     return records[2 * lo]!;
+  }
+
+  /**
+   * Before a scan of `stackBytes` of stack (count 0, so nothing is copied): room for one pair per
+   * 8-byte slot, the most a stack of frames with a distinct slot per pair can give, at most
+   * MAX_PRESIZED_PAIRS. The columns then grow once per new stack size, before the scan, instead
+   * of doubling (and copying) inside it; a stack that needs more still grows by `reserve`.
+   */
+  reserveForStack(stackBytes: number): void {
+    this.reserve(Math.min(Math.ceil(stackBytes / 8), MAX_PRESIZED_PAIRS));
   }
 
   /** Grows the columns (keeping the first `count` pairs) so that `extra` more pairs fit. */

@@ -1,9 +1,10 @@
 import type { RootScanReason, RootScanner } from "../gc/root-scanning.js";
-import type { Memory } from "../src/memory/memory.js";
+import { type Memory, flatWords } from "../src/memory/memory.js";
 import type { SafepointRegistry } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import { warmScanKernel } from "./scan-kernel/warm-up.js";
 import { RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
 import { describeSlot, isMemorySlot } from "./slot.js";
@@ -43,6 +44,24 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
    * (off unless turned on, see there).
    */
   crossCheck?: boolean;
+  /**
+   * Make each thread's root pairs room for its live stack before walking it
+   * (RootPairs.reserveForStack), default true: for a scanner kept across collections, whose
+   * columns then grow once per new stack size. A scanner used for one walk (StuckThreadPins)
+   * turns it off: its columns would be a fresh region sized for the stack, cleared, for one use.
+   */
+  presizePairs?: boolean;
+}
+
+/**
+ * The bytes of `thread`'s stack a scan can read: from its innermost chunk's SP to the end of its
+ * memory when that is one flat range (a native stack's view ends at the stack's top), else 0.
+ */
+function liveStackBytes(thread: ThreadStack): number {
+  const flat = flatWords(thread.memory);
+  const sp = thread.chunks[0]?.sp;
+  if (flat === undefined || sp === undefined) return 0;
+  return Math.max(0, Math.min(flat.sizeBytes, flat.base + flat.sizeBytes - sp));
 }
 
 /**
@@ -68,6 +87,7 @@ export class StackRootScanner implements RootScanner {
   private readonly relocationScratch = { bases: new Float64Array(256), deriveds: new Float64Array(256) };
   private readonly strictOptions: UnwinderOptions;
   private readonly crossCheck: boolean;
+  private readonly presizePairs: boolean;
   /** The stacks of the last walk (updateRoots relocates what it found). */
   private walked: readonly ThreadStack[] = [];
   framesScanned = 0;
@@ -78,9 +98,10 @@ export class StackRootScanner implements RootScanner {
     private readonly threads: () => readonly ThreadStack[],
     options: StackRootScannerOptions = {},
   ) {
-    const { crossCheck, ...unwinderOptions } = options;
+    const { crossCheck, presizePairs, ...unwinderOptions } = options;
     this.strictOptions = { ...unwinderOptions, mode: "strict" };
     this.crossCheck = crossCheck ?? crossCheckByDefault();
+    this.presizePairs = presizePairs ?? true;
   }
 
   private readonly observers: RootScanObserver[] = [];
@@ -104,6 +125,22 @@ export class StackRootScanner implements RootScanner {
     for (const o of this.observers) o.scanned(scan);
   }
 
+  /**
+   * Builds now what the first scan would otherwise build: the registry's current snapshot's scan
+   * layout (its table and recipes in the scan memory) and the scan kernel's module, compiled and
+   * instantiated with the first thread's binding, and run on a synthetic stack so that V8 has its
+   * optimised code ready (walker/scan-kernel/warm-up.ts). A runtime calls it when a map is registered
+   * (gc_init), so that no collection pays for them; a scan after a later registration builds the
+   * new snapshot's layout itself.
+   */
+  prepareScans(): void {
+    void this.registry.snapshot().scanLayout;
+    if (this.kernels[0] === undefined) {
+      this.kernels[0] = new ScanKernel();
+      warmScanKernel();
+    }
+  }
+
   /** Walks every thread's stack and records its root slots and base values (nothing is visited yet). */
   walkStacks(): void {
     const snapshot = this.registry.snapshot();
@@ -113,6 +150,7 @@ export class StackRootScanner implements RootScanner {
       const thread = threads[t]!;
       const pairs = (this.pairsByThread[t] ??= new RootPairs());
       pairs.clear();
+      if (this.presizePairs) pairs.reserveForStack(liveStackBytes(thread));
       let u = this.unwinders[t];
       if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
       else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);

@@ -48,6 +48,8 @@ export class NativeCallbacks {
     switch (kind) {
       case JS_INIT:
         maps.register(a);
+        // The scan layout and the kernel now, not in the first collection's scan.
+        this.parts.scanner.prepareScans();
         break;
       case JS_COLLECT:
         this.collecting(() => collector.collect(this.parts.stress ? "stress" : "gc_collect"));

@@ -24,7 +24,7 @@ export class StuckThreadPins {
   start(t: number): void {
     this.modules.refreshBeforeNextLookup();
     const one = this.stopped.thread(t);
-    const single = new StackRootScanner(this.registry, () => [one.stack], { modules: this.modules.modules });
+    const single = new StackRootScanner(this.registry, () => [one.stack], { modules: this.modules.modules, presizePairs: false });
     const bases = new Set<number>();
     single.walkStacks();
     single.visitRoots((b) => bases.add(b));

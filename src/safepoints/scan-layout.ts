@@ -15,7 +15,8 @@ import type { ScanRecipes } from "./scan-recipes.js";
  *                 stay there, for lookups and the general unwinder)
  *   recipes       one record per recipe (src/safepoints/recipe-record.ts)
  *   slots, saves  the recipes' (base, derived) offset pairs and (register, CFA offset) pairs, i32
- * The layout is built once per snapshot, on the first scan, and never changes (the snapshot's
+ * The layout is built once per snapshot, on its first scan (the native runtime asks for it at
+ * gc_init: StackRootScanner.prepareScans), and never changes (the snapshot's
  * table and recipes never do); the region goes back when the snapshot becomes unreachable.
  */
 export class ScanLayout {

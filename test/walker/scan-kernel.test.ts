@@ -3,6 +3,7 @@ import { MemoryAccessError } from "../../src/errors.js";
 import { SimulatedMemory, WordMemory } from "../../src/memory/memory.js";
 import { scanMemory } from "../../src/memory/scan-memory.js";
 import { crossCheckScan, fastScan } from "../../walker/scan-cross-check.js";
+import { warmScanKernel } from "../../walker/scan-kernel/warm-up.js";
 import { syntheticRegistry } from "./support/synthetic-stack.js";
 
 /*
@@ -95,5 +96,13 @@ describe("scan kernel", () => {
     } finally {
       filler.release();
     }
+  });
+});
+
+describe("the scan kernel's warm-up", () => {
+  it("runs the kernel over all 4,096 frames of its synthetic stack and gives its scratch region back", () => {
+    const before = scanMemory().allocatedBytes;
+    expect(warmScanKernel()).toBe(4096);
+    expect(scanMemory().allocatedBytes).toBe(before);
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SimulatedMemory } from "../../src/memory/memory.js";
+import { scanMemory } from "../../src/memory/scan-memory.js";
+import { MAX_PRESIZED_PAIRS } from "../../walker/frame-roots.js";
 import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
 import { syntheticRegistry } from "./support/synthetic-stack.js";
 
@@ -35,5 +37,58 @@ describe("StackRootScanner keeps its per-thread state across scans", () => {
     scanner.updateRoots((old) => old + 0x10);
     expect(threads[0]!.memory.readWord(BASE + 0x20_0100)).toBe(0x5200_0010);
     expect(scanner.rootsRelocated).toBe(1);
+  });
+});
+
+/** `frames` 16-byte frames (ra 0x2000, the root at sp + 0 holding 0x5000_0000 + frame) from base + 0x100 up. */
+function deepStack(base: number, memoryBytes: number, frames: number): ThreadStack {
+  const memory = new SimulatedMemory(base, memoryBytes);
+  const sp = base + 0x100;
+  for (let f = 0; f < frames; f++) {
+    memory.writeWord(sp + 24 * f, 0x5000_0000 + f);
+    memory.writeWord(sp + 24 * f + 16, f === frames - 1 ? BOUNDARY : 0x2000);
+  }
+  return { memory, chunks: [{ sp, ra: 0x2000, boundaryRa: BOUNDARY }] };
+}
+
+describe("StackRootScanner sizes its work before the scan", () => {
+  const safepoints = [{ ra: 0x2000, frameSizeBytes: 16, pairs: [[0, 0]] as [number, number][] }];
+
+  it("gives each thread's pairs room for one pair per slot of its live stack before walking it, up to MAX_PRESIZED_PAIRS", () => {
+    let threads = [deepStack(BASE, 0x2_0000, 3000)];
+    const scanner = new StackRootScanner(syntheticRegistry(safepoints), () => threads);
+    scanner.walkStacks();
+    const first = scanner.lastWalkOf(0)!;
+    expect([first.frames, first.pairs.count, first.pairs.baseValues[2999]]).toEqual([3000, 3000, 0x5000_0000 + 2999]);
+    // Live stack: 0x2_0000 - 0x100 bytes = 16,352 slots; growing by doubling would stop at 4,096 pairs.
+    expect(first.pairs.baseSlots.length).toBe(16_384);
+
+    // A 16 MiB stack would need 2M pairs: the room made before the scan stops at the bound.
+    threads = [deepStack(BASE, 16 << 20, 10)];
+    scanner.walkStacks();
+    expect(scanner.lastWalkOf(0)!.pairs.count).toBe(10);
+    expect(scanner.lastWalkOf(0)!.pairs.baseSlots.length).toBe(MAX_PRESIZED_PAIRS);
+
+    // A one-walk scanner leaves the columns to grow with the pairs found: 3,000 pairs, 4,096 of room.
+    const oneWalk = new StackRootScanner(syntheticRegistry(safepoints), () => [deepStack(BASE, 0x2_0000, 3000)], { presizePairs: false });
+    oneWalk.walkStacks();
+    expect([oneWalk.lastWalkOf(0)!.pairs.count, oneWalk.lastWalkOf(0)!.pairs.baseSlots.length]).toEqual([3000, 4096]);
+  });
+
+  it("prepareScans builds the scan layout and the kernel binding, so the first scan allocates only its pairs", () => {
+    const threads = [deepStack(BASE, 0x1000, 3)];
+    // Without the cross-check, whose second walk has buffers of its own.
+    const scanner = new StackRootScanner(syntheticRegistry(safepoints), () => threads, { crossCheck: false });
+    const memory = scanMemory();
+    const beforePrepare = memory.allocatedBytes;
+    scanner.prepareScans();
+    const prepared = memory.allocatedBytes;
+    expect(prepared).toBeGreaterThan(beforePrepare);
+    scanner.prepareScans();
+    expect(memory.allocatedBytes).toBe(prepared);
+    scanner.walkStacks();
+    const pairs = scanner.lastWalkOf(0)!.pairs;
+    expect(pairs.count).toBe(3);
+    expect(memory.allocatedBytes - prepared).toBe(pairs.baseSlots.length * 32);
   });
 });

@@ -2,7 +2,8 @@ import { scanKernelExports } from "../../src/memory/scan-kernel-module.js";
 
 /*
  * The scan loop of the scan kernel's WebAssembly module (src/memory/scan-kernel-module.ts loads
- * the module, once per process, at the first scan or registration that needs it).
+ * the module, once per process, at the first scan or registration that needs it, or before it:
+ * StackRootScanner.prepareScans, at gc_init in the native runtime).
  */
 
 export { SCAN_KERNEL_FILE } from "../../src/memory/scan-kernel-module.js";
