@@ -55,12 +55,14 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
 
 /**
  * The bytes of `thread`'s stack a scan can read: from its innermost chunk's SP to the end of its
- * memory when that is one flat range (a native stack's view ends at the stack's top), else 0.
+ * memory when that is one flat range (a native stack's view ends at the stack's top), else 0 (an
+ * SP that is not a number too: the walk then says so, and room for NaN bytes would double the
+ * columns on every walk).
  */
 function liveStackBytes(thread: ThreadStack): number {
   const flat = flatWords(thread.memory);
   const sp = thread.chunks[0]?.sp;
-  if (flat === undefined || sp === undefined) return 0;
+  if (flat === undefined || sp === undefined || Number.isNaN(sp)) return 0;
   return Math.max(0, Math.min(flat.sizeBytes, flat.base + flat.sizeBytes - sp));
 }
 
