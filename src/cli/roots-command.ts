@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { CoreFile, type CoreThread, elfBuildId } from "../elf/core-file.js";
 import { coreMappingsFromMemory, mappingsUnderSysroot, readMappedFile } from "../elf/core-mappings.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
@@ -293,6 +294,9 @@ export function rootsCli(args: readonly string[], io: CliIo): number {
   if (n < 1 || n > 2) throw new InvalidArgumentError("roots", `${n} arguments`, "CORE [EXECUTABLE]");
   const maxDepth = o.has("--max-depth") ? parseMaxDepth(o.value("--max-depth")!) : DEFAULT_ROOTS_MAX_DEPTH;
   const sysroot = o.value("--sysroot");
+  // A sysroot that is no directory would only be passed over, each file then read from the host.
+  if (sysroot !== undefined && statSync(sysroot, { throwIfNoEntry: false })?.isDirectory() !== true)
+    throw new InvalidArgumentError("--sysroot", JSON.stringify(sysroot), "a directory (where the files the core names are looked for first)");
   rootsCommand(o.positional[0]!, o.positional[1], { json: o.has("--json"), maxDepth, ...(sysroot !== undefined ? { sysroot } : {}) }, io.stdout);
   return 0;
 }
