@@ -46,6 +46,13 @@ const INITIAL_PAIRS = 256;
  * a larger stack still scans, its columns then grow during the scan as they always could.
  */
 export const MAX_PRESIZED_PAIRS = 1 << 18;
+/**
+ * The most pairs the columns of one scanner's threads hold for presizing to go on (32 threads at
+ * MAX_PRESIZED_PAIRS, 256 MiB): past it a thread's columns grow with the pairs found. A native run
+ * may have up to 1,023 threads, and room for a pair per slot of every deep stack would take the
+ * whole scan memory (4 to 8 bytes of columns per byte of stack) where the roots need a few KiB.
+ */
+export const PRESIZED_PAIRS_BUDGET = 32 * MAX_PRESIZED_PAIRS;
 
 /**
  * Growable struct-of-arrays of root pairs, reused across walks: the output contract of a stack

@@ -5,7 +5,7 @@ import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { ScanKernel } from "./scan-kernel/kernel-binding.js";
 import { warmScanKernel } from "./scan-kernel/warm-up.js";
-import { RootPairs } from "./frame-roots.js";
+import { PRESIZED_PAIRS_BUDGET, RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
 import { describeSlot, isMemorySlot } from "./slot.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions } from "./unwinder.js";
@@ -47,7 +47,8 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
   /**
    * Make each thread's root pairs room for its live stack before walking it
    * (RootPairs.reserveForStack), default true: for a scanner kept across collections, whose
-   * columns then grow once per new stack size. A scanner used for one walk (StuckThreadPins)
+   * columns then grow once per new stack size; only until the columns of the threads walked so far
+   * hold PRESIZED_PAIRS_BUDGET pairs. A scanner used for one walk (StuckThreadPins)
    * turns it off: its columns would be a fresh region sized for the stack, cleared, for one use.
    */
   presizePairs?: boolean;
@@ -55,12 +56,14 @@ export interface StackRootScannerOptions extends Omit<UnwinderOptions, "mode"> {
 
 /**
  * The bytes of `thread`'s stack a scan can read: from its innermost chunk's SP to the end of its
- * memory when that is one flat range (a native stack's view ends at the stack's top), else 0.
+ * memory when that is one flat range (a native stack's view ends at the stack's top), else 0 (an
+ * SP that is not a number too: the walk then says so, and room for NaN bytes would double the
+ * columns on every walk).
  */
 function liveStackBytes(thread: ThreadStack): number {
   const flat = flatWords(thread.memory);
   const sp = thread.chunks[0]?.sp;
-  if (flat === undefined || sp === undefined) return 0;
+  if (flat === undefined || sp === undefined || Number.isNaN(sp)) return 0;
   return Math.max(0, Math.min(flat.sizeBytes, flat.base + flat.sizeBytes - sp));
 }
 
@@ -146,15 +149,18 @@ export class StackRootScanner implements RootScanner {
     const snapshot = this.registry.snapshot();
     const threads = this.threads();
     this.framesScanned = 0;
+    // Pairs the columns of the threads walked so far hold: presizing stops at the budget.
+    let columnPairs = 0;
     for (let t = 0; t < threads.length; t++) {
       const thread = threads[t]!;
       const pairs = (this.pairsByThread[t] ??= new RootPairs());
       pairs.clear();
-      if (this.presizePairs) pairs.reserveForStack(liveStackBytes(thread));
+      if (this.presizePairs && columnPairs < PRESIZED_PAIRS_BUDGET) pairs.reserveForStack(liveStackBytes(thread));
       let u = this.unwinders[t];
       if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
       else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);
       const frames = scanStackRoots(u, thread.chunks, pairs, (this.kernels[t] ??= new ScanKernel()));
+      columnPairs += pairs.baseSlots.length;
       this.framesByThread[t] = frames;
       this.framesScanned += frames;
       if (this.crossCheck) crossCheckScan(snapshot, thread.memory, thread.chunks, this.strictOptions);

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { CoreFile, type CoreThread, elfBuildId } from "../elf/core-file.js";
-import { coreMappingsFromMemory, mappingsUnderSysroot } from "../elf/core-mappings.js";
+import { coreMappingsFromMemory, mappingsUnderSysroot, readMappedFile } from "../elf/core-mappings.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
 import type { Memory } from "../memory/memory.js";
@@ -91,7 +91,7 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
   const vdso = core.vdsoImage();
   if (vdso !== undefined) files.push({ start: vdso.start, end: vdso.start + vdso.bytes.length, fileOffset: 0, path: VDSO_NAME });
   const modules = ModuleMap.fromMappings(files, {
-    readFile: (path) => readFileSync(path),
+    readFile: readMappedFile,
     pseudoImage: (m) => (m.path === VDSO_NAME ? vdso?.bytes : undefined),
   });
   const registry = new SafepointRegistry();
@@ -99,7 +99,7 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
     if (m.path === VDSO_NAME) continue; // no stack maps in the kernel's code
     let bytes: Uint8Array;
     try {
-      bytes = readFileSync(m.path);
+      bytes = readMappedFile(m.path);
     } catch (e) {
       continue; // unwinding into it reports the module; no stack maps can come from it
     }
@@ -294,6 +294,9 @@ export function rootsCli(args: readonly string[], io: CliIo): number {
   if (n < 1 || n > 2) throw new InvalidArgumentError("roots", `${n} arguments`, "CORE [EXECUTABLE]");
   const maxDepth = o.has("--max-depth") ? parseMaxDepth(o.value("--max-depth")!) : DEFAULT_ROOTS_MAX_DEPTH;
   const sysroot = o.value("--sysroot");
+  // A sysroot that is no directory would only be passed over, each file then read from the host.
+  if (sysroot !== undefined && statSync(sysroot, { throwIfNoEntry: false })?.isDirectory() !== true)
+    throw new InvalidArgumentError("--sysroot", JSON.stringify(sysroot), "a directory (where the files the core names are looked for first)");
   rootsCommand(o.positional[0]!, o.positional[1], { json: o.has("--json"), maxDepth, ...(sysroot !== undefined ? { sysroot } : {}) }, io.stdout);
   return 0;
 }

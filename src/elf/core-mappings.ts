@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { ByteView } from "../bytes/byte-view.js";
@@ -47,9 +47,19 @@ export interface CoreMappingOptions {
   readFile?: (path: string) => Uint8Array;
 }
 
+/**
+ * The bytes of a file a core names, a regular file's only: a core can name a device (a program's
+ * private mapping of /dev/zero is in NT_FILE as "/dev/zero"), whose read never ends. Anything else
+ * is an InvalidArgumentError, which every reader of mapped files takes as an unreadable file.
+ */
+export function readMappedFile(path: string): Uint8Array {
+  if (!statSync(path).isFile()) throw new InvalidArgumentError(path, "not a regular file", "the file the core mapped");
+  return readFileSync(path);
+}
+
 /** The program's and its libraries' mappings in a core without NT_FILE (see above). */
 export function coreMappingsFromMemory(core: CoreFile, executable: string, options: CoreMappingOptions = {}): CoreMappedFile[] {
-  const readFile = options.readFile ?? ((path: string) => readFileSync(path));
+  const readFile = options.readFile ?? readMappedFile;
   const program = ElfFile.parse(readFile(executable));
   if (architectureOfMachine(program.machine) !== core.architecture)
     throw new InvalidArgumentError(
@@ -91,7 +101,7 @@ export function mappingsUnderSysroot(
   core: CoreFile,
   sysroot: string,
   keep: string | undefined,
-  readFile: (path: string) => Uint8Array = (path) => readFileSync(path),
+  readFile: (path: string) => Uint8Array = readMappedFile,
 ): CoreMappedFile[] {
   const found = new Map<string, string>();
   for (const path of new Set(core.files.map((f) => f.path))) if (path !== keep) found.set(path, libraryFile(path, core, sysroot, readFile)?.path ?? path);

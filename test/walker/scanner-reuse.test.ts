@@ -91,4 +91,14 @@ describe("StackRootScanner sizes its work before the scan", () => {
     expect(pairs.count).toBe(3);
     expect(memory.allocatedBytes - prepared).toBe(pairs.baseSlots.length * 32);
   });
+
+  it("a thread whose SP is not a number fails each walk with a WalkError, its columns made no larger", () => {
+    const threads: ThreadStack[] = [{ memory: new SimulatedMemory(BASE, 0x1000), chunks: [{ sp: Number.NaN, ra: 0x2000, boundaryRa: BOUNDARY }] }];
+    const scanner = new StackRootScanner(syntheticRegistry(safepoints), () => threads, { crossCheck: false });
+    expect(() => scanner.walkStacks()).toThrow("SP 0xNaN is outside the stack's memory");
+    const afterFirst = scanMemory().allocatedBytes;
+    for (let walk = 0; walk < 8; walk++) expect(() => scanner.walkStacks()).toThrow("SP 0xNaN is outside the stack's memory");
+    // Room made for NaN bytes of stack once doubled the columns on every walk: 2^8 times the bytes.
+    expect(scanMemory().allocatedBytes).toBe(afterFirst);
+  });
 });
