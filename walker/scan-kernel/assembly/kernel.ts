@@ -62,14 +62,29 @@ export function scanFrames(ctx: u32): u32 {
   // input live in one loop, TurboFan kept more of its values in stack slots, reloaded per frame
   // (bench/README.md, "Issue 19: where the 16-site walk and the native scan spend their time").
   const noBoundary = load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2)) == 0 && word(ctx, CTX_BOUNDARY_COUNT) == 0;
-  if (noBoundary && word(ctx, CTX_LOG) == 0 && word(ctx, CTX_MAX_TAKEN) == 0xffff_ffff) return scanLoop(ctx, false);
+  if (noBoundary && word(ctx, CTX_LOG) == 0 && word(ctx, CTX_MAX_TAKEN) == 0xffff_ffff && depthCannotStop(ctx)) return scanLoop(ctx, false);
   return scanLoop(ctx, true);
 }
 
 /**
+ * Whether the walk from the cursor reaches the chunk's stack top before the depth limit: every
+ * frame takes at least its return-address slot (2 words), so at most ceil((top - w) / 2) frames
+ * are left below the top; then the loop needs no depth test (a limit of 4,000,000 frames by default,
+ * far above any stack of that size).
+ */
+@inline function depthCannotStop(ctx: u32): bool {
+  const w = word(ctx, CTX_W);
+  const top = word(ctx, CTX_TOP_WORD);
+  const index = word(ctx, CTX_INDEX);
+  const last = word(ctx, CTX_LAST_INDEX);
+  return index < last && (w >= top || (top - w + 1) >> 1 <= last - index);
+}
+
+/**
  * The frame loop of scanFrames. `logged` (a constant at each call, so each instance is compiled
- * for it) says whether the frame log, the frame limit CTX_MAX_TAKEN and the boundaries (the
- * chunk's, the extra ones) are in use; without them the frame limit is the depth limit alone.
+ * for it) says whether the frame log, the frame limit CTX_MAX_TAKEN, the boundaries (the
+ * chunk's, the extra ones) and the depth limit are in use; without them the loop tests the stack
+ * top alone.
  */
 @inline function scanLoop(ctx: u32, logged: bool): u32 {
   const words = word(ctx, CTX_WORDS);
@@ -107,7 +122,7 @@ export function scanFrames(ctx: u32): u32 {
   let index = firstIndex;
   let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
   let roomNeeded: u32 = 0;
-  while (w < topWord && index < stop && (!logged || ra != boundary)) {
+  while (w < topWord && (!logged || (index < stop && ra != boundary))) {
     // A return address not in the table ends at an empty cell: RECIPE_NOT_FOUND, below 0 too.
     const r = load<i32>(recipeOfCell + (probeEnd(keys, mask, shift, ra) << 2));
     if (r < 0) break;
