@@ -63,10 +63,7 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
     // instructions per frame (bench/README.md, "Issue 19: where the 16-site walk and the native
     // scan spend their time").
     const count = pairs.count;
-    const values = pairs.baseValues;
-    let sum = 0;
-    for (let i = 0; i < count; i++) sum += values[i]!;
-    return frames + sum + count;
+    return frames + visitRootValues(pairs.baseValues, count) + count;
   };
   const output = (): WalkOutput => ({
     frames,
@@ -78,6 +75,30 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
     frameRecords: pairs.frameRecords,
   });
   return { walk, output };
+}
+
+/**
+ * The collector's visit of the roots as the Walk cases model it: every base value read and added
+ * (walk-ref.c's visit_roots adds them as u64). Four sums, not one: a float64 add waits 3 cycles
+ * for the one before it, so a single sum cost 12 cycles per 4-root frame against C's integer adds
+ * at 1 cycle (bench/README.md, "Issue 19: the 16-site walk's kernel loop and the harness's visit").
+ * Every partial sum stays exact on the bench's corpora (the values are multiples of 8 and every
+ * sum is below 2^56, where doubles are 8 apart at most), so the result is the sequential sum's.
+ */
+function visitRootValues(values: Float64Array, count: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let i = 0;
+  for (; i + 4 <= count; i += 4) {
+    s0 += values[i]!;
+    s1 += values[i + 1]!;
+    s2 += values[i + 2]!;
+    s3 += values[i + 3]!;
+  }
+  for (; i < count; i++) s0 += values[i]!;
+  return s0 + s1 + (s2 + s3);
 }
 
 /**

@@ -99,6 +99,45 @@ describe("scan kernel", () => {
   });
 });
 
+describe("the scan kernel's frame loop", () => {
+  it("records every pair of frames with 0 to 9 pairs (four per step, then the rest) as the general unwinder does", () => {
+    // Site k has k plain roots at distinct slots; 9 covers two steps of four and a rest of one.
+    const sites = Array.from({ length: 10 }, (_, k) => ({
+      ra: 0x50_0000 + 0x100 * k,
+      frameSizeBytes: 8 * k + 8,
+      pairs: Array.from({ length: k }, (_, p): [number, number] => [8 * p, 8 * p]),
+    }));
+    const order = [9, 4, 0, 7, 1, 5, 2, 8, 3, 6, 6, 9, 1];
+    let size = 64;
+    for (const k of order) size += sites[k]!.frameSizeBytes + 8;
+    const memory = new SimulatedMemory(BASE, size);
+    let sp = BASE;
+    order.forEach((k, f) => {
+      for (let p = 0; p < k; p++) memory.writeWord(sp + 8 * p, 0x30_0000_0000 + f * 256 + p * 8);
+      memory.writeWord(sp + sites[k]!.frameSizeBytes, f + 1 < order.length ? sites[order[f + 1]!]!.ra : BOUNDARY);
+      sp += sites[k]!.frameSizeBytes + 8;
+    });
+    const outcome = crossCheckScan(syntheticRegistry(sites).snapshot(), memory, [{ sp: BASE, ra: sites[order[0]!]!.ra, boundaryRa: BOUNDARY }], {
+      mode: "strict",
+    });
+    expect(outcome.frames).toBe(order.length);
+    expect(outcome.stopReason).toBe("boundary");
+    const roots = order.reduce((sum, k) => sum + k, 0);
+    expect(outcome.pairs.length / 3).toBe(roots);
+    // The last frame's (site 1) one root, in the last pair.
+    expect(outcome.baseValues.at(-1)).toBe(0x30_0000_0000 + (order.length - 1) * 256);
+  });
+
+  it("stops at a chunk boundary that is itself a safepoint", () => {
+    // The boundary is site 2's return address: the walk ends before the first frame there.
+    const { memory, chunks } = stack(40, [0, 1, 0, 2]);
+    const walked = crossCheckScan(registry.snapshot(), memory, [{ ...chunks[0]!, boundaryRa: 0x403030 }], { mode: "strict" });
+    expect(walked.stopReason).toBe("boundary");
+    expect(walked.frames).toBe(3);
+    expect(fastScan(registry.snapshot(), memory, [{ ...chunks[0]!, boundaryRa: 0x403030 }], { mode: "strict" }).frames).toBe(3);
+  });
+});
+
 describe("the scan kernel's warm-up", () => {
   it("runs the kernel over all 4,096 frames of its synthetic stack and gives its scratch region back", () => {
     const before = scanMemory().allocatedBytes;

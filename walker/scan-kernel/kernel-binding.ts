@@ -3,6 +3,7 @@ import type { WordMemory } from "../../src/memory/memory.js";
 import { OwnedRegion } from "../../src/memory/owned-region.js";
 import { scanMemory } from "../../src/memory/scan-memory.js";
 import { CALLEE_SAVED_COUNT } from "../../src/safepoints/frame-descriptors.js";
+import type { SafepointTable } from "../../src/safepoints/safepoint-table.js";
 import type { FrameLog } from "../frame-log.js";
 import type { RootPairs } from "../frame-roots.js";
 import type { ManagedChunk, Unwinder } from "../unwinder.js";
@@ -38,6 +39,8 @@ export class ScanKernel {
   private logRegion: OwnedRegion | undefined;
   private logView: Float64Array = new Float64Array(0);
   private log: FrameLog | undefined;
+  /** The bound snapshot's table (enterChunk asks it whether a chunk's boundary is a safepoint). */
+  private table: SafepointTable | undefined;
   /** The bound stack's first address and its u32 word count. */
   wordsBase = 0;
   wordCount = 0;
@@ -70,6 +73,7 @@ export class ScanKernel {
     }
     ctx[L.CTX_BOUNDARIES] = this.context.offset + BOUNDARIES_BYTE;
     ctx[L.CTX_BOUNDARY_COUNT] = boundaries;
+    this.table = snapshot.table;
     this.wordsBase = flat.base;
     this.wordCount = flat.words.length;
     ctx[L.CTX_WORDS] = this.stackWordsOffset(flat);
@@ -125,7 +129,10 @@ export class ScanKernel {
     // Frames at or above the chunk's stack top are the general unwinder's ("stack-top").
     ctx[L.CTX_TOP_WORD] =
       chunk.stackTop === undefined ? this.wordCount : Math.min(this.wordCount, Math.max(0, Math.ceil((chunk.stackTop - this.wordsBase) / 4)));
-    const boundaryRa = chunk.boundaryRa ?? 0;
+    // As the extra boundaries in bind: only a boundary that is also a safepoint needs the kernel's
+    // test (any other return address ends the kernel's walk at its probe anyway); without one the
+    // kernel runs its loop without the boundary compare.
+    const boundaryRa = chunk.boundaryRa !== undefined && this.table!.find(chunk.boundaryRa) >= 0 ? chunk.boundaryRa : 0;
     ctx[L.CTX_BOUNDARY_LO] = boundaryRa >>> 0;
     ctx[L.CTX_BOUNDARY_HI] = (boundaryRa / TWO_32) >>> 0;
     ctx[L.CTX_W] = w;

@@ -16,7 +16,10 @@ export const CTX_WORD_COUNT = 1;
 /** The address of the first stack word, as two u32 halves (lo, hi): word index 2 and 3, 8-aligned. */
 export const CTX_BASE_LO = 2;
 export const CTX_BASE_HI = 3;
-/** The chunk's boundary return address (0, 0 when none), its stack top as a word index, maxDepth - 1. */
+/**
+ * The chunk's boundary return address when it is a safepoint (0, 0 when none or not a safepoint:
+ * the probe stops the kernel there anyway), its stack top as a word index, maxDepth - 1.
+ */
 export const CTX_BOUNDARY_LO = 4;
 export const CTX_BOUNDARY_HI = 5;
 export const CTX_TOP_WORD = 6;

@@ -45,7 +45,8 @@ export { measureStackMap, indexStackMap } from "./parse-stackmap";
  *
  * It stops, leaving the frame to the general unwinder, at: the chunk's stack top, the depth limit
  * (index maxDepth - 1), the chunk's boundary return address, an extra boundary, a return address
- * of 0 or not in the table, a NOT_FAST recipe, a frame reaching past the stack words; and, with
+ * not in the table (0 is never a key: its probe ends at an empty cell, as does a boundary that is
+ * no safepoint, which the caller then leaves out of CTX_BOUNDARY_LO), a NOT_FAST recipe, a frame reaching past the stack words; and, with
  * CTX_ROOM_NEEDED set, when the frame's pairs do not fit in the output; and after CTX_MAX_TAKEN
  * frames (the frame log's capacity).
  */
@@ -55,25 +56,41 @@ export { measureStackMap, indexStackMap } from "./parse-stackmap";
 }
 
 export function scanFrames(ctx: u32): u32 {
-  // Two instances of one loop: a collection's scan (no frame log, no extra boundary that is a
-  // safepoint) gets one without those per-frame checks and the registers they hold; a logged
+  // Two instances of one loop: a collection's scan (no frame log, no chunk or extra boundary that
+  // is a safepoint) gets one without those per-frame checks and the registers they hold; a logged
   // scan (the cross-check runs both) or one with such boundaries gets the other. With every
   // input live in one loop, TurboFan kept more of its values in stack slots, reloaded per frame
   // (bench/README.md, "Issue 19: where the 16-site walk and the native scan spend their time").
-  if (word(ctx, CTX_LOG) == 0 && word(ctx, CTX_BOUNDARY_COUNT) == 0 && word(ctx, CTX_MAX_TAKEN) == 0xffff_ffff) return scanLoop(ctx, false);
+  const noBoundary = load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2)) == 0 && word(ctx, CTX_BOUNDARY_COUNT) == 0;
+  if (noBoundary && word(ctx, CTX_LOG) == 0 && word(ctx, CTX_MAX_TAKEN) == 0xffff_ffff && depthCannotStop(ctx)) return scanLoop(ctx, false);
   return scanLoop(ctx, true);
 }
 
 /**
+ * Whether the walk from the cursor reaches the chunk's stack top before the depth limit: every
+ * frame takes at least its return-address slot (2 words), so at most ceil((top - w) / 2) frames
+ * are left below the top; then the loop needs no depth test (a limit of 4,000,000 frames by default,
+ * far above any stack of that size).
+ */
+@inline function depthCannotStop(ctx: u32): bool {
+  const w = word(ctx, CTX_W);
+  const top = word(ctx, CTX_TOP_WORD);
+  const index = word(ctx, CTX_INDEX);
+  const last = word(ctx, CTX_LAST_INDEX);
+  return index < last && (w >= top || (top - w + 1) >> 1 <= last - index);
+}
+
+/**
  * The frame loop of scanFrames. `logged` (a constant at each call, so each instance is compiled
- * for it) says whether the frame log, the frame limit CTX_MAX_TAKEN and the extra boundaries are
- * in use; without them the frame limit is the depth limit alone.
+ * for it) says whether the frame log, the frame limit CTX_MAX_TAKEN, the boundaries (the
+ * chunk's, the extra ones) and the depth limit are in use; without them the loop tests the stack
+ * top alone.
  */
 @inline function scanLoop(ctx: u32, logged: bool): u32 {
   const words = word(ctx, CTX_WORDS);
   const wordCount = word(ctx, CTX_WORD_COUNT);
   const base = load<u64>(ctx + (<u32>CTX_BASE_LO << 2));
-  const boundary = load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2));
+  const boundary = logged ? load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2)) : 0;
   const topWord = word(ctx, CTX_TOP_WORD);
   const keys = word(ctx, CTX_KEYS);
   const mask = word(ctx, CTX_MASK);
@@ -105,7 +122,7 @@ export function scanFrames(ctx: u32): u32 {
   let index = firstIndex;
   let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
   let roomNeeded: u32 = 0;
-  while (w < topWord && index < stop && ra != boundary && ra != 0) {
+  while (w < topWord && (!logged || (index < stop && ra != boundary))) {
     // A return address not in the table ends at an empty cell: RECIPE_NOT_FOUND, below 0 too.
     const r = load<i32>(recipeOfCell + (probeEnd(keys, mask, shift, ra) << 2));
     if (r < 0) break;
@@ -134,14 +151,25 @@ export function scanFrames(ctx: u32): u32 {
       frameCount++;
     }
     let s = slots + (load<u32>(recipe + RECIPE_SLOT_START) << 3);
-    const end = s + (pairs << 3);
-    for (; s < end; s += 8) {
-      const baseOffset = load<u32>(s);
-      store<f64>(baseSlots + (n << 3), <f64>(<i64>(sp + <u64>baseOffset)));
-      store<f64>(derivedSlots + (n << 3), <f64>(<i64>(sp + <u64>load<u32>(s + 4))));
-      store<f64>(baseValues + (n << 3), <f64>load<u64>(frameWords + baseOffset));
-      n++;
+    // Four pairs per iteration, then the rest: one loop (and one stack check) per four pairs.
+    let o = n << 3;
+    const oEnd = (n + pairs) << 3;
+    for (; o + 32 <= oEnd; o += 32) {
+      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 0);
+      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 8);
+      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 16);
+      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 24);
+      s += 32;
     }
+    switch ((oEnd - o) >> 3) {
+      case 3:
+        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 16);
+      case 2:
+        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 8);
+      case 1:
+        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 0);
+    }
+    n += pairs;
     const savedRegisters = counts >> 16;
     if (savedRegisters != 0) {
       const cfa = base + (<u64>cfaWord << 2);
@@ -161,6 +189,14 @@ export function scanFrames(ctx: u32): u32 {
   store<u32>(ctx + (<u32>CTX_OUT_FRAME_COUNT << 2), frameCount);
   store<u32>(ctx + (<u32>CTX_ROOM_NEEDED << 2), roomNeeded);
   return index - firstIndex;
+}
+
+/** Appends the pair at `s + j` (base, derived offsets from SP) of the frame at `sp` at byte `j` of the columns `bs`, `ds`, `bv`. */
+@inline function appendPair(s: u32, sp: u64, frameWords: u32, bs: u32, ds: u32, bv: u32, j: u32): void {
+  const baseOffset = load<u32>(s + j);
+  store<f64>(bs + j, <f64>(<i64>(sp + <u64>baseOffset)));
+  store<f64>(ds + j, <f64>(<i64>(sp + <u64>load<u32>(s + j + 4))));
+  store<f64>(bv + j, <f64>load<u64>(frameWords + baseOffset));
 }
 
 /** `ra` is one of the `count` u64 return addresses at `list`. */
