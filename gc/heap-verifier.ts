@@ -1,15 +1,14 @@
 import { hex } from "../src/errors.js";
 import {
-  BYTES_IN_BLOCK,
   BYTES_IN_LARGE_PAGE,
   BYTES_IN_LINE,
   LOG_BYTES_IN_BLOCK,
   LOG_BYTES_IN_LARGE_PAGE,
   LOG_BYTES_IN_LINE,
-  LOG_BYTES_IN_WORD,
 } from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
 import type { ObjectModel } from "./object-model.js";
+import { TraversalIndex } from "./traversal-index.js";
 import { POISONED_OBJECT_REASON, describePoison, hasPoisonedHeader } from "./poison.js";
 
 /**
@@ -293,7 +292,7 @@ class GraphTraversal {
     t.immixEndOffset = space.los.bottomPage * BYTES_IN_LARGE_PAGE;
     t.count = 0;
     t.hashInput.reset();
-    t.index.reserve(space.sizeBytes);
+    t.index.begin(space.sizeBytes);
     t.starts.reserve(space.sizeBytes);
     return t;
   }
@@ -348,11 +347,8 @@ class GraphTraversal {
 
   /** Leaves the index empty and the start bits all clear for the next traversal. */
   finish(): void {
-    for (let k = 0; k < this.count; k++) {
-      this.starts.clearWordOf(this.order[k]!);
-      this.index.clearAt(this.order[k]!);
-    }
-    this.index.releasePages();
+    for (let k = 0; k < this.count; k++) this.starts.clearWordOf(this.order[k]!);
+    this.index.finish(this.count);
   }
 }
 
@@ -476,35 +472,37 @@ const OUTSIDE_THE_HEAP = "outside the heap";
 
 /** checkObject of the address at heap offset `offset`, an integer in [0, 2^32) (the verifier's path). */
 function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, requireLive: boolean): string | null {
-  const address = space.base + offset;
-  // First: a quarantined block may be protected memory, not to be read.
-  if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
   // (An address past the heap is not the poison pattern: that is far above every heap's end.)
   if (offset >= space.sizeBytes) return OUTSIDE_THE_HEAP;
-  if (hasPoisonedHeader(space, offset, model.headerBytes)) return POISONED_OBJECT_REASON;
+  const block = offset >>> LOG_BYTES_IN_BLOCK;
+  const address = space.base + offset;
+  // First: a quarantined block may be protected memory, not to be read.
+  if (space.quarantine?.holds(block)) return space.quarantine.describeHeld(address);
+  const headerBytes = model.headerBytes;
+  if (hasPoisonedHeader(space, offset, headerBytes)) return POISONED_OBJECT_REASON;
   if ((offset & 7) !== 0) return "misaligned";
-  const inLargeSpace = offset >= space.los.bottomPage * BYTES_IN_LARGE_PAGE;
-  if (!inLargeSpace) {
-    const block = offset >>> LOG_BYTES_IN_BLOCK;
+  if (offset < space.los.bottomPage * BYTES_IN_LARGE_PAGE) {
     const state = block < space.immixTopBlock ? space.blockState[block]! : BLOCK_UNALLOCATED;
     if (state === BLOCK_UNALLOCATED) return "in a free block";
-    if (offset - model.headerBytes < block * BYTES_IN_BLOCK) return "at the start of a block, with no room for a header";
+    const start = offset - headerBytes;
+    if (start < block << LOG_BYTES_IN_BLOCK) return "at the start of a block, with no room for a header";
     if (model.isForwarded(space, address)) return `in evacuated memory (forwarded to ${hex(model.forwardee(space, address))})`;
     const size = model.sizeBytes(space, address);
-    const start = offset - model.headerBytes;
-    if (start + size > (block + 1) * BYTES_IN_BLOCK) return `with a size (${size} bytes) crossing the end of its block`;
+    if (start + size > (block + 1) << LOG_BYTES_IN_BLOCK) return `with a size (${size} bytes) crossing the end of its block`;
     if (!requireLive) return null;
     if (state !== BLOCK_MARKED && state !== BLOCK_REUSABLE) return "in a block the sweep did not keep";
     const first = start >>> LOG_BYTES_IN_LINE;
-    if (space.lineMarks[first] !== space.epoch) return "in a free line";
+    const marks = space.lineMarks;
+    const epoch = space.epoch;
+    if (marks[first] !== epoch) return "in a free line";
     if (size > BYTES_IN_LINE) {
       const last = (start + size - 1) >>> LOG_BYTES_IN_LINE;
-      for (let l = first + 1; l <= last; l++) if (space.lineMarks[l] !== space.epoch) return `with line ${l - first} of its ${size} bytes free`;
+      for (let l = first + 1; l <= last; l++) if (marks[l] !== epoch) return `with line ${l - first} of its ${size} bytes free`;
     }
     if (!space.isMarked(address)) return "not marked (between or inside dead objects)";
     return null;
   }
-  if (space.los.isObjectAt(offset, model.headerBytes)) {
+  if (space.los.isObjectAt(offset, headerBytes)) {
     const page = offset >>> LOG_BYTES_IN_LARGE_PAGE;
     const size = model.sizeBytes(space, address);
     if (size > space.los.runPages[page]! * BYTES_IN_LARGE_PAGE) return `with a size (${size} bytes) larger than its pages`;
@@ -512,64 +510,4 @@ function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, req
     return null;
   }
   return "between large objects";
-}
-
-/** 8-byte granules in a block: the entries of a TraversalIndex page. */
-const GRANULES_IN_BLOCK = BYTES_IN_BLOCK >>> LOG_BYTES_IN_WORD;
-const GRANULE_IN_BLOCK_MASK = GRANULES_IN_BLOCK - 1;
-
-/**
- * Heap offset -> traversal index, for one traversal: one int32 per 8-byte granule (traversal
- * index + 1; 0 = not reached), direct-mapped in a page per 32 KiB block of the heap. A block's
- * page is taken from a pool when the traversal reaches its first object there, so the index
- * costs 16 KiB per block holding a reached object (half of those blocks' bytes) and one lookup
- * per pointer. After a traversal its user clears the entries it set and the pages go back to
- * the pool, all zero. Every page slot of an untouched block holds the one shared empty page.
- */
-class TraversalIndex {
-  private static readonly EMPTY_PAGE = new Int32Array(GRANULES_IN_BLOCK);
-  private pages: Int32Array[] = [];
-  private readonly pool: Int32Array[] = [];
-  /** Blocks whose page is taken (their pages go back to the pool in releasePages). */
-  private taken: number[] = [];
-  private sizeBytes = 0;
-
-  /** Room for a heap of `heapBytes` (every page empty). */
-  reserve(heapBytes: number): void {
-    this.sizeBytes = heapBytes;
-    const blocks = Math.ceil(heapBytes / BYTES_IN_BLOCK);
-    while (this.pages.length < blocks) this.pages.push(TraversalIndex.EMPTY_PAGE);
-  }
-
-  /** The traversal index of the object at `offset` (an integer in [0, 2^32)), or -1 if not reached. */
-  get(offset: number): number {
-    if (offset >= this.sizeBytes || (offset & 7) !== 0) return -1;
-    return this.pages[offset >>> LOG_BYTES_IN_BLOCK]![(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK]! - 1;
-  }
-
-  /** Records `offset` (8-aligned, inside the heap, not reached yet) as traversal index `k`. */
-  set(offset: number, k: number): void {
-    const block = offset >>> LOG_BYTES_IN_BLOCK;
-    let page = this.pages[block]!;
-    if (page === TraversalIndex.EMPTY_PAGE) {
-      page = this.pool.pop() ?? new Int32Array(GRANULES_IN_BLOCK);
-      this.pages[block] = page;
-      this.taken.push(block);
-    }
-    page[(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK] = k + 1;
-  }
-
-  /** Clears the entry of `offset` (one set in this traversal). */
-  clearAt(offset: number): void {
-    this.pages[offset >>> LOG_BYTES_IN_BLOCK]![(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK] = 0;
-  }
-
-  /** Gives the pages taken back to the pool (their entries cleared by clearAt). */
-  releasePages(): void {
-    for (const block of this.taken) {
-      this.pool.push(this.pages[block]!);
-      this.pages[block] = TraversalIndex.EMPTY_PAGE;
-    }
-    this.taken.length = 0;
-  }
 }
