@@ -1,11 +1,6 @@
+import { TWO_32, joinHalves } from "../src/bytes/word-codec.js";
 import { hex } from "../src/errors.js";
-import {
-  BYTES_IN_LARGE_PAGE,
-  BYTES_IN_LINE,
-  LOG_BYTES_IN_BLOCK,
-  LOG_BYTES_IN_LARGE_PAGE,
-  LOG_BYTES_IN_LINE,
-} from "./heap-constants.js";
+import { BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
 import type { ObjectModel } from "./object-model.js";
 import { TraversalIndex } from "./traversal-index.js";
@@ -109,7 +104,7 @@ export function inspectGraph(
 ): GraphInspection {
   const report = new FailureReport(space, model, maxMessages, describeRoot);
   const walk = GraphTraversal.reused(space, model, requireLive, report);
-  // The start bits are shared: cleared even when a root describer throws mid-traversal.
+  // The index is shared: its entries retired even when a root describer throws mid-traversal.
   try {
     const checksum = traverse(space, model, roots, walk);
     reportOverlaps(space, model, walk, roots, report);
@@ -136,6 +131,9 @@ function traverse(space: HeapSpace, model: ObjectModel, roots: readonly number[]
     input.count = n + 1;
   }
   const base = space.base;
+  // The base's halves: a slot's heap offset from its two 32-bit halves, in int32 arithmetic.
+  const baseLo = base >>> 0;
+  const baseHi = (base - baseLo) / TWO_32;
   const words = space.words;
   for (let k = 0; k < walk.count; k++) {
     const offset = walk.order[k]!;
@@ -152,10 +150,14 @@ function traverse(space: HeapSpace, model: ObjectModel, roots: readonly number[]
     for (let i = 0, w = raw >>> 2; i < wholeWords; i++) values[n++] = words[w + i]!;
     for (let i = wholeWords << 2; i < rawCount; i++) values[n++] = space.bytes[raw + i]!;
     for (let i = 0; i < slots; i++) {
-      const v = space.readWord(model.pointerSlotAddress(space, obj, i));
+      const w = (model.pointerSlotAddress(space, obj, i) - base) >>> 2;
+      const lo = words[w]!;
+      const hi = words[w + 1]!;
       // Heap offsets (integers below 2^32) all the way down: no address is passed as a double.
-      const target = v - base;
-      values[n++] = (v === 0 ? -1 : target >>> 0 === target ? walk.reach(target, offset, i) : walk.reachAddress(v, offset, i)) + 1;
+      // The value is a heap offset when value - base, borrowing from the high half, has a zero high half.
+      const target = (lo - baseLo) >>> 0;
+      const inHeap = hi - baseHi === (lo < baseLo ? 1 : 0);
+      values[n++] = ((lo | hi) === 0 ? -1 : inHeap ? walk.reach(target, offset, i) : walk.reachAddress(joinHalves(lo, hi), offset, i)) + 1;
     }
     input.count = n;
   }
@@ -263,8 +265,7 @@ class FailureReport {
  *   order    the reached objects' heap offsets, in traversal order (a breadth-first queue);
  *   ends     per reached Immix object, the heap offset where its storage ends plus its header
  *            bytes (reportOverlaps' range), 0 for a large object;
- *   index    offset -> traversal index (TraversalIndex);
- *   starts   one bit per reached Immix object's address (ObjectStartBits, for reportOverlaps).
+ *   index    offset -> traversal index (TraversalIndex; reportOverlaps asks it too).
  * Heap offsets are below 2^32 (MAX_HEAP_BYTES), so every table holds integers.
  * (inspectGraph is not reentrant, and runs on one thread.)
  */
@@ -273,13 +274,12 @@ class GraphTraversal {
   ends: Uint32Array = new Uint32Array(1024);
   count = 0;
   readonly index = new TraversalIndex();
-  readonly starts = new ObjectStartBits();
   readonly hashInput = new HashInput();
   private space!: HeapSpace;
   private model!: ObjectModel;
   private requireLive = false;
   private report!: FailureReport;
-  /** Offsets at and above it are the large-object space's (no start bits). */
+  /** Offsets at and above it are the large-object space's (no overlap check). */
   private immixEndOffset = 0;
   private static shared: GraphTraversal | undefined;
 
@@ -293,7 +293,6 @@ class GraphTraversal {
     t.count = 0;
     t.hashInput.reset();
     t.index.begin(space.sizeBytes);
-    t.starts.reserve(space.sizeBytes);
     return t;
   }
 
@@ -327,7 +326,6 @@ class GraphTraversal {
     this.order[k] = offset;
     this.index.set(offset, k);
     if (offset < this.immixEndOffset) {
-      this.starts.set(offset);
       this.ends[k] = offset + this.model.sizeBytes(this.space, this.space.base + offset);
     } else {
       this.ends[k] = 0;
@@ -345,9 +343,8 @@ class GraphTraversal {
     return this.space.base + this.order[k]!;
   }
 
-  /** Leaves the index empty and the start bits all clear for the next traversal. */
+  /** Leaves the index empty for the next traversal. */
   finish(): void {
-    for (let k = 0; k < this.count; k++) this.starts.clearWordOf(this.order[k]!);
     this.index.finish(this.count);
   }
 }
@@ -362,24 +359,23 @@ function growUint32(a: Uint32Array): Uint32Array {
  * Counts reachable Immix objects whose storage starts inside another reachable object, and adds
  * failures: a pointer into the middle of an object taken for an object's address (a derived
  * pointer reported as a base; the collector has no interior-pointer lookup), whose "header" is
- * the other's data. `starts` has a bit per reachable Immix object's address (a bitmap of its own,
- * not the mark bits: before a collection they are the last one's); each object's body after its
- * first word is looked at 32 granules at a time, so it costs about a read per object, and runs
- * before a collection too, before evacuation copies the two apart. Large objects start on pages
+ * the other's data. It asks the traversal index about every granule of each object's body after
+ * its first word (not the mark bits: before a collection they are the last one's): about a read
+ * per 8 bytes of the reached Immix objects, a word of which the checksum has read already; it
+ * runs before a collection too, before evacuation copies the two apart. Large objects start on pages
  * of their own. A failure it keeps names where the inner address was read (a root or a field:
  * found by a search made only for the failures kept), else the outer object.
  */
 function reportOverlaps(space: HeapSpace, model: ObjectModel, walk: GraphTraversal, roots: readonly number[], report: FailureReport): void {
-  const starts = walk.starts;
   for (let k = 0; k < walk.count; k++) {
     // Another object's address within (obj, obj + size) puts its storage inside this one.
     const innerEndOffset = walk.ends[k]!;
-    if (innerEndOffset === 0 || !starts.anyInRange(walk.order[k]! + 8, innerEndOffset)) continue;
+    if (innerEndOffset === 0 || !walk.index.anyInRange(walk.order[k]! + 8, innerEndOffset)) continue;
     const obj = walk.addressAt(k);
     const innerEnd = space.base + innerEndOffset;
     const end = innerEnd - model.headerBytes;
     for (let inner = obj + 8; inner < innerEnd; inner += 8) {
-      if (!starts.has(inner - space.base)) continue;
+      if (walk.index.get(inner - space.base) < 0) continue;
       report.failures++;
       if (report.keepsMore) {
         const reason =
@@ -395,49 +391,6 @@ function reportOverlaps(space: HeapSpace, model: ObjectModel, walk: GraphTravers
         });
       }
     }
-  }
-}
-
-/**
- * One bit per 8-byte granule of a heap: the reachable objects' addresses of one traversal. One
- * shared bitmap, grown to the largest heap seen and left all clear after each use (its user
- * clears the words it set), so a verification after every collection neither allocates nor
- * clears the whole map.
- */
-class ObjectStartBits {
-  private bits = new Uint32Array(0);
-
-  /** Room for a heap of `heapBytes` (the bits stay clear). */
-  reserve(heapBytes: number): void {
-    const words = Math.ceil(heapBytes / 256);
-    if (this.bits.length < words) this.bits = new Uint32Array(words);
-  }
-
-  set(offset: number): void {
-    const g = offset >>> 3;
-    this.bits[g >>> 5]! |= 1 << (g & 31);
-  }
-
-  has(offset: number): boolean {
-    const g = offset >>> 3;
-    return (this.bits[g >>> 5]! & (1 << (g & 31))) !== 0;
-  }
-
-  /** True when a bit is set for a granule in [from, to) (offsets, 8-aligned). */
-  anyInRange(from: number, to: number): boolean {
-    for (let g = from >>> 3, end = to >>> 3; g < end;) {
-      const bit = g & 31;
-      const n = Math.min(32 - bit, end - g);
-      const mask = n === 32 ? 0xffffffff : ((1 << n) - 1) << bit;
-      if ((this.bits[g >>> 5]! & mask) !== 0) return true;
-      g += n;
-    }
-    return false;
-  }
-
-  /** Clears the 32 granules' word holding `offset`'s bit (every bit in it is this traversal's). */
-  clearWordOf(offset: number): void {
-    this.bits[offset >>> 8] = 0;
   }
 }
 

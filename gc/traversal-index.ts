@@ -2,7 +2,13 @@ import { BYTES_IN_BLOCK, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_WORD } from "./heap-co
 
 /** 8-byte granules in a block: the entries of a TraversalIndex page. */
 const LOG_GRANULES_IN_BLOCK = LOG_BYTES_IN_BLOCK - LOG_BYTES_IN_WORD;
-const GRANULE_IN_BLOCK_MASK = (1 << LOG_GRANULES_IN_BLOCK) - 1;
+/*
+ * get and set, run per pointer, spell these shifts as literals: V8 (Node 20) reloads a module
+ * constant and checks it for the hole at every use in optimized code (about 6 instructions each).
+ * They stand for LOG_BYTES_IN_BLOCK (15), LOG_BYTES_IN_WORD (3), LOG_GRANULES_IN_BLOCK (12) and
+ * the granule-in-block mask (4095), checked here once.
+ */
+if (LOG_BYTES_IN_BLOCK !== 15 || LOG_BYTES_IN_WORD !== 3 || LOG_GRANULES_IN_BLOCK !== 12) throw new Error("traversal-index.ts: literal shifts out of date");
 /** Stamps restart (the pool cleared once) before they pass this: a traversal adds at most 2^29 (MAX_HEAP_BYTES / 8). */
 const MAX_STAMP = 2 ** 30;
 
@@ -47,16 +53,30 @@ export class TraversalIndex {
   /** The traversal index of the object at `offset` (an integer in [0, 2^32)), or a negative number if not reached. */
   get(offset: number): number {
     if (offset >= this.sizeBytes || (offset & 7) !== 0) return -1;
-    const entry = this.entries[(this.pageOf[offset >>> LOG_BYTES_IN_BLOCK]! << LOG_GRANULES_IN_BLOCK) | ((offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK)]!;
+    const entry = this.entries[(this.pageOf[offset >>> 15]! << 12) | ((offset >>> 3) & 4095)]!;
     return entry - this.stamp - 1;
+  }
+
+  /**
+   * True when an object at an offset in [from, to) (8-aligned, inside the heap) was reached. Only
+   * `from`'s block is looked at: past it, `to` can reach the next block's first granule, where
+   * no Immix object starts (it would have no room for its header).
+   */
+  anyInRange(from: number, to: number): boolean {
+    const page = this.pageOf[from >>> 15]! << 12;
+    const stamp = this.stamp;
+    const first = (from >>> 3) & 4095;
+    const end = Math.min(4096, first + ((to - from) >>> 3));
+    for (let g = first; g < end; g++) if (this.entries[page | g]! > stamp) return true;
+    return false;
   }
 
   /** Records `offset` (8-aligned, inside the heap, not reached yet) as traversal index `k`. */
   set(offset: number, k: number): void {
-    const block = offset >>> LOG_BYTES_IN_BLOCK;
+    const block = offset >>> 15;
     let page = this.pageOf[block]!;
     if (page === 0) page = this.takePage(block);
-    this.entries[(page << LOG_GRANULES_IN_BLOCK) | ((offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK)] = this.stamp + k + 1;
+    this.entries[(page << 12) | ((offset >>> 3) & 4095)] = this.stamp + k + 1;
   }
 
   private takePage(block: number): number {
