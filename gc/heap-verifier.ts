@@ -316,8 +316,8 @@ class GraphTraversal {
 
   /** The first pointer to `offset`: checks the object there and queues it, or reports the failure. */
   private discover(offset: number, holder: number, slot: number): number {
-    const reason = checkObjectAt(this.space, this.model, offset, this.requireLive);
-    if (reason !== null) return this.fail(holder, slot, this.space.base + offset, reason);
+    const checked = checkObjectAt(this.space, this.model, offset, this.requireLive);
+    if (typeof checked === "string") return this.fail(holder, slot, this.space.base + offset, checked);
     const k = this.count++;
     if (k === this.order.length) {
       this.order = growUint32(this.order);
@@ -325,11 +325,7 @@ class GraphTraversal {
     }
     this.order[k] = offset;
     this.index.set(offset, k);
-    if (offset < this.immixEndOffset) {
-      this.ends[k] = offset + this.model.sizeBytes(this.space, this.space.base + offset);
-    } else {
-      this.ends[k] = 0;
-    }
+    this.ends[k] = offset < this.immixEndOffset ? offset + checked : 0;
     return k;
   }
 
@@ -415,7 +411,10 @@ function findHolder(
 /** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */
 export function checkObject(space: HeapSpace, model: ObjectModel, address: number, requireLive: boolean): string | null {
   const offset = address - space.base;
-  if (offset >>> 0 === offset) return checkObjectAt(space, model, offset, requireLive);
+  if (offset >>> 0 === offset) {
+    const checked = checkObjectAt(space, model, offset, requireLive);
+    return typeof checked === "string" ? checked : null;
+  }
   // Not an integer offset below 2^32: outside the heap, unless a non-integer address inside its range.
   if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
   return describePoison(space, address, model.headerBytes) ?? OUTSIDE_THE_HEAP;
@@ -423,8 +422,12 @@ export function checkObject(space: HeapSpace, model: ObjectModel, address: numbe
 
 const OUTSIDE_THE_HEAP = "outside the heap";
 
-/** checkObject of the address at heap offset `offset`, an integer in [0, 2^32) (the verifier's path). */
-function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, requireLive: boolean): string | null {
+/**
+ * checkObject of the address at heap offset `offset`, an integer in [0, 2^32) (the verifier's
+ * path): why the object there is not valid, or its storage size in bytes (header included) when
+ * it is, which the traversal keeps rather than read the header again.
+ */
+function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, requireLive: boolean): string | number {
   // (An address past the heap is not the poison pattern: that is far above every heap's end.)
   if (offset >= space.sizeBytes) return OUTSIDE_THE_HEAP;
   const block = offset >>> LOG_BYTES_IN_BLOCK;
@@ -442,7 +445,7 @@ function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, req
     if (model.isForwarded(space, address)) return `in evacuated memory (forwarded to ${hex(model.forwardee(space, address))})`;
     const size = model.sizeBytes(space, address);
     if (start + size > (block + 1) << LOG_BYTES_IN_BLOCK) return `with a size (${size} bytes) crossing the end of its block`;
-    if (!requireLive) return null;
+    if (!requireLive) return size;
     if (state !== BLOCK_MARKED && state !== BLOCK_REUSABLE) return "in a block the sweep did not keep";
     const first = start >>> LOG_BYTES_IN_LINE;
     const marks = space.lineMarks;
@@ -453,14 +456,14 @@ function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, req
       for (let l = first + 1; l <= last; l++) if (marks[l] !== epoch) return `with line ${l - first} of its ${size} bytes free`;
     }
     if (!space.isMarked(address)) return "not marked (between or inside dead objects)";
-    return null;
+    return size;
   }
   if (space.los.isObjectAt(offset, headerBytes)) {
     const page = offset >>> LOG_BYTES_IN_LARGE_PAGE;
     const size = model.sizeBytes(space, address);
     if (size > space.los.runPages[page]! * BYTES_IN_LARGE_PAGE) return `with a size (${size} bytes) larger than its pages`;
     if (requireLive && !space.isMarked(address)) return "an unmarked large object";
-    return null;
+    return size;
   }
   return "between large objects";
 }
