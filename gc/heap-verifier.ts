@@ -1,15 +1,9 @@
+import { TWO_32, joinHalves } from "../src/bytes/word-codec.js";
 import { hex } from "../src/errors.js";
-import {
-  BYTES_IN_BLOCK,
-  BYTES_IN_LARGE_PAGE,
-  BYTES_IN_LINE,
-  LOG_BYTES_IN_BLOCK,
-  LOG_BYTES_IN_LARGE_PAGE,
-  LOG_BYTES_IN_LINE,
-  LOG_BYTES_IN_WORD,
-} from "./heap-constants.js";
+import { BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
 import type { ObjectModel } from "./object-model.js";
+import { TraversalIndex } from "./traversal-index.js";
 import { POISONED_OBJECT_REASON, describePoison, hasPoisonedHeader } from "./poison.js";
 
 /**
@@ -110,7 +104,7 @@ export function inspectGraph(
 ): GraphInspection {
   const report = new FailureReport(space, model, maxMessages, describeRoot);
   const walk = GraphTraversal.reused(space, model, requireLive, report);
-  // The start bits are shared: cleared even when a root describer throws mid-traversal.
+  // The index is shared: its entries retired even when a root describer throws mid-traversal.
   try {
     const checksum = traverse(space, model, roots, walk);
     reportOverlaps(space, model, walk, roots, report);
@@ -137,6 +131,9 @@ function traverse(space: HeapSpace, model: ObjectModel, roots: readonly number[]
     input.count = n + 1;
   }
   const base = space.base;
+  // The base's halves: a slot's heap offset from its two 32-bit halves, in int32 arithmetic.
+  const baseLo = base >>> 0;
+  const baseHi = (base - baseLo) / TWO_32;
   const words = space.words;
   for (let k = 0; k < walk.count; k++) {
     const offset = walk.order[k]!;
@@ -153,10 +150,14 @@ function traverse(space: HeapSpace, model: ObjectModel, roots: readonly number[]
     for (let i = 0, w = raw >>> 2; i < wholeWords; i++) values[n++] = words[w + i]!;
     for (let i = wholeWords << 2; i < rawCount; i++) values[n++] = space.bytes[raw + i]!;
     for (let i = 0; i < slots; i++) {
-      const v = space.readWord(model.pointerSlotAddress(space, obj, i));
+      const w = (model.pointerSlotAddress(space, obj, i) - base) >>> 2;
+      const lo = words[w]!;
+      const hi = words[w + 1]!;
       // Heap offsets (integers below 2^32) all the way down: no address is passed as a double.
-      const target = v - base;
-      values[n++] = (v === 0 ? -1 : target >>> 0 === target ? walk.reach(target, offset, i) : walk.reachAddress(v, offset, i)) + 1;
+      // The value is a heap offset when value - base, borrowing from the high half, has a zero high half.
+      const target = (lo - baseLo) >>> 0;
+      const inHeap = hi - baseHi === (lo < baseLo ? 1 : 0);
+      values[n++] = ((lo | hi) === 0 ? -1 : inHeap ? walk.reach(target, offset, i) : walk.reachAddress(joinHalves(lo, hi), offset, i)) + 1;
     }
     input.count = n;
   }
@@ -264,8 +265,7 @@ class FailureReport {
  *   order    the reached objects' heap offsets, in traversal order (a breadth-first queue);
  *   ends     per reached Immix object, the heap offset where its storage ends plus its header
  *            bytes (reportOverlaps' range), 0 for a large object;
- *   index    offset -> traversal index (TraversalIndex);
- *   starts   one bit per reached Immix object's address (ObjectStartBits, for reportOverlaps).
+ *   index    offset -> traversal index (TraversalIndex; reportOverlaps asks it too).
  * Heap offsets are below 2^32 (MAX_HEAP_BYTES), so every table holds integers.
  * (inspectGraph is not reentrant, and runs on one thread.)
  */
@@ -274,13 +274,12 @@ class GraphTraversal {
   ends: Uint32Array = new Uint32Array(1024);
   count = 0;
   readonly index = new TraversalIndex();
-  readonly starts = new ObjectStartBits();
   readonly hashInput = new HashInput();
   private space!: HeapSpace;
   private model!: ObjectModel;
   private requireLive = false;
   private report!: FailureReport;
-  /** Offsets at and above it are the large-object space's (no start bits). */
+  /** Offsets at and above it are the large-object space's (no overlap check). */
   private immixEndOffset = 0;
   private static shared: GraphTraversal | undefined;
 
@@ -293,8 +292,7 @@ class GraphTraversal {
     t.immixEndOffset = space.los.bottomPage * BYTES_IN_LARGE_PAGE;
     t.count = 0;
     t.hashInput.reset();
-    t.index.reserve(space.sizeBytes);
-    t.starts.reserve(space.sizeBytes);
+    t.index.begin(space.sizeBytes);
     return t;
   }
 
@@ -318,8 +316,8 @@ class GraphTraversal {
 
   /** The first pointer to `offset`: checks the object there and queues it, or reports the failure. */
   private discover(offset: number, holder: number, slot: number): number {
-    const reason = checkObjectAt(this.space, this.model, offset, this.requireLive);
-    if (reason !== null) return this.fail(holder, slot, this.space.base + offset, reason);
+    const checked = checkObjectAt(this.space, this.model, offset, this.requireLive);
+    if (typeof checked === "string") return this.fail(holder, slot, this.space.base + offset, checked);
     const k = this.count++;
     if (k === this.order.length) {
       this.order = growUint32(this.order);
@@ -327,12 +325,7 @@ class GraphTraversal {
     }
     this.order[k] = offset;
     this.index.set(offset, k);
-    if (offset < this.immixEndOffset) {
-      this.starts.set(offset);
-      this.ends[k] = offset + this.model.sizeBytes(this.space, this.space.base + offset);
-    } else {
-      this.ends[k] = 0;
-    }
+    this.ends[k] = offset < this.immixEndOffset ? offset + checked : 0;
     return k;
   }
 
@@ -346,13 +339,9 @@ class GraphTraversal {
     return this.space.base + this.order[k]!;
   }
 
-  /** Leaves the index empty and the start bits all clear for the next traversal. */
+  /** Leaves the index empty for the next traversal. */
   finish(): void {
-    for (let k = 0; k < this.count; k++) {
-      this.starts.clearWordOf(this.order[k]!);
-      this.index.clearAt(this.order[k]!);
-    }
-    this.index.releasePages();
+    this.index.finish(this.count);
   }
 }
 
@@ -366,24 +355,23 @@ function growUint32(a: Uint32Array): Uint32Array {
  * Counts reachable Immix objects whose storage starts inside another reachable object, and adds
  * failures: a pointer into the middle of an object taken for an object's address (a derived
  * pointer reported as a base; the collector has no interior-pointer lookup), whose "header" is
- * the other's data. `starts` has a bit per reachable Immix object's address (a bitmap of its own,
- * not the mark bits: before a collection they are the last one's); each object's body after its
- * first word is looked at 32 granules at a time, so it costs about a read per object, and runs
- * before a collection too, before evacuation copies the two apart. Large objects start on pages
+ * the other's data. It asks the traversal index about every granule of each object's body after
+ * its first word (not the mark bits: before a collection they are the last one's): about a read
+ * per 8 bytes of the reached Immix objects, a word of which the checksum has read already; it
+ * runs before a collection too, before evacuation copies the two apart. Large objects start on pages
  * of their own. A failure it keeps names where the inner address was read (a root or a field:
  * found by a search made only for the failures kept), else the outer object.
  */
 function reportOverlaps(space: HeapSpace, model: ObjectModel, walk: GraphTraversal, roots: readonly number[], report: FailureReport): void {
-  const starts = walk.starts;
   for (let k = 0; k < walk.count; k++) {
     // Another object's address within (obj, obj + size) puts its storage inside this one.
     const innerEndOffset = walk.ends[k]!;
-    if (innerEndOffset === 0 || !starts.anyInRange(walk.order[k]! + 8, innerEndOffset)) continue;
+    if (innerEndOffset === 0 || !walk.index.anyInRange(walk.order[k]! + 8, innerEndOffset)) continue;
     const obj = walk.addressAt(k);
     const innerEnd = space.base + innerEndOffset;
     const end = innerEnd - model.headerBytes;
     for (let inner = obj + 8; inner < innerEnd; inner += 8) {
-      if (!starts.has(inner - space.base)) continue;
+      if (walk.index.get(inner - space.base) < 0) continue;
       report.failures++;
       if (report.keepsMore) {
         const reason =
@@ -399,49 +387,6 @@ function reportOverlaps(space: HeapSpace, model: ObjectModel, walk: GraphTravers
         });
       }
     }
-  }
-}
-
-/**
- * One bit per 8-byte granule of a heap: the reachable objects' addresses of one traversal. One
- * shared bitmap, grown to the largest heap seen and left all clear after each use (its user
- * clears the words it set), so a verification after every collection neither allocates nor
- * clears the whole map.
- */
-class ObjectStartBits {
-  private bits = new Uint32Array(0);
-
-  /** Room for a heap of `heapBytes` (the bits stay clear). */
-  reserve(heapBytes: number): void {
-    const words = Math.ceil(heapBytes / 256);
-    if (this.bits.length < words) this.bits = new Uint32Array(words);
-  }
-
-  set(offset: number): void {
-    const g = offset >>> 3;
-    this.bits[g >>> 5]! |= 1 << (g & 31);
-  }
-
-  has(offset: number): boolean {
-    const g = offset >>> 3;
-    return (this.bits[g >>> 5]! & (1 << (g & 31))) !== 0;
-  }
-
-  /** True when a bit is set for a granule in [from, to) (offsets, 8-aligned). */
-  anyInRange(from: number, to: number): boolean {
-    for (let g = from >>> 3, end = to >>> 3; g < end;) {
-      const bit = g & 31;
-      const n = Math.min(32 - bit, end - g);
-      const mask = n === 32 ? 0xffffffff : ((1 << n) - 1) << bit;
-      if ((this.bits[g >>> 5]! & mask) !== 0) return true;
-      g += n;
-    }
-    return false;
-  }
-
-  /** Clears the 32 granules' word holding `offset`'s bit (every bit in it is this traversal's). */
-  clearWordOf(offset: number): void {
-    this.bits[offset >>> 8] = 0;
   }
 }
 
@@ -466,7 +411,10 @@ function findHolder(
 /** Why `address` is not a valid (live, if `requireLive`) object, or null if it is. */
 export function checkObject(space: HeapSpace, model: ObjectModel, address: number, requireLive: boolean): string | null {
   const offset = address - space.base;
-  if (offset >>> 0 === offset) return checkObjectAt(space, model, offset, requireLive);
+  if (offset >>> 0 === offset) {
+    const checked = checkObjectAt(space, model, offset, requireLive);
+    return typeof checked === "string" ? checked : null;
+  }
   // Not an integer offset below 2^32: outside the heap, unless a non-integer address inside its range.
   if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
   return describePoison(space, address, model.headerBytes) ?? OUTSIDE_THE_HEAP;
@@ -474,102 +422,48 @@ export function checkObject(space: HeapSpace, model: ObjectModel, address: numbe
 
 const OUTSIDE_THE_HEAP = "outside the heap";
 
-/** checkObject of the address at heap offset `offset`, an integer in [0, 2^32) (the verifier's path). */
-function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, requireLive: boolean): string | null {
-  const address = space.base + offset;
-  // First: a quarantined block may be protected memory, not to be read.
-  if (space.quarantine?.holdsAddress(address)) return space.quarantine.describeHeld(address);
+/**
+ * checkObject of the address at heap offset `offset`, an integer in [0, 2^32) (the verifier's
+ * path): why the object there is not valid, or its storage size in bytes (header included) when
+ * it is, which the traversal keeps rather than read the header again.
+ */
+function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, requireLive: boolean): string | number {
   // (An address past the heap is not the poison pattern: that is far above every heap's end.)
   if (offset >= space.sizeBytes) return OUTSIDE_THE_HEAP;
-  if (hasPoisonedHeader(space, offset, model.headerBytes)) return POISONED_OBJECT_REASON;
+  const block = offset >>> LOG_BYTES_IN_BLOCK;
+  const address = space.base + offset;
+  // First: a quarantined block may be protected memory, not to be read.
+  if (space.quarantine?.holds(block)) return space.quarantine.describeHeld(address);
+  const headerBytes = model.headerBytes;
+  if (hasPoisonedHeader(space, offset, headerBytes)) return POISONED_OBJECT_REASON;
   if ((offset & 7) !== 0) return "misaligned";
-  const inLargeSpace = offset >= space.los.bottomPage * BYTES_IN_LARGE_PAGE;
-  if (!inLargeSpace) {
-    const block = offset >>> LOG_BYTES_IN_BLOCK;
+  if (offset < space.los.bottomPage * BYTES_IN_LARGE_PAGE) {
     const state = block < space.immixTopBlock ? space.blockState[block]! : BLOCK_UNALLOCATED;
     if (state === BLOCK_UNALLOCATED) return "in a free block";
-    if (offset - model.headerBytes < block * BYTES_IN_BLOCK) return "at the start of a block, with no room for a header";
+    const start = offset - headerBytes;
+    if (start < block << LOG_BYTES_IN_BLOCK) return "at the start of a block, with no room for a header";
     if (model.isForwarded(space, address)) return `in evacuated memory (forwarded to ${hex(model.forwardee(space, address))})`;
     const size = model.sizeBytes(space, address);
-    const start = offset - model.headerBytes;
-    if (start + size > (block + 1) * BYTES_IN_BLOCK) return `with a size (${size} bytes) crossing the end of its block`;
-    if (!requireLive) return null;
+    if (start + size > (block + 1) << LOG_BYTES_IN_BLOCK) return `with a size (${size} bytes) crossing the end of its block`;
+    if (!requireLive) return size;
     if (state !== BLOCK_MARKED && state !== BLOCK_REUSABLE) return "in a block the sweep did not keep";
     const first = start >>> LOG_BYTES_IN_LINE;
-    if (space.lineMarks[first] !== space.epoch) return "in a free line";
+    const marks = space.lineMarks;
+    const epoch = space.epoch;
+    if (marks[first] !== epoch) return "in a free line";
     if (size > BYTES_IN_LINE) {
       const last = (start + size - 1) >>> LOG_BYTES_IN_LINE;
-      for (let l = first + 1; l <= last; l++) if (space.lineMarks[l] !== space.epoch) return `with line ${l - first} of its ${size} bytes free`;
+      for (let l = first + 1; l <= last; l++) if (marks[l] !== epoch) return `with line ${l - first} of its ${size} bytes free`;
     }
     if (!space.isMarked(address)) return "not marked (between or inside dead objects)";
-    return null;
+    return size;
   }
-  if (space.los.isObjectAt(offset, model.headerBytes)) {
+  if (space.los.isObjectAt(offset, headerBytes)) {
     const page = offset >>> LOG_BYTES_IN_LARGE_PAGE;
     const size = model.sizeBytes(space, address);
     if (size > space.los.runPages[page]! * BYTES_IN_LARGE_PAGE) return `with a size (${size} bytes) larger than its pages`;
     if (requireLive && !space.isMarked(address)) return "an unmarked large object";
-    return null;
+    return size;
   }
   return "between large objects";
-}
-
-/** 8-byte granules in a block: the entries of a TraversalIndex page. */
-const GRANULES_IN_BLOCK = BYTES_IN_BLOCK >>> LOG_BYTES_IN_WORD;
-const GRANULE_IN_BLOCK_MASK = GRANULES_IN_BLOCK - 1;
-
-/**
- * Heap offset -> traversal index, for one traversal: one int32 per 8-byte granule (traversal
- * index + 1; 0 = not reached), direct-mapped in a page per 32 KiB block of the heap. A block's
- * page is taken from a pool when the traversal reaches its first object there, so the index
- * costs 16 KiB per block holding a reached object (half of those blocks' bytes) and one lookup
- * per pointer. After a traversal its user clears the entries it set and the pages go back to
- * the pool, all zero. Every page slot of an untouched block holds the one shared empty page.
- */
-class TraversalIndex {
-  private static readonly EMPTY_PAGE = new Int32Array(GRANULES_IN_BLOCK);
-  private pages: Int32Array[] = [];
-  private readonly pool: Int32Array[] = [];
-  /** Blocks whose page is taken (their pages go back to the pool in releasePages). */
-  private taken: number[] = [];
-  private sizeBytes = 0;
-
-  /** Room for a heap of `heapBytes` (every page empty). */
-  reserve(heapBytes: number): void {
-    this.sizeBytes = heapBytes;
-    const blocks = Math.ceil(heapBytes / BYTES_IN_BLOCK);
-    while (this.pages.length < blocks) this.pages.push(TraversalIndex.EMPTY_PAGE);
-  }
-
-  /** The traversal index of the object at `offset` (an integer in [0, 2^32)), or -1 if not reached. */
-  get(offset: number): number {
-    if (offset >= this.sizeBytes || (offset & 7) !== 0) return -1;
-    return this.pages[offset >>> LOG_BYTES_IN_BLOCK]![(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK]! - 1;
-  }
-
-  /** Records `offset` (8-aligned, inside the heap, not reached yet) as traversal index `k`. */
-  set(offset: number, k: number): void {
-    const block = offset >>> LOG_BYTES_IN_BLOCK;
-    let page = this.pages[block]!;
-    if (page === TraversalIndex.EMPTY_PAGE) {
-      page = this.pool.pop() ?? new Int32Array(GRANULES_IN_BLOCK);
-      this.pages[block] = page;
-      this.taken.push(block);
-    }
-    page[(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK] = k + 1;
-  }
-
-  /** Clears the entry of `offset` (one set in this traversal). */
-  clearAt(offset: number): void {
-    this.pages[offset >>> LOG_BYTES_IN_BLOCK]![(offset >>> LOG_BYTES_IN_WORD) & GRANULE_IN_BLOCK_MASK] = 0;
-  }
-
-  /** Gives the pages taken back to the pool (their entries cleared by clearAt). */
-  releasePages(): void {
-    for (const block of this.taken) {
-      this.pool.push(this.pages[block]!);
-      this.pages[block] = TraversalIndex.EMPTY_PAGE;
-    }
-    this.taken.length = 0;
-  }
 }

@@ -81,6 +81,17 @@ export const MAX_RAW_BYTES = 2 ** 29 - 1;
 export const MAX_POINTER_SLOTS = 2 ** 28 - 1;
 const MIN_BODY_BYTES = BYTES_IN_WORD;
 
+/*
+ * The accessors below run per object in the collector's trace and the verifier's traversal, and
+ * spell the layout's numbers as literals: V8 (Node 20) reloads a module constant and checks it
+ * for the hole at every use in optimized code (about 6 instructions each; bench/README.md, issue
+ * 19's third pass). They stand for BYTES_IN_WORD = HEADER_BYTES = MIN_BODY_BYTES (8),
+ * HEADER_FLAG_BITS (3), HEADER_FORWARDED_BIT (1) and HEADER_PINNED_BIT (2), checked here once.
+ */
+if (BYTES_IN_WORD !== 8 || HEADER_BYTES !== 8 || MIN_BODY_BYTES !== 8 || HEADER_FLAG_BITS !== 3 || HEADER_FORWARDED_BIT !== 1 || HEADER_PINNED_BIT !== 2) {
+  throw new Error("object-model.ts: literal layout numbers out of date");
+}
+
 /** The low half of the header word of the object at `address`. */
 function headerLoIndex(heap: HeapMemory, address: number): number {
   return ((address - heap.base) >>> 2) - 2;
@@ -90,8 +101,8 @@ export class DefaultObjectModel implements ObjectModel {
   readonly headerBytes = HEADER_BYTES;
 
   allocationBytes(pointerSlots: number, rawBytes: number): number {
-    const body = pointerSlots * BYTES_IN_WORD + ((rawBytes + 7) & ~7);
-    return HEADER_BYTES + (body < MIN_BODY_BYTES ? MIN_BODY_BYTES : body);
+    const body = pointerSlots * 8 + ((rawBytes + 7) & ~7);
+    return 8 + (body < 8 ? 8 : body);
   }
 
   initialize(heap: HeapMemory, address: number, pointerSlots: number, rawBytes: number): void {
@@ -102,7 +113,7 @@ export class DefaultObjectModel implements ObjectModel {
 
   sizeBytes(heap: HeapMemory, address: number): number {
     const i = headerLoIndex(heap, address);
-    return this.allocationBytes(heap.words[i + 1]!, heap.words[i]! >>> HEADER_FLAG_BITS);
+    return this.allocationBytes(heap.words[i + 1]!, heap.words[i]! >>> 3);
   }
 
   pointerSlotCount(heap: HeapMemory, address: number): number {
@@ -110,40 +121,40 @@ export class DefaultObjectModel implements ObjectModel {
   }
 
   pointerSlotAddress(_heap: HeapMemory, address: number, index: number): number {
-    return address + index * BYTES_IN_WORD;
+    return address + index * 8;
   }
 
   rawByteCount(heap: HeapMemory, address: number): number {
-    return heap.words[headerLoIndex(heap, address)]! >>> HEADER_FLAG_BITS;
+    return heap.words[headerLoIndex(heap, address)]! >>> 3;
   }
 
   rawBytesAddress(heap: HeapMemory, address: number): number {
-    return address + this.pointerSlotCount(heap, address) * BYTES_IN_WORD;
+    return address + this.pointerSlotCount(heap, address) * 8;
   }
 
   isForwarded(heap: HeapMemory, address: number): boolean {
-    return (heap.words[headerLoIndex(heap, address)]! & HEADER_FORWARDED_BIT) !== 0;
+    return (heap.words[headerLoIndex(heap, address)]! & 1) !== 0;
   }
 
   forwardee(heap: HeapMemory, address: number): number {
     const i = headerLoIndex(heap, address);
-    return joinHalves((heap.words[i]! & ~HEADER_FLAG_BITS) >>> 0, heap.words[i + 1]!);
+    return joinHalves((heap.words[i]! & ~3) >>> 0, heap.words[i + 1]!);
   }
 
   setForwarding(heap: HeapMemory, address: number, newAddress: number): void {
     const i = headerLoIndex(heap, address);
-    heap.words[i] = lowU32(newAddress) | HEADER_FORWARDED_BIT;
+    heap.words[i] = lowU32(newAddress) | 1;
     heap.words[i + 1] = highU32(newAddress);
   }
 
   isPinned(heap: HeapMemory, address: number): boolean {
-    return (heap.words[headerLoIndex(heap, address)]! & HEADER_PINNED_BIT) !== 0;
+    return (heap.words[headerLoIndex(heap, address)]! & 2) !== 0;
   }
 
   setPinned(heap: HeapMemory, address: number, pinned: boolean): void {
     const i = headerLoIndex(heap, address);
     const lo = heap.words[i]!;
-    heap.words[i] = pinned ? lo | HEADER_PINNED_BIT : lo & ~HEADER_PINNED_BIT;
+    heap.words[i] = pinned ? lo | 2 : lo & ~2;
   }
 }
 

@@ -56,7 +56,9 @@ export function describePoison(space: HeapSpace, address: number, headerBytes: n
  * describePoison calls poisoned memory. The verifier asks it per object it reaches.
  */
 export function hasPoisonedHeader(space: HeapSpace, offset: number, headerBytes: number): boolean {
-  return (offset & 7) === 0 && offset >= headerBytes && isPoisonedWord(space, space.base + offset - headerBytes);
+  if ((offset & 7) !== 0 || offset < headerBytes) return false;
+  const i = (offset - headerBytes) >>> 2;
+  return space.words[i] === POISON_HALF_WORD && space.words[i + 1] === POISON_HALF_WORD;
 }
 
 /**
