@@ -102,7 +102,6 @@ export function scanFrames(ctx: u32): u32 {
   const baseSlots = word(ctx, CTX_OUT_BASE_SLOTS);
   const derivedSlots = word(ctx, CTX_OUT_DERIVED_SLOTS);
   const baseValues = word(ctx, CTX_OUT_BASE_VALUES);
-  const frameRecords = word(ctx, CTX_OUT_FRAME_RECORDS);
   const capacity = word(ctx, CTX_OUT_CAPACITY);
   const regSlots = word(ctx, CTX_REG_SLOTS);
   const log = logged ? word(ctx, CTX_LOG) : 0;
@@ -117,7 +116,7 @@ export function scanFrames(ctx: u32): u32 {
     if (firstIndex < lastIndex && lastIndex - firstIndex > maxTaken) stop = firstIndex + maxTaken;
   }
   let n = word(ctx, CTX_OUT_COUNT);
-  let frameCount = word(ctx, CTX_OUT_FRAME_COUNT);
+  let record = word(ctx, CTX_OUT_FRAME_RECORDS) + (word(ctx, CTX_OUT_FRAME_COUNT) << 3);
   let w = word(ctx, CTX_W);
   let index = firstIndex;
   let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
@@ -146,22 +145,26 @@ export function scanFrames(ctx: u32): u32 {
     }
     if (pairs != 0) {
       // The frame's record: room is certain, as records never outnumber pairs.
-      store<u32>(frameRecords + (frameCount << 3), index);
-      store<u32>(frameRecords + (frameCount << 3) + 4, n);
-      frameCount++;
+      store<u32>(record, index);
+      store<u32>(record + 4, n);
+      record += 8;
     }
     let s = slots + (load<u32>(recipe + RECIPE_SLOT_START) << 3);
-    // Four pairs per iteration, then the rest: one loop (and one stack check) per four pairs.
+    // Four pairs per step while more than four are left, then the last one to four through a
+    // fall-through switch: a frame of up to four pairs runs no pair loop (and no loop's stack check).
     let o = n << 3;
-    const oEnd = (n + pairs) << 3;
-    for (; o + 32 <= oEnd; o += 32) {
+    let left = pairs;
+    for (; left > 4; left -= 4) {
       appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 0);
       appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 8);
       appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 16);
       appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 24);
       s += 32;
+      o += 32;
     }
-    switch ((oEnd - o) >> 3) {
+    switch (left) {
+      case 4:
+        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 24);
       case 3:
         appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 16);
       case 2:
@@ -182,11 +185,12 @@ export function scanFrames(ctx: u32): u32 {
     index++;
   }
   store<u32>(ctx + (<u32>CTX_W << 2), w);
-  store<u32>(ctx + (<u32>CTX_RA_LO << 2), <u32>ra);
-  store<u32>(ctx + (<u32>CTX_RA_HI << 2), <u32>(ra >> 32));
+  // The cursor's return address is the word below its SP (read again here, so that `ra` is not
+  // live after the loop: TurboFan spilled it every frame for this store).
+  if (index != firstIndex) store<u64>(ctx + (<u32>CTX_RA_LO << 2), load<u64>(words + (w << 2) - 8));
   store<u32>(ctx + (<u32>CTX_INDEX << 2), index);
   store<u32>(ctx + (<u32>CTX_OUT_COUNT << 2), n);
-  store<u32>(ctx + (<u32>CTX_OUT_FRAME_COUNT << 2), frameCount);
+  store<u32>(ctx + (<u32>CTX_OUT_FRAME_COUNT << 2), (record - word(ctx, CTX_OUT_FRAME_RECORDS)) >> 3);
   store<u32>(ctx + (<u32>CTX_ROOM_NEEDED << 2), roomNeeded);
   return index - firstIndex;
 }
