@@ -1,67 +1,5 @@
-import {
-  CONSTANT_SIZE_BYTES,
-  DEFAULT_DEOPT_STATEPOINT_ID_U32,
-  DEFAULT_STATEPOINT_ID_U32,
-  FUNCTION_ADDRESS,
-  FUNCTION_RECORD_COUNT,
-  FUNCTION_SIZE_BYTES,
-  FUNCTION_STACK_SIZE,
-  HEADER_NUM_CONSTANTS,
-  HEADER_NUM_FUNCTIONS,
-  HEADER_NUM_RECORDS,
-  HEADER_RESERVED16,
-  HEADER_RESERVED8,
-  HEADER_SIZE_BYTES,
-  HEADER_VERSION,
-  LIVE_OUTS_ARRAY,
-  LIVE_OUTS_COUNT,
-  LIVE_OUT_RESERVED,
-  LIVE_OUT_SIZE_BYTES,
-  LOCATION_DWARF_REG,
-  LOCATION_KIND,
-  LOCATION_KIND_CONSTANT,
-  LOCATION_KIND_CONSTANT_INDEX,
-  LOCATION_KIND_DIRECT,
-  LOCATION_KIND_INDIRECT,
-  LOCATION_KIND_REGISTER,
-  LOCATION_OFFSET_OR_CONSTANT,
-  LOCATION_SIZE_BYTES,
-  MAX_CALLING_CONVENTION,
-  MIN_RECORD_BYTES,
-  RECORD_ID,
-  RECORD_INSTRUCTION_OFFSET,
-  RECORD_LOCATIONS,
-  RECORD_NUM_LOCATIONS,
-  RECORD_RESERVED,
-  STACKMAP_VERSION,
-  STATEPOINT_DEOPT_START,
-  STATEPOINT_FLAG_DEOPT_LIVE_IN,
-  STATEPOINT_FLAG_GC_TRANSITION,
-} from "../../../src/stackmap/stackmap-v3-layout";
-import {
-  JOB_BIAS_LO,
-  JOB_DECLINED,
-  JOB_FRAME_BYTES,
-  JOB_HASH_INDEX,
-  JOB_HASH_LOG_CAPACITY,
-  JOB_INDEXED,
-  JOB_LOCATIONS,
-  JOB_LOG_CAPACITY,
-  JOB_PAIR_COUNT,
-  JOB_RA_CFA_OFFSET,
-  JOB_RECIPE_COUNT,
-  JOB_RECIPE_OF_SAFEPOINT,
-  JOB_RECORDS,
-  JOB_SECTION,
-  JOB_SECTION_BYTES,
-  JOB_SLOTS,
-  JOB_SLOT_START,
-  JOB_SLOT_WORDS,
-  JOB_SP_DWARF,
-  JOB_TABLE_ADDRESSES,
-  JOB_TABLE_KEYS,
-  JOB_TABLE_VALUES,
-} from "../../../src/safepoints/kernel-index-layout";
+import * as V3 from "../../../src/stackmap/stackmap-v3-layout";
+import * as Job from "../../../src/safepoints/kernel-index-layout";
 import { NOT_FAST } from "../../../src/safepoints/recipe-record";
 
 /*
@@ -86,8 +24,8 @@ const MAX_ADDRESS: u64 = 1 << 53;
 const MAX_RECORDS: u64 = 1 << 26;
 /** What the record and blob steps return instead of an offset when they decline. */
 const DECLINED_AT: u32 = 0xffffffff;
-const KNOWN_FLAGS: i32 = STATEPOINT_FLAG_GC_TRANSITION | STATEPOINT_FLAG_DEOPT_LIVE_IN;
-const DEOPT_START: u32 = STATEPOINT_DEOPT_START;
+const KNOWN_FLAGS: i32 = V3.STATEPOINT_FLAG_GC_TRANSITION | V3.STATEPOINT_FLAG_DEOPT_LIVE_IN;
+const DEOPT_START: u32 = V3.STATEPOINT_DEOPT_START;
 
 @inline function jobWord(job: u32, index: i32): u32 {
   return load<u32>(job + (<u32>index << 2));
@@ -104,40 +42,40 @@ const DEOPT_START: u32 = STATEPOINT_DEOPT_START;
  * total records and locations into the job; JOB_DECLINED when any count reaches past the section.
  */
 export function measureStackMap(job: u32): u32 {
-  const base = jobWord(job, JOB_SECTION);
-  const length = <u64>jobWord(job, JOB_SECTION_BYTES);
+  const base = jobWord(job, Job.JOB_SECTION);
+  const length = <u64>jobWord(job, Job.JOB_SECTION_BYTES);
   let offset: u64 = 0;
   let records: u64 = 0;
   let locations: u64 = 0;
-  if (length == 0) return JOB_DECLINED;
+  if (length == 0) return Job.JOB_DECLINED;
   while (offset < length) {
-    if (offset + HEADER_SIZE_BYTES > length) return JOB_DECLINED;
+    if (offset + V3.HEADER_SIZE_BYTES > length) return Job.JOB_DECLINED;
     const header = base + <u32>offset;
-    const numRecords = <u64>load<u32>(header + HEADER_NUM_RECORDS);
+    const numRecords = <u64>load<u32>(header + V3.HEADER_NUM_RECORDS);
     const recordsAt =
       offset +
-      HEADER_SIZE_BYTES +
-      <u64>load<u32>(header + HEADER_NUM_FUNCTIONS) * FUNCTION_SIZE_BYTES +
-      <u64>load<u32>(header + HEADER_NUM_CONSTANTS) * CONSTANT_SIZE_BYTES;
-    if (recordsAt + numRecords * MIN_RECORD_BYTES > length) return JOB_DECLINED;
+      V3.HEADER_SIZE_BYTES +
+      <u64>load<u32>(header + V3.HEADER_NUM_FUNCTIONS) * V3.FUNCTION_SIZE_BYTES +
+      <u64>load<u32>(header + V3.HEADER_NUM_CONSTANTS) * V3.CONSTANT_SIZE_BYTES;
+    if (recordsAt + numRecords * V3.MIN_RECORD_BYTES > length) return Job.JOB_DECLINED;
     let at = recordsAt;
     for (let r: u64 = 0; r < numRecords; r++) {
-      if (at + RECORD_LOCATIONS > length) return JOB_DECLINED;
-      const n = <u64>load<u16>(base + <u32>at + RECORD_NUM_LOCATIONS);
-      const liveOuts = at + padTo8(RECORD_LOCATIONS + n * LOCATION_SIZE_BYTES);
-      if (liveOuts + LIVE_OUTS_ARRAY > length) return JOB_DECLINED;
-      const liveOutCount = <u64>load<u16>(base + <u32>liveOuts + LIVE_OUTS_COUNT);
-      at = liveOuts + padTo8(LIVE_OUTS_ARRAY + liveOutCount * LIVE_OUT_SIZE_BYTES);
-      if (at > length) return JOB_DECLINED;
+      if (at + V3.RECORD_LOCATIONS > length) return Job.JOB_DECLINED;
+      const n = <u64>load<u16>(base + <u32>at + V3.RECORD_NUM_LOCATIONS);
+      const liveOuts = at + padTo8(V3.RECORD_LOCATIONS + n * V3.LOCATION_SIZE_BYTES);
+      if (liveOuts + V3.LIVE_OUTS_ARRAY > length) return Job.JOB_DECLINED;
+      const liveOutCount = <u64>load<u16>(base + <u32>liveOuts + V3.LIVE_OUTS_COUNT);
+      at = liveOuts + padTo8(V3.LIVE_OUTS_ARRAY + liveOutCount * V3.LIVE_OUT_SIZE_BYTES);
+      if (at > length) return Job.JOB_DECLINED;
       locations += n;
     }
     records += numRecords;
     offset = at;
   }
-  if (records > MAX_RECORDS) return JOB_DECLINED;
-  setJobWord(job, JOB_RECORDS, <u32>records);
-  setJobWord(job, JOB_LOCATIONS, <u32>locations);
-  return JOB_INDEXED;
+  if (records > MAX_RECORDS) return Job.JOB_DECLINED;
+  setJobWord(job, Job.JOB_RECORDS, <u32>records);
+  setJobWord(job, Job.JOB_LOCATIONS, <u32>locations);
+  return Job.JOB_INDEXED;
 }
 
 // The job's state while `indexStackMap` runs (set by startJob).
@@ -184,40 +122,40 @@ let shapeAllocas: u32 = 0;
  * slot 0); JOB_DECLINED as soon as anything is for the general path to decide.
  */
 export function indexStackMap(job: u32): u32 {
-  const length = jobWord(job, JOB_SECTION_BYTES);
+  const length = jobWord(job, Job.JOB_SECTION_BYTES);
   startJob(job);
   let offset: u32 = 0;
   while (offset < length) {
     offset = indexBlob(offset);
-    if (offset == DECLINED_AT) return JOB_DECLINED;
+    if (offset == DECLINED_AT) return Job.JOB_DECLINED;
   }
-  setJobWord(job, JOB_RECIPE_COUNT, recipeCount);
-  setJobWord(job, JOB_SLOT_WORDS, slotWords);
-  return JOB_INDEXED;
+  setJobWord(job, Job.JOB_RECIPE_COUNT, recipeCount);
+  setJobWord(job, Job.JOB_SLOT_WORDS, slotWords);
+  return Job.JOB_INDEXED;
 }
 
 function startJob(job: u32): void {
-  section = jobWord(job, JOB_SECTION);
-  bias = load<u64>(job + (<u32>JOB_BIAS_LO << 2));
-  spDwarf = jobWord(job, JOB_SP_DWARF);
-  raCfaOffset = <i64>(<i32>jobWord(job, JOB_RA_CFA_OFFSET));
-  const logCapacity = jobWord(job, JOB_LOG_CAPACITY);
+  section = jobWord(job, Job.JOB_SECTION);
+  bias = load<u64>(job + (<u32>Job.JOB_BIAS_LO << 2));
+  spDwarf = jobWord(job, Job.JOB_SP_DWARF);
+  raCfaOffset = <i64>(<i32>jobWord(job, Job.JOB_RA_CFA_OFFSET));
+  const logCapacity = jobWord(job, Job.JOB_LOG_CAPACITY);
   const cells = <u32>1 << logCapacity;
-  keys = jobWord(job, JOB_TABLE_KEYS);
-  values = jobWord(job, JOB_TABLE_VALUES);
-  addresses = jobWord(job, JOB_TABLE_ADDRESSES);
+  keys = jobWord(job, Job.JOB_TABLE_KEYS);
+  values = jobWord(job, Job.JOB_TABLE_VALUES);
+  addresses = jobWord(job, Job.JOB_TABLE_ADDRESSES);
   tableShift = 32 - logCapacity;
   tableMask = cells - 1;
   memory.fill(keys, 0, cells << 3);
   memory.fill(values, 0, cells << 3);
   memory.fill(addresses, 0, cells << 3);
-  recipeOf = jobWord(job, JOB_RECIPE_OF_SAFEPOINT);
-  frameBytes = jobWord(job, JOB_FRAME_BYTES);
-  slotStart = jobWord(job, JOB_SLOT_START);
-  pairCounts = jobWord(job, JOB_PAIR_COUNT);
-  slots = jobWord(job, JOB_SLOTS);
-  hashIndex = jobWord(job, JOB_HASH_INDEX);
-  const hashLog = jobWord(job, JOB_HASH_LOG_CAPACITY);
+  recipeOf = jobWord(job, Job.JOB_RECIPE_OF_SAFEPOINT);
+  frameBytes = jobWord(job, Job.JOB_FRAME_BYTES);
+  slotStart = jobWord(job, Job.JOB_SLOT_START);
+  pairCounts = jobWord(job, Job.JOB_PAIR_COUNT);
+  slots = jobWord(job, Job.JOB_SLOTS);
+  hashIndex = jobWord(job, Job.JOB_HASH_INDEX);
+  const hashLog = jobWord(job, Job.JOB_HASH_LOG_CAPACITY);
   hashShift = 32 - hashLog;
   hashMask = (<u32>1 << hashLog) - 1;
   // -1 in every recipe word marks an empty cell.
@@ -231,31 +169,31 @@ function startJob(job: u32): void {
 /** Checks the blob at `offset` (header, function table) and indexes its records; returns its end. */
 function indexBlob(offset: u32): u32 {
   const header = section + offset;
-  if (load<u8>(header + HEADER_VERSION) != STACKMAP_VERSION) return DECLINED_AT;
-  if (load<u8>(header + HEADER_RESERVED8) != 0 || load<u16>(header + HEADER_RESERVED16) != 0) return DECLINED_AT;
-  const numFunctions = load<u32>(header + HEADER_NUM_FUNCTIONS);
-  const numRecords = <u64>load<u32>(header + HEADER_NUM_RECORDS);
-  const functions = header + HEADER_SIZE_BYTES;
+  if (load<u8>(header + V3.HEADER_VERSION) != V3.STACKMAP_VERSION) return DECLINED_AT;
+  if (load<u8>(header + V3.HEADER_RESERVED8) != 0 || load<u16>(header + V3.HEADER_RESERVED16) != 0) return DECLINED_AT;
+  const numFunctions = load<u32>(header + V3.HEADER_NUM_FUNCTIONS);
+  const numRecords = <u64>load<u32>(header + V3.HEADER_NUM_RECORDS);
+  const functions = header + V3.HEADER_SIZE_BYTES;
   let claimed: u64 = 0;
   for (let f: u32 = 0; f < numFunctions; f++) {
-    const entry = functions + f * FUNCTION_SIZE_BYTES;
-    if (load<u32>(entry + FUNCTION_RECORD_COUNT + 4) != 0) return DECLINED_AT;
-    claimed += <u64>load<u32>(entry + FUNCTION_RECORD_COUNT);
-    if (claimed > numRecords || load<u64>(entry + FUNCTION_ADDRESS) >= MAX_ADDRESS) return DECLINED_AT;
-    const stackSize = load<u64>(entry + FUNCTION_STACK_SIZE);
+    const entry = functions + f * V3.FUNCTION_SIZE_BYTES;
+    if (load<u32>(entry + V3.FUNCTION_RECORD_COUNT + 4) != 0) return DECLINED_AT;
+    claimed += <u64>load<u32>(entry + V3.FUNCTION_RECORD_COUNT);
+    if (claimed > numRecords || load<u64>(entry + V3.FUNCTION_ADDRESS) >= MAX_ADDRESS) return DECLINED_AT;
+    const stackSize = load<u64>(entry + V3.FUNCTION_STACK_SIZE);
     if (stackSize != U64.MAX_VALUE && stackSize >= 0x80000000) return DECLINED_AT;
   }
   if (claimed != numRecords) return DECLINED_AT;
-  blobConstants = load<u32>(header + HEADER_NUM_CONSTANTS);
+  blobConstants = load<u32>(header + V3.HEADER_NUM_CONSTANTS);
   lastCount = 0xffffffff;
-  let at = offset + HEADER_SIZE_BYTES + numFunctions * FUNCTION_SIZE_BYTES + blobConstants * CONSTANT_SIZE_BYTES;
+  let at = offset + V3.HEADER_SIZE_BYTES + numFunctions * V3.FUNCTION_SIZE_BYTES + blobConstants * V3.CONSTANT_SIZE_BYTES;
   for (let f: u32 = 0; f < numFunctions; f++) {
-    const entry = functions + f * FUNCTION_SIZE_BYTES;
-    const functionAddress = load<u64>(entry + FUNCTION_ADDRESS);
-    const stackSize = load<u64>(entry + FUNCTION_STACK_SIZE);
+    const entry = functions + f * V3.FUNCTION_SIZE_BYTES;
+    const functionAddress = load<u64>(entry + V3.FUNCTION_ADDRESS);
+    const stackSize = load<u64>(entry + V3.FUNCTION_STACK_SIZE);
     // The frame size without unwind rows: the recorded size, -1 for a dynamic frame.
     const size: i32 = stackSize == U64.MAX_VALUE ? -1 : <i32>stackSize;
-    const count = load<u32>(entry + FUNCTION_RECORD_COUNT);
+    const count = load<u32>(entry + V3.FUNCTION_RECORD_COUNT);
     for (let k: u32 = 0; k < count; k++) {
       at = indexRecord(at, functionAddress, size);
       if (at == DECLINED_AT) return DECLINED_AT;
@@ -267,20 +205,20 @@ function indexBlob(offset: u32): u32 {
 /** Checks the record at `at` (a section offset), compiles its recipe, inserts it; returns its end. */
 function indexRecord(at: u32, functionAddress: u64, size: i32): u32 {
   const record = section + at;
-  const counts = load<u32>(record + RECORD_RESERVED);
+  const counts = load<u32>(record + V3.RECORD_RESERVED);
   if ((counts & 0xffff) != 0) return DECLINED_AT;
   const n = counts >>> 16;
-  const end = recordEnd(at, at + RECORD_LOCATIONS + n * LOCATION_SIZE_BYTES);
+  const end = recordEnd(at, at + V3.RECORD_LOCATIONS + n * V3.LOCATION_SIZE_BYTES);
   if (end == DECLINED_AT) return DECLINED_AT;
-  const returnAddress = functionAddress + <u64>load<u32>(record + RECORD_INSTRUCTION_OFFSET);
+  const returnAddress = functionAddress + <u64>load<u32>(record + V3.RECORD_INSTRUCTION_OFFSET);
   const key = returnAddress + bias;
   if (returnAddress >= MAX_ADDRESS || key == 0 || key >= MAX_ADDRESS) return DECLINED_AT;
-  const claimed = isDefaultStatepointId(load<u64>(record + RECORD_ID));
-  const locations = record + RECORD_LOCATIONS;
+  const claimed = isDefaultStatepointId(load<u64>(record + V3.RECORD_ID));
+  const locations = record + V3.RECORD_LOCATIONS;
   let recipe: i32;
   // The locations of the last record again, byte for byte, with the same frame size: the same
   // checks pass and the same recipe follows (compileAll would take it as its `previous`).
-  if (n == lastCount && size == lastSize && (lastWasStatepoint || !claimed) && sameBytes(locations, lastLocations, n * LOCATION_SIZE_BYTES)) {
+  if (n == lastCount && size == lastSize && (lastWasStatepoint || !claimed) && sameBytes(locations, lastLocations, n * V3.LOCATION_SIZE_BYTES)) {
     recipe = lastRecipe;
   } else {
     recipe = recipeOfRecord(locations, n, size, claimed);
@@ -297,20 +235,20 @@ function indexRecord(at: u32, functionAddress: u64, size: i32): u32 {
 }
 
 @inline function isDefaultStatepointId(id: u64): bool {
-  return id == <u64>DEFAULT_STATEPOINT_ID_U32 || id == <u64>DEFAULT_DEOPT_STATEPOINT_ID_U32;
+  return id == <u64>V3.DEFAULT_STATEPOINT_ID_U32 || id == <u64>V3.DEFAULT_DEOPT_STATEPOINT_ID_U32;
 }
 
 /** The recipe of a record's `n` locations after checking them, or DECLINED_RECIPE; sets lastWasStatepoint. */
 function recipeOfRecord(locations: u32, n: u32, size: i32, claimed: bool): i32 {
   for (let i: u32 = 0; i < n; i++) {
-    const location = locations + i * LOCATION_SIZE_BYTES;
-    const head = load<u32>(location + LOCATION_KIND);
+    const location = locations + i * V3.LOCATION_SIZE_BYTES;
+    const head = load<u32>(location + V3.LOCATION_KIND);
     // Kinds Register..ConstantIndex (an index below NumConstants), reserved byte 0, a register
     // below 256 with reserved u16 0.
     const kind = head & 0xff;
-    if (kind - LOCATION_KIND_REGISTER > <u32>(LOCATION_KIND_CONSTANT_INDEX - LOCATION_KIND_REGISTER)) return DECLINED_RECIPE;
-    if ((head & 0xff00) != 0 || load<u32>(location + LOCATION_DWARF_REG) > 0xff) return DECLINED_RECIPE;
-    if (kind == LOCATION_KIND_CONSTANT_INDEX && load<u32>(location + LOCATION_OFFSET_OR_CONSTANT) >= blobConstants) return DECLINED_RECIPE;
+    if (kind - V3.LOCATION_KIND_REGISTER > <u32>(V3.LOCATION_KIND_CONSTANT_INDEX - V3.LOCATION_KIND_REGISTER)) return DECLINED_RECIPE;
+    if ((head & 0xff00) != 0 || load<u32>(location + V3.LOCATION_DWARF_REG) > 0xff) return DECLINED_RECIPE;
+    if (kind == V3.LOCATION_KIND_CONSTANT_INDEX && load<u32>(location + V3.LOCATION_OFFSET_OR_CONSTANT) >= blobConstants) return DECLINED_RECIPE;
   }
   lastWasStatepoint = matchShape(locations, n);
   if (lastWasStatepoint) return compileRecipe(locations, size, shapePairsStart, shapePairCount, 2, shapeAllocas);
@@ -334,35 +272,35 @@ function recordEnd(at: u32, locationsEnd: u32): u32 {
   const word = load<u32>(section + liveOuts);
   if ((word & 0xffff) != 0) return DECLINED_AT;
   const count = word >>> 16;
-  const list = liveOuts + LIVE_OUTS_ARRAY;
+  const list = liveOuts + V3.LIVE_OUTS_ARRAY;
   for (let i: u32 = 0; i < count; i++) {
-    if (load<u8>(section + list + i * LIVE_OUT_SIZE_BYTES + LIVE_OUT_RESERVED) != 0) return DECLINED_AT;
+    if (load<u8>(section + list + i * V3.LIVE_OUT_SIZE_BYTES + V3.LIVE_OUT_RESERVED) != 0) return DECLINED_AT;
   }
-  const liveOutsEnd = list + count * LIVE_OUT_SIZE_BYTES;
+  const liveOutsEnd = list + count * V3.LIVE_OUT_SIZE_BYTES;
   const end = at + <u32>padTo8(liveOutsEnd - at);
   if (end > liveOutsEnd && load<u32>(section + liveOutsEnd) != 0) return DECLINED_AT;
   return end;
 }
 
 @inline function kindAt(locations: u32, i: u32): u32 {
-  return load<u8>(locations + i * LOCATION_SIZE_BYTES + LOCATION_KIND);
+  return load<u8>(locations + i * V3.LOCATION_SIZE_BYTES + V3.LOCATION_KIND);
 }
 @inline function valueAt(locations: u32, i: u32): i32 {
-  return load<i32>(locations + i * LOCATION_SIZE_BYTES + LOCATION_OFFSET_OR_CONSTANT);
+  return load<i32>(locations + i * V3.LOCATION_SIZE_BYTES + V3.LOCATION_OFFSET_OR_CONSTANT);
 }
 
 /** The statepoint shape (src/stackmap/statepoint.ts shapeProblem): true with shape* set, or false. */
 function matchShape(locations: u32, n: u32): bool {
   if (n < DEOPT_START) return false;
-  for (let i: u32 = 0; i < DEOPT_START; i++) if (kindAt(locations, i) != LOCATION_KIND_CONSTANT) return false;
+  for (let i: u32 = 0; i < DEOPT_START; i++) if (kindAt(locations, i) != V3.LOCATION_KIND_CONSTANT) return false;
   const callingConvention = valueAt(locations, 0);
   const deoptCount = <i64>valueAt(locations, 2);
-  if (callingConvention < 0 || callingConvention > MAX_CALLING_CONVENTION) return false;
+  if (callingConvention < 0 || callingConvention > V3.MAX_CALLING_CONVENTION) return false;
   if ((valueAt(locations, 1) & ~KNOWN_FLAGS) != 0) return false;
   if (deoptCount < 0 || <i64>DEOPT_START + deoptCount > <i64>n) return false;
   const liveStart = DEOPT_START + <u32>deoptCount;
   let allocasStart = n;
-  while (allocasStart > liveStart && kindAt(locations, allocasStart - 1) == LOCATION_KIND_DIRECT) allocasStart--;
+  while (allocasStart > liveStart && kindAt(locations, allocasStart - 1) == V3.LOCATION_KIND_DIRECT) allocasStart--;
   if (((allocasStart - liveStart) & 1) != 0) allocasStart++;
   if (allocasStart > n) return false;
   shapePairsStart = liveStart;
@@ -384,11 +322,11 @@ function compileRecipe(locations: u32, size: i32, first: u32, pairs: u32, stride
   for (let p: u32 = 0; p < pairs; p++) {
     const base = first + p * stride;
     for (let i = base; i < base + 2; i++) {
-      const location = locations + (stride == 2 ? i : base) * LOCATION_SIZE_BYTES;
-      const offset = load<i32>(location + LOCATION_OFFSET_OR_CONSTANT);
+      const location = locations + (stride == 2 ? i : base) * V3.LOCATION_SIZE_BYTES;
+      const offset = load<i32>(location + V3.LOCATION_OFFSET_OR_CONSTANT);
       const fast =
-        load<u8>(location + LOCATION_KIND) == LOCATION_KIND_INDIRECT &&
-        load<u32>(location + LOCATION_DWARF_REG) == spDwarf &&
+        load<u8>(location + V3.LOCATION_KIND) == V3.LOCATION_KIND_INDIRECT &&
+        load<u32>(location + V3.LOCATION_DWARF_REG) == spDwarf &&
         offset >= 0 &&
         <i64>offset + 8 <= span &&
         (offset & 7) == 0;
