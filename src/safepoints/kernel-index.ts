@@ -39,11 +39,11 @@ import { ScanRecipes } from "./scan-recipes.js";
  * decoder must decide, malformed ones included: that path stays the one source of record
  * semantics and of every error message.
  *
- * Registration does not use it (bench/README.md, "Issue 19, item 4: the index in the kernel"):
- * the general unwinder reads the section's FrameDescriptors for the first managed frame of every
- * native-runtime scan, so a registration without them only moves the general decoder's cost to
- * the first collection. The bench times it beside registration (`kernelIndexNsPerRecord`) and the
- * section fuzzer compares it with the general path on every mutation.
+ * `registerStackMapBytes` (src/loader/register-maps.ts) registers through it into an empty
+ * registry; the descriptors the general unwinder and reports read are then decoded per safepoint
+ * on first use (src/loader/deferred-llvm-descriptors.ts; bench/README.md, "Issue 19, item 4:
+ * registration through the kernel index"). The section fuzzer compares the index, the deferred
+ * descriptors and registration's errors with the general path on every mutation.
  *
  * The workspace (job block, section copy, columns, the recipe hash index) is one scan-memory
  * region kept for the process and grown on demand: a fresh region would be zero-filled on every
