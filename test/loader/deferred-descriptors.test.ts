@@ -4,6 +4,7 @@ import { encodeSyntheticStackMap } from "../../bench/synthetic-stackmap.js";
 import { MalformedInputError, TruncatedInputError } from "../../src/errors.js";
 import { DeferredLlvmDescriptors } from "../../src/loader/deferred-llvm-descriptors.js";
 import { registerStackMapBytes } from "../../src/loader/register-maps.js";
+import { REGION_ALIGN_BYTES, scanMemory } from "../../src/memory/scan-memory.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
 import {
   CONSTANT_SIZE_BYTES,
@@ -49,6 +50,20 @@ describe("registerStackMapBytes with deferred descriptors", () => {
     // A report (and the registry's own bookkeeping) reads them all: the general path's, once.
     expect(snapshot.moduleBySlot[0]!.descriptors.sameAs(eager.snapshot.moduleBySlot[0]!.descriptors, 0)).toBe(true);
     expect(deferred.allDecoded).toBe(true);
+  });
+
+  it("registers by the general path when the scan memory has no room for the kernel's workspace", () => {
+    const larger = encodeSyntheticStackMap({ ...spec, functions: 400 });
+    const memory = scanMemory();
+    const hog = memory.allocate(memory.largestFreeBytes - 16 * REGION_ALIGN_BYTES, "all but 64 KiB of the scan memory");
+    try {
+      const registry = new SafepointRegistry();
+      registerStackMapBytes(registry, larger, { name: "gc_init@0x1000" });
+      expect(registry.snapshot().safepointCount).toBe(4000);
+      expect(registry.snapshot().moduleBySlot[0]!.deferred).toBeUndefined();
+    } finally {
+      hog.release();
+    }
   });
 
   it("rejects a malformed section at registration with the general path's error", () => {
