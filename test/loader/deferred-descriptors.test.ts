@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { buildStackCorpus } from "../../bench/stack-corpus.js";
+import { encodeSyntheticStackMap } from "../../bench/synthetic-stackmap.js";
+import { MalformedInputError, TruncatedInputError } from "../../src/errors.js";
+import { DeferredLlvmDescriptors } from "../../src/loader/deferred-llvm-descriptors.js";
+import { registerStackMapBytes } from "../../src/loader/register-maps.js";
+import { REGION_ALIGN_BYTES, scanMemory } from "../../src/memory/scan-memory.js";
+import { SafepointRegistry } from "../../src/safepoints/registry.js";
+import {
+  CONSTANT_SIZE_BYTES,
+  FUNCTION_SIZE_BYTES,
+  HEADER_NUM_CONSTANTS,
+  HEADER_NUM_FUNCTIONS,
+  HEADER_SIZE_BYTES,
+  RECORD_RESERVED,
+} from "../../src/stackmap/stackmap-v3-layout.js";
+import { crossCheckScan, generalScan } from "../../walker/scan-cross-check.js";
+import { catchError } from "../support/catch-error.js";
+import { checkRegistration } from "../support/kernel-index-check.js";
+
+/*
+ * registerStackMapBytes (gc_init's path) registers through the scan kernel's index and decodes a
+ * safepoint's descriptors only when the general unwinder or a report asks for them
+ * (src/loader/deferred-llvm-descriptors.ts). What that must not change: the walk's answer, and
+ * every malformed section rejected at registration with the general path's error. (The section
+ * fuzzer compares every decoded record with the general path on every mutation:
+ * test/support/kernel-index-check.ts.)
+ */
+describe("registerStackMapBytes with deferred descriptors", () => {
+  const spec = { functions: 40, recordsPerFunction: 10, rootsPerRecord: 4 };
+  const bytes = encodeSyntheticStackMap(spec);
+
+  it("walks a stack as the eagerly registered map does, decoding only the safepoints the unwinder visits", () => {
+    const eager = buildStackCorpus("deferred", spec, 300, 0, 7);
+    const registry = new SafepointRegistry();
+    registerStackMapBytes(registry, bytes, { name: "gc_init@0x1000" });
+    const snapshot = registry.snapshot();
+    const deferred = snapshot.moduleBySlot[0]!.deferred as DeferredLlvmDescriptors;
+    expect(deferred).toBeInstanceOf(DeferredLlvmDescriptors);
+
+    const options = { mode: "strict" } as const;
+    const walked = generalScan(snapshot, eager.memory, [eager.start], options);
+    expect(walked.frames).toBe(300);
+    expect(walked).toEqual(generalScan(eager.snapshot, eager.memory, [eager.start], options));
+    expect(deferred.allDecoded).toBe(false);
+    expect(deferred.recordsDecoded).toBeGreaterThan(0);
+    expect(deferred.recordsDecoded).toBeLessThanOrEqual(new Set(eager.sites.map((s) => s.ra)).size);
+    crossCheckScan(snapshot, eager.memory, [eager.start], options);
+
+    // A report (and the registry's own bookkeeping) reads them all: the general path's, once.
+    expect(snapshot.moduleBySlot[0]!.descriptors.sameAs(eager.snapshot.moduleBySlot[0]!.descriptors, 0)).toBe(true);
+    expect(deferred.allDecoded).toBe(true);
+  });
+
+  it("registers by the general path when the scan memory has no room for the kernel's workspace", () => {
+    const larger = encodeSyntheticStackMap({ ...spec, functions: 400 });
+    const memory = scanMemory();
+    const hog = memory.allocate(memory.largestFreeBytes - 16 * REGION_ALIGN_BYTES, "all but 64 KiB of the scan memory");
+    try {
+      const registry = new SafepointRegistry();
+      registerStackMapBytes(registry, larger, { name: "gc_init@0x1000" });
+      expect(registry.snapshot().safepointCount).toBe(4000);
+      expect(registry.snapshot().moduleBySlot[0]!.deferred).toBeUndefined();
+    } finally {
+      hog.release();
+    }
+  });
+
+  it("rejects a malformed section at registration with the general path's error", () => {
+    const reserved = bytes.slice();
+    const header = new DataView(bytes.buffer, bytes.byteOffset);
+    const firstRecord =
+      HEADER_SIZE_BYTES +
+      header.getUint32(HEADER_NUM_FUNCTIONS, true) * FUNCTION_SIZE_BYTES +
+      header.getUint32(HEADER_NUM_CONSTANTS, true) * CONSTANT_SIZE_BYTES;
+    reserved[firstRecord + RECORD_RESERVED] = 1;
+    for (const [section, kind] of [
+      [reserved, MalformedInputError],
+      [bytes.subarray(0, bytes.length - 8), TruncatedInputError],
+    ] as const) {
+      const error = catchError(() => registerStackMapBytes(new SafepointRegistry(), section, { name: "gc_init@0x1000" }));
+      expect(error).toBeInstanceOf(kind);
+      expect((error as Error).message).not.toContain("\n");
+      expect(() => checkRegistration(section)).toThrow(kind);
+    }
+  });
+});
