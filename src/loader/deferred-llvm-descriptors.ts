@@ -30,8 +30,10 @@ import { buildLlvmDescriptors } from "./llvm-map-loader.js";
  * bookkeeping (`rootwalk safepoints`, unregister, registering the same map again) takes `all()`:
  * the whole section through the general path, once.
  *
- * The section's bytes are kept, not copied (as StackMapParser keeps a view): the caller must not
- * change them after registration.
+ * The section's bytes are copied once, at construction, and the copy is what every later decode
+ * reads: a caller that reuses or overwrites its buffer after registration (the runtime reads
+ * gc_init's bytes into a buffer of its own) cannot change a descriptor decoded later. The copy
+ * costs about a memcpy of the section (bench/README.md, "registration through the kernel index").
  */
 
 /** Decoded single records kept per module; the cache is dropped and started again past it. */
@@ -55,16 +57,19 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
   private functionList: readonly FunctionInfo[] | undefined;
   private recordIndex: RecordIndex | undefined;
   private readonly records = new Map<number, FrameDescriptors>();
+  /** This object's own copy of the section. */
+  private readonly bytes: Uint8Array;
   private readonly words: DataView;
 
   constructor(
-    /** The section as registered (kept, not copied). */
-    private readonly bytes: Uint8Array,
+    /** The section as registered; copied, so the caller may reuse its buffer afterwards. */
+    section: Uint8Array,
     /** Safepoints (records) in the section, as the kernel counted them. */
     readonly count: number,
     private readonly loadBias: number,
   ) {
-    this.words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.bytes = section.slice();
+    this.words = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   }
 
   /** Whether `all()` has decoded every descriptor (reports, the registry's bookkeeping). */

@@ -68,8 +68,8 @@ export function registerOcamlFile(registry: SafepointRegistry, bytes: Uint8Array
  * address a program passed to `gc_init` (its function addresses are already absolute). Without
  * `unwindRowAt` the recorded stack sizes are all there is: call sites with pushed arguments are
  * then only right if the code was built with `-no-x86-call-frame-opt`. When the scan kernel
- * indexes the section, the registry keeps `bytes` to decode descriptors from on first use: the
- * caller must not change them afterwards.
+ * indexes the section, the registry keeps a copy of `bytes` to decode descriptors from on first
+ * use: the caller may reuse its buffer afterwards.
  */
 export function registerStackMapBytes(
   registry: SafepointRegistry,

@@ -16,7 +16,7 @@ import {
 } from "../../src/stackmap/stackmap-v3-layout.js";
 import { crossCheckScan, generalScan } from "../../walker/scan-cross-check.js";
 import { catchError } from "../support/catch-error.js";
-import { checkRegistration } from "../support/kernel-index-check.js";
+import { checkRegistration, deferredDifference } from "../support/kernel-index-check.js";
 
 /*
  * registerStackMapBytes (gc_init's path) registers through the scan kernel's index and decodes a
@@ -50,6 +50,22 @@ describe("registerStackMapBytes with deferred descriptors", () => {
     // A report (and the registry's own bookkeeping) reads them all: the general path's, once.
     expect(snapshot.moduleBySlot[0]!.descriptors.sameAs(eager.snapshot.moduleBySlot[0]!.descriptors, 0)).toBe(true);
     expect(deferred.allDecoded).toBe(true);
+  });
+
+  it("owns the section: a caller that overwrites its buffer after registration changes nothing", () => {
+    const eager = buildStackCorpus("deferred", spec, 300, 0, 7);
+    const buffer = bytes.slice();
+    const registry = new SafepointRegistry();
+    registerStackMapBytes(registry, buffer, { name: "gc_init@0x1000" });
+    const snapshot = registry.snapshot();
+    expect(snapshot.moduleBySlot[0]!.deferred).toBeDefined();
+    // The caller reuses its buffer for something else (here: another map's bytes, then zeros).
+    buffer.set(encodeSyntheticStackMap({ ...spec, rootsPerRecord: 1 }).subarray(0, buffer.length));
+    const options = { mode: "strict" } as const;
+    expect(generalScan(snapshot, eager.memory, [eager.start], options)).toEqual(generalScan(eager.snapshot, eager.memory, [eager.start], options));
+    buffer.fill(0);
+    const differs = deferredDifference(snapshot.moduleBySlot[0]!.deferred as DeferredLlvmDescriptors, eager.snapshot.moduleBySlot[0]!.descriptors);
+    expect(differs).toBeUndefined();
   });
 
   it("registers by the general path when the scan memory has no room for the kernel's workspace", () => {
