@@ -2,6 +2,7 @@ import { TWO_32 } from "../src/bytes/word-codec.js";
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DeferredLlvmDescriptors, RECORD_BLOCK_SIZE } from "../src/loader/deferred-llvm-descriptors.js";
 import { registerStackMapBytes } from "../src/loader/register-maps.js";
 import { scanMemory } from "../src/memory/scan-memory.js";
 import { RECIPE_NOT_FOUND } from "../src/safepoints/recipe-record.js";
@@ -330,7 +331,7 @@ function parseCase(records: number, quick: boolean): BenchCase {
         return registry.snapshot().safepointCount;
       };
       const ts = timeBatches(parseAndIndex, records, timing);
-      const deferred = deferredDescriptorCosts(last.snapshot());
+      const deferred = deferredDescriptorCosts(last.snapshot(), bytes);
       // After the timing: counting the descriptors' bytes decodes them all.
       const lastSafepointBytes = tableBytesPerSafepoint(last.snapshot());
       const ref = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats]);
@@ -349,23 +350,32 @@ function parseCase(records: number, quick: boolean): BenchCase {
 
 /**
  * What registration defers, paid when first needed (src/loader/deferred-llvm-descriptors.ts):
- * one safepoint's descriptors decoded alone (the general unwinder's first visit of a safepoint;
- * the median over up to 1000 safepoints spread over the map, the first of them paying for the
- * record offsets), and every descriptor at once (a report), per record, once each.
+ * the general unwinder's first visit of a safepoint, which decodes its block (`recordDecodeNs`:
+ * the median over up to 1000 safepoints in distinct blocks spread over the map, the first of them
+ * paying for the block offsets), every block once (`blockDescriptorsNsPerRecord`: the most the
+ * collections can pay, on a fresh copy of the section), and every descriptor at once (a report),
+ * per record.
  */
-function deferredDescriptorCosts(snapshot: RegistrySnapshot): { recordDecodeNs: number; allDescriptorsNsPerRecord: number } {
+function deferredDescriptorCosts(
+  snapshot: RegistrySnapshot,
+  bytes: Uint8Array,
+): { recordDecodeNs: number; blockDescriptorsNsPerRecord: number; allDescriptorsNsPerRecord: number } {
   const module = snapshot.moduleBySlot[0]!;
   const deferred = module.deferred!;
-  const step = Math.max(1, Math.floor(deferred.count / 1000));
+  const step = Math.max(RECORD_BLOCK_SIZE, Math.floor(deferred.count / 1000));
   const samples: number[] = [];
   for (let i = 0; i < deferred.count; i += step) {
     const start = process.hrtime.bigint();
-    deferred.record(i);
+    deferred.descriptorsOf(i);
     samples.push(Number(process.hrtime.bigint() - start));
   }
-  const start = process.hrtime.bigint();
+  const blocks = new DeferredLlvmDescriptors(bytes, deferred.count, 0);
+  let start = process.hrtime.bigint();
+  for (let i = 0; i < blocks.count; i += RECORD_BLOCK_SIZE) blocks.descriptorsOf(i);
+  const blockDescriptorsNsPerRecord = Number(process.hrtime.bigint() - start) / blocks.count;
+  start = process.hrtime.bigint();
   const all = module.descriptors;
-  return { recordDecodeNs: median(samples), allDescriptorsNsPerRecord: Number(process.hrtime.bigint() - start) / all.count };
+  return { recordDecodeNs: median(samples), blockDescriptorsNsPerRecord, allDescriptorsNsPerRecord: Number(process.hrtime.bigint() - start) / all.count };
 }
 
 // ---- Collector ---------------------------------------------------------------------------------

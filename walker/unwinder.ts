@@ -154,7 +154,7 @@ export class Unwinder {
   module: RegisteredModule | undefined;
   /**
    * The safepoint's descriptor: row `descriptor` of `descriptors`, which are the module's
-   * descriptors, or for a module whose descriptors are deferred that safepoint's own (row 0).
+   * descriptors, or for a module whose descriptors are deferred the block that holds it.
    */
   descriptors!: FrameDescriptors;
   descriptor = -1;
@@ -465,9 +465,10 @@ export class Unwinder {
       this.descriptors = module.descriptors;
       this.descriptor = this.snapshot.table.descriptorAt(slot);
     } else {
-      // Descriptors decoded on demand: this safepoint's own, row 0 (src/loader/deferred-llvm-descriptors.ts).
-      this.descriptors = deferred.record(this.snapshot.table.descriptorAt(slot));
-      this.descriptor = 0;
+      // Descriptors decoded on demand, a block at a time (src/loader/deferred-llvm-descriptors.ts).
+      const safepoint = this.snapshot.table.descriptorAt(slot);
+      this.descriptors = deferred.descriptorsOf(safepoint);
+      this.descriptor = deferred.rowOf(safepoint);
     }
     const d = this.descriptors;
     const i = this.descriptor;

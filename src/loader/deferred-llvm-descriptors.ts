@@ -23,40 +23,65 @@ import { buildLlvmDescriptors } from "./llvm-map-loader.js";
  * path accepts, and the section fuzzer compares the two on every mutation) and built the table and
  * scan recipes, which are all the scan kernel reads. The general unwinder needs a frame's
  * descriptor only for the frames the kernel hands it (the first managed frame of a native scan,
- * frames that are not plain): `record(i)` decodes safepoint i alone, with the general decoder
- * (parseStackMapSection + buildLlvmDescriptors, the `dump` decoder: the one source of record
- * semantics) run on a section of one function and that one record, and caches it (at most
- * RECORD_CACHE_LIMIT records; the cache starts again when full). A report or the registry's own
- * bookkeeping (`rootwalk safepoints`, unregister, registering the same map again) takes `all()`:
- * the whole section through the general path, once.
+ * frames that are not plain). Its first use of a safepoint decodes the block of `blockSize`
+ * consecutive safepoints holding it (block b: safepoints [b * blockSize, (b + 1) * blockSize)),
+ * with the general decoder (parseStackMapSection + buildLlvmDescriptors, the `dump` decoder: the
+ * one source of record semantics) run on a section made of those records alone, their functions
+ * and constant pools. A report or the registry's own bookkeeping (`rootwalk safepoints`,
+ * unregister, registering the same map again) takes `all()`: the whole section through the
+ * general path, once; the blocks are then dropped and every lookup reads it.
+ *
+ * Invariant (what bounds the deferred cost): each block is decoded at most once and kept until
+ * `all()`, and a section of at most `blockSize` safepoints is decoded whole. So however many
+ * safepoints the collections visit, the blocks cost at most
+ *   count x (the general path's cost per record) + ceil(count / blockSize) x (one decode's fixed cost)
+ * (the fixed cost: some 30 small arrays and the decoder's setup, 5-40 us; with the default block
+ * of 256 that is well under the records' own cost: bench/README.md, "registration through the
+ * kernel index"), and `all()` once more the general path's cost. `blocksDecoded` counts them.
  *
  * The section's bytes are copied once, at construction, and the copy is what every later decode
  * reads: a caller that reuses or overwrites its buffer after registration (the runtime reads
- * gc_init's bytes into a buffer of its own) cannot change a descriptor decoded later. The copy
- * costs about a memcpy of the section (bench/README.md, "registration through the kernel index").
+ * gc_init's bytes into a buffer of its own) cannot change a descriptor decoded later.
  */
 
-/** Decoded single records kept per module; the cache is dropped and started again past it. */
-export const RECORD_CACHE_LIMIT = 4096;
+/** Consecutive safepoints decoded together on the first use of one of them. */
+export const RECORD_BLOCK_SIZE = 256;
 
-/** Where each safepoint's record lies, found by walking the records' counts (one pass, on first use). */
-interface RecordIndex {
-  /** Per safepoint: the record's byte offset in the section, its end, its blob, its function in that blob. */
-  readonly recordAt: Uint32Array;
-  readonly recordEnd: Uint32Array;
-  readonly blobOf: Uint32Array;
-  readonly functionInBlob: Uint32Array;
-  readonly recordInBlob: Uint32Array;
+/** Where a record lies: record `k` of function `f` (of its blob), the blob's record `r`, at byte `at`. */
+interface RecordPlace {
+  blob: number;
+  f: number;
+  k: number;
+  r: number;
+  at: number;
+}
+
+/** The blobs, and where each block's first record lies (one pass over the records' counts, on first use). */
+interface SectionIndex {
   /** Per blob: its byte offset in the section, and the index of its first function in `functions`. */
   readonly blobAt: number[];
   readonly firstFunctionOfBlob: number[];
+  /** Per block: its first record's place. */
+  readonly blockStart: RecordPlace[];
+}
+
+/** The records of one blob that a block holds: functions from `firstFunction`, records per function, bytes [start, end). */
+interface BlobRun {
+  readonly blob: number;
+  readonly firstFunction: number;
+  readonly recordsOfFunction: number[];
+  readonly start: number;
+  end: number;
 }
 
 export class DeferredLlvmDescriptors implements DeferredDescriptors {
   private whole: FrameDescriptors | undefined;
   private functionList: readonly FunctionInfo[] | undefined;
-  private recordIndex: RecordIndex | undefined;
-  private readonly records = new Map<number, FrameDescriptors>();
+  private sectionIndex: SectionIndex | undefined;
+  private blocks: (FrameDescriptors | undefined)[] = [];
+  /** Blocks decoded so far, and the safepoints they held (the invariant above: each block once). */
+  blocksDecoded = 0;
+  safepointsDecodedInBlocks = 0;
   /** This object's own copy of the section. */
   private readonly bytes: Uint8Array;
   private readonly words: DataView;
@@ -67,6 +92,8 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
     /** Safepoints (records) in the section, as the kernel counted them. */
     readonly count: number,
     private readonly loadBias: number,
+    /** Safepoints per block (tests use small ones to cross functions and blobs). */
+    readonly blockSize = RECORD_BLOCK_SIZE,
   ) {
     this.bytes = section.slice();
     this.words = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
@@ -76,14 +103,14 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
   get allDecoded(): boolean {
     return this.whole !== undefined;
   }
-  /** Single safepoints decoded and cached (at most RECORD_CACHE_LIMIT). */
-  get recordsDecoded(): number {
-    return this.records.size;
-  }
 
   /** Every safepoint's descriptor, as `buildLlvmDescriptors` makes them at registration (bias applied). */
   all(): FrameDescriptors {
-    return (this.whole ??= buildLlvmDescriptors(parseStackMapSection(this.bytes)).withBias(this.loadBias));
+    if (this.whole === undefined) {
+      this.whole = buildLlvmDescriptors(parseStackMapSection(this.bytes)).withBias(this.loadBias);
+      this.blocks = [];
+    }
+    return this.whole;
   }
 
   /** Every function of every blob, in the order of `all().functions`. */
@@ -93,41 +120,51 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
   }
 
   /**
-   * Safepoint `index` alone: descriptors of one safepoint (row 0) whose every column equals row
-   * `index` of `all()`, its locations and pairs numbered from 0, `functions` the module's list.
+   * Descriptors holding safepoint `index` at row `rowOf(index)` (its block, or all of them), every
+   * column equal to row `index` of `all()`, locations and pairs numbered within them, `functions`
+   * the module's list. Decodes its block on first use.
    */
-  record(index: number): FrameDescriptors {
-    let d = this.records.get(index);
-    if (d === undefined) {
-      if (this.records.size >= RECORD_CACHE_LIMIT) this.records.clear();
-      d = this.decodeRecord(index);
-      this.records.set(index, d);
-    }
-    return d;
+  descriptorsOf(index: number): FrameDescriptors {
+    if (this.whole !== undefined) return this.whole;
+    if (this.count <= this.blockSize) return this.all();
+    const b = Math.floor(index / this.blockSize);
+    return (this.blocks[b] ??= this.decodeBlock(b));
   }
 
-  private decodeRecord(index: number): FrameDescriptors {
-    const at = (this.recordIndex ??= this.indexRecords());
-    const blob = at.blobOf[index]!;
-    const blobAt = at.blobAt[blob]!;
-    const numFunctions = this.u32(blobAt + HEADER_NUM_FUNCTIONS);
-    const constantsBytes = this.u32(blobAt + HEADER_NUM_CONSTANTS) * CONSTANT_SIZE_BYTES;
-    const recordBytes = at.recordEnd[index]! - at.recordAt[index]!;
-    // The blob's header, its record's function, its constant pool and the record: a blob of one.
-    const one = new Uint8Array(HEADER_SIZE_BYTES + FUNCTION_SIZE_BYTES + constantsBytes + recordBytes);
-    const functionAt = blobAt + HEADER_SIZE_BYTES + at.functionInBlob[index]! * FUNCTION_SIZE_BYTES;
-    const constantsAt = blobAt + HEADER_SIZE_BYTES + numFunctions * FUNCTION_SIZE_BYTES;
-    one.set(this.bytes.subarray(blobAt, blobAt + HEADER_SIZE_BYTES), 0);
-    one.set(this.bytes.subarray(functionAt, functionAt + FUNCTION_SIZE_BYTES), HEADER_SIZE_BYTES);
-    one.set(this.bytes.subarray(constantsAt, constantsAt + constantsBytes), HEADER_SIZE_BYTES + FUNCTION_SIZE_BYTES);
-    one.set(this.bytes.subarray(at.recordAt[index]!, at.recordEnd[index]!), HEADER_SIZE_BYTES + FUNCTION_SIZE_BYTES + constantsBytes);
-    const view = new DataView(one.buffer);
-    view.setUint32(HEADER_NUM_FUNCTIONS, 1, true);
-    view.setUint32(HEADER_NUM_RECORDS, 1, true);
-    view.setBigUint64(HEADER_SIZE_BYTES + FUNCTION_RECORD_COUNT, 1n, true);
-    const d = buildLlvmDescriptors(parseStackMapSection(one)).withBias(this.loadBias);
+  /** Row of safepoint `index` in what `descriptorsOf(index)` returns. */
+  rowOf(index: number): number {
+    return this.whole !== undefined ? index : index % this.blockSize;
+  }
+
+  /** Block `b` through the general decoder: a section of its records, their functions and constants. */
+  private decodeBlock(b: number): FrameDescriptors {
+    const index = (this.sectionIndex ??= this.indexSection());
+    const first = b * this.blockSize;
+    const n = Math.min(this.blockSize, this.count - first);
+    const functionIndex = new Uint32Array(n);
+    const blobIndex = new Uint32Array(n);
+    const recordIndex = new Uint32Array(n);
+    const runs: BlobRun[] = [];
+    const place = { ...index.blockStart[b]! };
+    for (let i = 0; i < n; i++) {
+      this.settle(place, index);
+      let run = runs[runs.length - 1];
+      if (run?.blob !== place.blob) runs.push((run = { blob: place.blob, firstFunction: place.f, recordsOfFunction: [], start: place.at, end: place.at }));
+      while (run.firstFunction + run.recordsOfFunction.length <= place.f) run.recordsOfFunction.push(0);
+      run.recordsOfFunction[place.f - run.firstFunction]!++;
+      functionIndex[i] = index.firstFunctionOfBlob[place.blob]! + place.f;
+      blobIndex[i] = place.blob;
+      recordIndex[i] = place.r;
+      place.at = this.recordEnd(place.at);
+      run.end = place.at;
+      place.k++;
+      place.r++;
+    }
+    const d = buildLlvmDescriptors(parseStackMapSection(this.sectionOf(runs, index))).withBias(this.loadBias);
+    this.blocksDecoded++;
+    this.safepointsDecodedInBlocks += n;
     return new FrameDescriptors(
-      1,
+      n,
       d.returnAddress,
       d.frameSizeBytes,
       d.stackSizeBytes,
@@ -135,9 +172,9 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
       d.cfaOffsetBytes,
       d.savedRegOffsets,
       d.flags,
-      Uint32Array.of(at.firstFunctionOfBlob[blob]! + at.functionInBlob[index]!),
-      Uint32Array.of(blob),
-      Uint32Array.of(at.recordInBlob[index]!),
+      functionIndex,
+      blobIndex,
+      recordIndex,
       d.locStart,
       d.deoptCount,
       d.pairStart,
@@ -150,11 +187,60 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
     );
   }
 
+  /** Moves `place` past functions with no record left and past the end of its blob's records, to the record it names. */
+  private settle(place: RecordPlace, index: SectionIndex): void {
+    for (;;) {
+      const blobAt = index.blobAt[place.blob]!;
+      const numFunctions = this.u32(blobAt + HEADER_NUM_FUNCTIONS);
+      while (place.f < numFunctions && place.k >= this.recordsOfFunction(blobAt, place.f)) {
+        place.f++;
+        place.k = 0;
+      }
+      if (place.f < numFunctions) return;
+      place.blob++;
+      place.f = place.k = place.r = 0;
+      place.at = this.recordsAt(index.blobAt[place.blob]!);
+    }
+  }
+
+  /** One blob per run: its header and constants, the run's functions with their record counts in the run, its records. */
+  private sectionOf(runs: readonly BlobRun[], index: SectionIndex): Uint8Array {
+    const sizes = runs.map((run) => {
+      const blobAt = index.blobAt[run.blob]!;
+      return HEADER_SIZE_BYTES + run.recordsOfFunction.length * FUNCTION_SIZE_BYTES + this.constantsBytes(blobAt) + run.end - run.start;
+    });
+    const section = new Uint8Array(sizes.reduce((a, b) => a + b, 0));
+    const view = new DataView(section.buffer);
+    let out = 0;
+    runs.forEach((run, k) => {
+      const blobAt = index.blobAt[run.blob]!;
+      const functionsAt = blobAt + HEADER_SIZE_BYTES + run.firstFunction * FUNCTION_SIZE_BYTES;
+      const functionsBytes = run.recordsOfFunction.length * FUNCTION_SIZE_BYTES;
+      const constantsAt = blobAt + HEADER_SIZE_BYTES + this.u32(blobAt + HEADER_NUM_FUNCTIONS) * FUNCTION_SIZE_BYTES;
+      const constantsBytes = this.constantsBytes(blobAt);
+      section.set(this.bytes.subarray(blobAt, blobAt + HEADER_SIZE_BYTES), out);
+      section.set(this.bytes.subarray(functionsAt, functionsAt + functionsBytes), out + HEADER_SIZE_BYTES);
+      section.set(this.bytes.subarray(constantsAt, constantsAt + constantsBytes), out + HEADER_SIZE_BYTES + functionsBytes);
+      section.set(this.bytes.subarray(run.start, run.end), out + HEADER_SIZE_BYTES + functionsBytes + constantsBytes);
+      view.setUint32(out + HEADER_NUM_FUNCTIONS, run.recordsOfFunction.length, true);
+      view.setUint32(
+        out + HEADER_NUM_RECORDS,
+        run.recordsOfFunction.reduce((a, b) => a + b, 0),
+        true,
+      );
+      run.recordsOfFunction.forEach((records, f) => {
+        view.setBigUint64(out + HEADER_SIZE_BYTES + f * FUNCTION_SIZE_BYTES + FUNCTION_RECORD_COUNT, BigInt(records), true);
+      });
+      out += sizes[k]!;
+    });
+    return section;
+  }
+
   /** Each blob's functions through the general path: the blob's header and function table with no records. */
   private decodeFunctions(): FunctionInfo[] {
-    const at = (this.recordIndex ??= this.indexRecords());
+    const index = (this.sectionIndex ??= this.indexSection());
     const functions: FunctionInfo[] = [];
-    for (const blobAt of at.blobAt) {
+    for (const blobAt of index.blobAt) {
       const numFunctions = this.u32(blobAt + HEADER_NUM_FUNCTIONS);
       const table = new Uint8Array(HEADER_SIZE_BYTES + numFunctions * FUNCTION_SIZE_BYTES);
       table.set(this.bytes.subarray(blobAt, blobAt + table.byteLength));
@@ -167,18 +253,9 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
     return functions;
   }
 
-  /** Walks every blob's records by their counts (the section was checked at registration). */
-  private indexRecords(): RecordIndex {
-    const n = this.count;
-    const index: RecordIndex = {
-      recordAt: new Uint32Array(n),
-      recordEnd: new Uint32Array(n),
-      blobOf: new Uint32Array(n),
-      functionInBlob: new Uint32Array(n),
-      recordInBlob: new Uint32Array(n),
-      blobAt: [],
-      firstFunctionOfBlob: [],
-    };
+  /** Walks every blob's records by their counts (the section was checked at registration), noting each block's first. */
+  private indexSection(): SectionIndex {
+    const index: SectionIndex = { blobAt: [], firstFunctionOfBlob: [], blockStart: [] };
     let offset = 0;
     let safepoint = 0;
     let functions = 0;
@@ -187,26 +264,35 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
       const numFunctions = this.u32(offset + HEADER_NUM_FUNCTIONS);
       index.blobAt.push(offset);
       index.firstFunctionOfBlob.push(functions);
-      let cursor = offset + HEADER_SIZE_BYTES + numFunctions * FUNCTION_SIZE_BYTES + this.u32(offset + HEADER_NUM_CONSTANTS) * CONSTANT_SIZE_BYTES;
+      let at = this.recordsAt(offset);
       let r = 0;
       for (let f = 0; f < numFunctions; f++) {
-        const records = this.u32(offset + HEADER_SIZE_BYTES + f * FUNCTION_SIZE_BYTES + FUNCTION_RECORD_COUNT);
+        const records = this.recordsOfFunction(offset, f);
         for (let k = 0; k < records; k++, r++, safepoint++) {
-          const liveOuts = liveOutsOffset(cursor, this.u16(cursor + RECORD_NUM_LOCATIONS));
-          index.recordAt[safepoint] = cursor;
-          index.blobOf[safepoint] = blob;
-          index.functionInBlob[safepoint] = f;
-          index.recordInBlob[safepoint] = r;
-          cursor = recordEndOffset(liveOuts, this.u16(liveOuts + LIVE_OUTS_COUNT));
-          index.recordEnd[safepoint] = cursor;
+          if (safepoint % this.blockSize === 0) index.blockStart.push({ blob, f, k, r, at });
+          at = this.recordEnd(at);
         }
       }
       functions += numFunctions;
-      offset = cursor;
+      offset = at;
     }
     return index;
   }
 
+  /** Where the record at `at` ends (the next record's start). */
+  private recordEnd(at: number): number {
+    const liveOuts = liveOutsOffset(at, this.u16(at + RECORD_NUM_LOCATIONS));
+    return recordEndOffset(liveOuts, this.u16(liveOuts + LIVE_OUTS_COUNT));
+  }
+  private recordsAt(blobAt: number): number {
+    return blobAt + HEADER_SIZE_BYTES + this.u32(blobAt + HEADER_NUM_FUNCTIONS) * FUNCTION_SIZE_BYTES + this.constantsBytes(blobAt);
+  }
+  private constantsBytes(blobAt: number): number {
+    return this.u32(blobAt + HEADER_NUM_CONSTANTS) * CONSTANT_SIZE_BYTES;
+  }
+  private recordsOfFunction(blobAt: number, f: number): number {
+    return this.u32(blobAt + HEADER_SIZE_BYTES + f * FUNCTION_SIZE_BYTES + FUNCTION_RECORD_COUNT);
+  }
   private u32(offset: number): number {
     return this.words.getUint32(offset, true);
   }

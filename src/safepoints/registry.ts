@@ -37,8 +37,10 @@ export interface DeferredDescriptors {
   all(): FrameDescriptors;
   /** The map's functions, as `all().functions`. */
   functions(): readonly FunctionInfo[];
-  /** Safepoint `index` alone, as row 0 of descriptors of one safepoint (cached). */
-  record(index: number): FrameDescriptors;
+  /** Descriptors holding safepoint `index` (decoded on first use, kept), at row `rowOf(index)`. */
+  descriptorsOf(index: number): FrameDescriptors;
+  /** Row of safepoint `index` in what `descriptorsOf(index)` returns. */
+  rowOf(index: number): number;
 }
 
 /** A map whose table and recipes are already built and whose descriptors are deferred (SafepointRegistry.registerIndexed). */
@@ -63,7 +65,7 @@ export interface RegisteredModule {
   readonly architecture: Architecture;
   /**
    * Absolute addresses (bias applied). For a module with `deferred` descriptors, reading this
-   * decodes them all (once): the walker takes `deferred.record(i)` instead.
+   * decodes them all (once): the walker takes `deferred.descriptorsOf(i)` instead.
    */
   readonly descriptors: FrameDescriptors;
   /** `descriptors.functions`, without decoding the descriptors of a deferred module. */

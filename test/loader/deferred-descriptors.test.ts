@@ -2,10 +2,13 @@ import { describe, expect, it } from "vitest";
 import { buildStackCorpus } from "../../bench/stack-corpus.js";
 import { encodeSyntheticStackMap } from "../../bench/synthetic-stackmap.js";
 import { MalformedInputError, TruncatedInputError } from "../../src/errors.js";
-import { DeferredLlvmDescriptors } from "../../src/loader/deferred-llvm-descriptors.js";
+import { DeferredLlvmDescriptors, RECORD_BLOCK_SIZE } from "../../src/loader/deferred-llvm-descriptors.js";
+import { buildLlvmDescriptors } from "../../src/loader/llvm-map-loader.js";
 import { registerStackMapBytes } from "../../src/loader/register-maps.js";
 import { REGION_ALIGN_BYTES, scanMemory } from "../../src/memory/scan-memory.js";
+import type { FrameDescriptors } from "../../src/safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
+import { parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
 import {
   CONSTANT_SIZE_BYTES,
   FUNCTION_SIZE_BYTES,
@@ -43,13 +46,37 @@ describe("registerStackMapBytes with deferred descriptors", () => {
     expect(walked.frames).toBe(300);
     expect(walked).toEqual(generalScan(eager.snapshot, eager.memory, [eager.start], options));
     expect(deferred.allDecoded).toBe(false);
-    expect(deferred.recordsDecoded).toBeGreaterThan(0);
-    expect(deferred.recordsDecoded).toBeLessThanOrEqual(new Set(eager.sites.map((s) => s.ra)).size);
+    expect(deferred.blocksDecoded).toBeGreaterThan(0);
+    expect(deferred.blocksDecoded).toBeLessThanOrEqual(Math.ceil(deferred.count / RECORD_BLOCK_SIZE));
     crossCheckScan(snapshot, eager.memory, [eager.start], options);
 
     // A report (and the registry's own bookkeeping) reads them all: the general path's, once.
     expect(snapshot.moduleBySlot[0]!.descriptors.sameAs(eager.snapshot.moduleBySlot[0]!.descriptors, 0)).toBe(true);
     expect(deferred.allDecoded).toBe(true);
+  });
+
+  it.each([
+    ["one blob", bytes],
+    ["two blobs, a block across them", concatBytes(encodeSyntheticStackMap({ functions: 3, recordsPerFunction: 3, rootsPerRecord: 2 }), bytes)],
+  ])("decodes each block of safepoints once, however often and in whatever order they are visited (%s)", (_, section) => {
+    const expected = eagerDescriptors(section);
+    const blockSize = 7;
+    const deferred = new DeferredLlvmDescriptors(section, expected.count, 0, blockSize);
+    // Every safepoint, three times over, in an order that jumps between blocks.
+    for (let round = 0; round < 3; round++) {
+      for (let k = 0; k < expected.count; k++) {
+        const i = (k * 97 + round) % expected.count;
+        deferred.descriptorsOf(i);
+        expect(deferred.rowOf(i)).toBe(i % blockSize);
+      }
+    }
+    expect(deferred.blocksDecoded).toBe(Math.ceil(expected.count / blockSize));
+    expect(deferred.safepointsDecodedInBlocks).toBe(expected.count);
+    expect(deferredDifference(deferred, expected)).toBeUndefined();
+    // After all() (a report), every lookup reads it: no block is decoded again.
+    expect(deferred.allDecoded).toBe(true);
+    for (let i = 0; i < expected.count; i++) expect(deferred.descriptorsOf(i)).toBe(deferred.all());
+    expect(deferred.blocksDecoded).toBe(Math.ceil(expected.count / blockSize));
   });
 
   it("owns the section: a caller that overwrites its buffer after registration changes nothing", () => {
@@ -101,3 +128,15 @@ describe("registerStackMapBytes with deferred descriptors", () => {
     }
   });
 });
+
+/** The general path's descriptors of a section (what registration made before it was deferred). */
+function eagerDescriptors(section: Uint8Array): FrameDescriptors {
+  return buildLlvmDescriptors(parseStackMapSection(section));
+}
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const both = new Uint8Array(a.length + b.length);
+  both.set(a);
+  both.set(b, a.length);
+  return both;
+}

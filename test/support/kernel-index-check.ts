@@ -1,4 +1,4 @@
-import { DeferredLlvmDescriptors } from "../../src/loader/deferred-llvm-descriptors.js";
+import { DeferredLlvmDescriptors, RECORD_BLOCK_SIZE } from "../../src/loader/deferred-llvm-descriptors.js";
 import { buildLlvmDescriptors } from "../../src/loader/llvm-map-loader.js";
 import { registerStackMapBytes } from "../../src/loader/register-maps.js";
 import type { FrameDescriptors } from "../../src/safepoints/frame-descriptors.js";
@@ -13,7 +13,7 @@ import { parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
  * the general path must accept it and make the same table (every cell) and recipes (every
  * column) when it registers the section alone, and the descriptors that registration then decodes
  * on demand (src/loader/deferred-llvm-descriptors.ts) must equal the general path's, each
- * safepoint decoded alone and all of them at once. A difference throws a plain Error (the fuzzers count
+ * safepoint in its block (blocks of several sizes) and all of them at once. A difference throws a plain Error (the fuzzers count
  * it as a failure, unlike the RootwalkError of a rejected section); a section the general path
  * rejects throws its RootwalkError.
  */
@@ -33,10 +33,18 @@ export function checkKernelIndex(bytes: Uint8Array, loadBias: number): "indexed"
   const differs =
     tableDifference(indexed.table, general.table) ??
     recipesDifference(indexed.recipes, module.recipes) ??
-    deferredDifference(new DeferredLlvmDescriptors(bytes, indexed.safepoints, loadBias), module.descriptors);
+    DEFERRED_BLOCK_SIZES.map((size) => deferredDifference(new DeferredLlvmDescriptors(bytes, indexed.safepoints, loadBias, size), module.descriptors)).find(
+      (d) => d !== undefined,
+    );
   if (differs !== undefined) throw new Error(`the kernel's index differs from the general path: ${differs}`);
   return "indexed";
 }
+
+/**
+ * Block sizes the deferred descriptors are checked with: blocks of one and of three safepoints
+ * (which cross functions and blobs in the fuzzers' small sections) and the default.
+ */
+const DEFERRED_BLOCK_SIZES = [1, 3, RECORD_BLOCK_SIZE];
 
 /**
  * `registerStackMapBytes` (the scan kernel's index and deferred descriptors when the kernel takes
@@ -62,12 +70,12 @@ export function checkRegistration(bytes: Uint8Array): number {
   return general.safepoints;
 }
 
-/** The deferred descriptors against `expected`: every safepoint decoded alone (row 0) against its row, then all at once. */
+/** The deferred descriptors against `expected`: every safepoint in its block against its row, then all at once. */
 export function deferredDifference(deferred: DeferredLlvmDescriptors, expected: FrameDescriptors): string | undefined {
   if (deferred.count !== expected.count) return `deferred count ${deferred.count}, expected ${expected.count}`;
   if (!sameFunctions(deferred.functions(), expected.functions)) return "deferred functions";
   for (let i = 0; i < expected.count; i++) {
-    const differs = rowDifference(deferred.record(i), 0, expected, i);
+    const differs = rowDifference(deferred.descriptorsOf(i), deferred.rowOf(i), expected, i);
     if (differs !== undefined) return `deferred safepoint ${i}: ${differs}`;
   }
   return deferred.all().sameAs(expected, 0) ? undefined : "deferred all() is not the general path's descriptors";
