@@ -35,17 +35,20 @@ import { buildLlvmDescriptors } from "./llvm-map-loader.js";
  * `all()`, and a section of at most `blockSize` safepoints is decoded whole. So however many
  * safepoints the collections visit, the blocks cost at most
  *   count x (the general path's cost per record) + ceil(count / blockSize) x (one decode's fixed cost)
- * (the fixed cost: some 30 small arrays and the decoder's setup, 5-40 us; with the default block
- * of 256 that is well under the records' own cost: bench/README.md, "registration through the
- * kernel index"), and `all()` once more the general path's cost. `blocksDecoded` counts them.
+ * (the fixed cost: some 30 small arrays, the decoder's setup and the garbage they make, 30-80 us).
+ * Measured with the default block of 1024 (CPU, 100k-1M records): every block once 365-570 ns per
+ * record, `all()` 270-360, so the collections pay at most about 1.6x what eager registration
+ * paid, and a first use 0.4-0.6 ms (blocks of 256: 2x and 0.15 ms; bench/README.md,
+ * "registration through the kernel index"). `all()` then costs the general path's cost once more.
+ * `blocksDecoded` counts the blocks.
  *
  * The section's bytes are copied once, at construction, and the copy is what every later decode
  * reads: a caller that reuses or overwrites its buffer after registration (the runtime reads
  * gc_init's bytes into a buffer of its own) cannot change a descriptor decoded later.
  */
 
-/** Consecutive safepoints decoded together on the first use of one of them. */
-export const RECORD_BLOCK_SIZE = 256;
+/** Consecutive safepoints decoded together on the first use of one of them (the invariant above). */
+export const RECORD_BLOCK_SIZE = 1024;
 
 /** Where a record lies: record `k` of function `f` (of its blob), the blob's record `r`, at byte `at`. */
 interface RecordPlace {

@@ -30,7 +30,8 @@ import { checkRegistration, deferredDifference } from "../support/kernel-index-c
  * test/support/kernel-index-check.ts.)
  */
 describe("registerStackMapBytes with deferred descriptors", () => {
-  const spec = { functions: 40, recordsPerFunction: 10, rootsPerRecord: 4 };
+  // 3000 safepoints: three blocks of RECORD_BLOCK_SIZE (a map of one block is decoded whole).
+  const spec = { functions: 300, recordsPerFunction: 10, rootsPerRecord: 4 };
   const bytes = encodeSyntheticStackMap(spec);
 
   it("walks a stack as the eagerly registered map does, decoding only the safepoints the unwinder visits", () => {
@@ -40,6 +41,7 @@ describe("registerStackMapBytes with deferred descriptors", () => {
     const snapshot = registry.snapshot();
     const deferred = snapshot.moduleBySlot[0]!.deferred as DeferredLlvmDescriptors;
     expect(deferred).toBeInstanceOf(DeferredLlvmDescriptors);
+    expect(deferred.count).toBeGreaterThan(RECORD_BLOCK_SIZE);
 
     const options = { mode: "strict" } as const;
     const walked = generalScan(snapshot, eager.memory, [eager.start], options);
