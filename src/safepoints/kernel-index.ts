@@ -40,8 +40,8 @@ import { ScanRecipes } from "./scan-recipes.js";
  * semantics and of every error message.
  *
  * `registerStackMapBytes` (src/loader/register-maps.ts) registers through it into an empty
- * registry; the descriptors the general unwinder and reports read are then decoded per safepoint
- * on first use (src/loader/deferred-llvm-descriptors.ts; bench/README.md, "Issue 19, item 4:
+ * registry; the descriptors the general unwinder and reports read are then decoded a block of
+ * safepoints at a time on first use (src/loader/deferred-llvm-descriptors.ts; bench/README.md, "Issue 19, item 4:
  * registration through the kernel index"). The section fuzzer compares the index, the deferred
  * descriptors and registration's errors with the general path on every mutation.
  *
