@@ -150,8 +150,12 @@ export class Unwinder {
   index = 0;
   sp = 0;
   ra = 0;
-  /** The module and descriptor index of the safepoint at `ra`. */
+  /** The module of the safepoint at `ra`. */
   module: RegisteredModule | undefined;
+  /**
+   * The safepoint's descriptor: row `descriptor` of `descriptors`, which are the module's
+   * descriptors, or for a module whose descriptors are deferred the block that holds it.
+   */
   descriptors!: FrameDescriptors;
   descriptor = -1;
   /** CFA of this frame: the caller's SP. */
@@ -456,8 +460,16 @@ export class Unwinder {
     this.kind = "managed";
     this.nativeModule = undefined;
     this.module = module;
-    this.descriptors = module.descriptors;
-    this.descriptor = this.snapshot.table.descriptorAt(slot);
+    const deferred = module.deferred;
+    if (deferred === undefined) {
+      this.descriptors = module.descriptors;
+      this.descriptor = this.snapshot.table.descriptorAt(slot);
+    } else {
+      // Descriptors decoded on demand, a block at a time (src/loader/deferred-llvm-descriptors.ts).
+      const safepoint = this.snapshot.table.descriptorAt(slot);
+      this.descriptors = deferred.descriptorsOf(safepoint);
+      this.descriptor = deferred.rowOf(safepoint);
+    }
     const d = this.descriptors;
     const i = this.descriptor;
     const frameSize = d.frameSizeBytes[i]!;
@@ -631,7 +643,7 @@ export class Unwinder {
     let set = MANAGED_STARTS.get(this.snapshot);
     if (set === undefined) {
       set = new Set<number>();
-      for (const m of this.snapshot.moduleBySlot) for (const f of m.descriptors.functions) set.add(f.address + m.loadBias);
+      for (const m of this.snapshot.moduleBySlot) for (const f of m.functions) set.add(f.address + m.loadBias);
       MANAGED_STARTS.set(this.snapshot, set);
     }
     return (this.managedStarts = set);

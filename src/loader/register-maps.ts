@@ -2,6 +2,9 @@ import type { MapFormat, SafepointRegistry } from "../safepoints/registry.js";
 import { parseStackMapSection } from "../stackmap/llvm-stackmap.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { buildLlvmDescriptors, type LlvmLoadOptions } from "./llvm-map-loader.js";
+import { DeferredLlvmDescriptors } from "./deferred-llvm-descriptors.js";
+import { X86_64 } from "../arch/x86-64.js";
+import { indexStackMapInKernel } from "../safepoints/kernel-index.js";
 import { InvalidArgumentError } from "../errors.js";
 import { STACK_MAP_FORMAT_NAMES, StackMapFormatError, loadStackMapFile } from "./stack-map-file.js";
 
@@ -64,7 +67,9 @@ export function registerOcamlFile(registry: SafepointRegistry, bytes: Uint8Array
  * Registers a `.llvm_stackmaps` section given as bytes, e.g. read from process memory at the
  * address a program passed to `gc_init` (its function addresses are already absolute). Without
  * `unwindRowAt` the recorded stack sizes are all there is: call sites with pushed arguments are
- * then only right if the code was built with `-no-x86-call-frame-opt`.
+ * then only right if the code was built with `-no-x86-call-frame-opt`. When the scan kernel
+ * indexes the section, the registry keeps a copy of `bytes` to decode descriptors from on first
+ * use: the caller may reuse its buffer afterwards.
  */
 export function registerStackMapBytes(
   registry: SafepointRegistry,
@@ -72,13 +77,33 @@ export function registerStackMapBytes(
   options: { name: string; loadBias?: number } & Pick<LlvmLoadOptions, "unwindRowAt" | "recognition">,
 ): number {
   if (bytes.byteLength === 0) throw new InvalidArgumentError("stack map bytes", "0 bytes", "a .llvm_stackmaps section");
+  // No hash of the bytes (a SHA-256 was a quarter of registration time, 89 ns per record): the
+  // registry compares the descriptors of maps with the same key, so the length is key enough.
+  const contentKey = `llvm-v3 section, ${bytes.byteLength} bytes`;
+  const loadBias = options.loadBias ?? 0;
+  // gc_init's path (the first map, no unwind rows, default statepoint IDs, no bias): the scan
+  // kernel checks every record and builds the table and recipes; the descriptors are decoded
+  // when the general unwinder or a report first needs them. Any section the kernel declines,
+  // malformed ones included, takes the general path below, which decides and throws.
+  if (options.unwindRowAt === undefined && options.recognition === undefined && loadBias === 0 && registry.snapshot().modules.size === 0) {
+    const indexed = indexStackMapInKernel(bytes, loadBias);
+    if (indexed !== undefined) {
+      return registry.registerIndexed({
+        name: options.name,
+        format: "llvm-v3",
+        architecture: X86_64,
+        contentKey,
+        table: indexed.table,
+        recipes: indexed.recipes,
+        descriptors: new DeferredLlvmDescriptors(bytes, indexed.safepoints, loadBias),
+        loadBias,
+      });
+    }
+  }
   const blobs = parseStackMapSection(bytes);
   const descriptors = buildLlvmDescriptors(blobs, {
     ...(options.unwindRowAt ? { unwindRowAt: options.unwindRowAt } : {}),
     ...(options.recognition ? { recognition: options.recognition } : {}),
   });
-  // No hash of the bytes (a SHA-256 was a quarter of registration time, 89 ns per record): the
-  // registry compares the descriptors of maps with the same key, so the length is key enough.
-  const contentKey = `llvm-v3 section, ${bytes.byteLength} bytes`;
-  return registry.register({ name: options.name, format: "llvm-v3", descriptors, loadBias: options.loadBias ?? 0, contentKey });
+  return registry.register({ name: options.name, format: "llvm-v3", descriptors, loadBias, contentKey });
 }

@@ -1,5 +1,5 @@
 import { scanKernelExports } from "../memory/scan-kernel-module.js";
-import { type ScanRegion, scanMemory } from "../memory/scan-memory.js";
+import { REGION_ALIGN_BYTES, type ScanRegion, scanMemory } from "../memory/scan-memory.js";
 import { DWARF_RSP, RA_CFA_OFFSET_BYTES } from "./frame-descriptors.js";
 import {
   JOB_BIAS_HI,
@@ -39,11 +39,11 @@ import { ScanRecipes } from "./scan-recipes.js";
  * decoder must decide, malformed ones included: that path stays the one source of record
  * semantics and of every error message.
  *
- * Registration does not use it (bench/README.md, "Issue 19, item 4: the index in the kernel"):
- * the general unwinder reads the section's FrameDescriptors for the first managed frame of every
- * native-runtime scan, so a registration without them only moves the general decoder's cost to
- * the first collection. The bench times it beside registration (`kernelIndexNsPerRecord`) and the
- * section fuzzer compares it with the general path on every mutation.
+ * `registerStackMapBytes` (src/loader/register-maps.ts) registers through it into an empty
+ * registry; the descriptors the general unwinder and reports read are then decoded a block of
+ * safepoints at a time on first use (src/loader/deferred-llvm-descriptors.ts; bench/README.md, "Issue 19, item 4:
+ * registration through the kernel index"). The section fuzzer compares the index, the deferred
+ * descriptors and registration's errors with the general path on every mutation.
  *
  * The workspace (job block, section copy, columns, the recipe hash index) is one scan-memory
  * region kept for the process and grown on demand: a fresh region would be zero-filled on every
@@ -68,6 +68,7 @@ export function indexStackMapInKernel(bytes: Uint8Array, loadBias: number): Kern
   const kernel = scanKernelExports();
   const sectionBytes = align8(bytes.byteLength);
   let job = workspaceAt(JOB_BLOCK_BYTES + sectionBytes, 0);
+  if (job < 0) return undefined;
   const memory = scanMemory();
   memory.bytes.set(bytes, job + JOB_BLOCK_BYTES);
   const words = memory.words;
@@ -85,6 +86,7 @@ export function indexStackMapInKernel(bytes: Uint8Array, loadBias: number): Kern
   const columns = [cells * 8, cells * 8, cells * 8, records * 4, records * 4, records * 4, records * 2, locations * 8, 2 ** hashLog * 8].map(align8);
   const total = columns.reduce((a, b) => a + b, 0);
   job = workspaceAt(JOB_BLOCK_BYTES + sectionBytes + total, JOB_BLOCK_BYTES + sectionBytes);
+  if (job < 0) return undefined;
   const at = columnOffsets(job + JOB_BLOCK_BYTES + sectionBytes, columns);
   const j = job >>> 2;
   const biasBits = BigInt.asUintN(64, BigInt(loadBias));
@@ -143,11 +145,18 @@ function columnOffsets(from: number, sizes: readonly number[]): number[] {
   });
 }
 
-/** The workspace's offset, at least `sizeBytes` long; a larger one keeps its first `keepBytes`. */
+/**
+ * The workspace's offset, at least `sizeBytes` long; a larger one keeps its first `keepBytes`.
+ * -1 when the scan memory has no room for it (the stacks and heap come first): the general path
+ * registers the section instead.
+ */
 function workspaceAt(sizeBytes: number, keepBytes: number): number {
   if (workspace !== undefined && workspace.sizeBytes >= sizeBytes) return workspace.offset;
   const old = workspace;
-  workspace = scanMemory().allocate(Math.max(sizeBytes, 2 * (old?.sizeBytes ?? 0)), "stack map index workspace");
+  const grown = Math.max(sizeBytes, 2 * (old?.sizeBytes ?? 0));
+  // Rounding up to whole regions and aligning the start take at most two regions more.
+  if (scanMemory().largestFreeBytes < grown + 2 * REGION_ALIGN_BYTES) return -1;
+  workspace = scanMemory().allocate(grown, "stack map index workspace");
   if (old !== undefined) {
     scanMemory().bytes.copyWithin(workspace.offset, old.offset, old.offset + keepBytes);
     old.release();

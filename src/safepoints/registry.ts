@@ -1,7 +1,7 @@
 import { Map as ImmutableMap } from "immutable";
 import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
-import { FrameDescriptors } from "./frame-descriptors.js";
+import type { FrameDescriptors, FunctionInfo } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
 import { ScanLayout } from "./scan-layout.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
@@ -26,16 +26,56 @@ export interface MapToRegister {
   contentKey: string;
 }
 
+/**
+ * Frame descriptors decoded when first needed (src/loader/deferred-llvm-descriptors.ts): a map
+ * whose table and recipes were built and whose every record was checked at registration.
+ */
+export interface DeferredDescriptors {
+  /** Safepoints in the map. */
+  readonly count: number;
+  /** Every safepoint's descriptor (bias applied), decoded on the first call. */
+  all(): FrameDescriptors;
+  /** The map's functions, as `all().functions`. */
+  functions(): readonly FunctionInfo[];
+  /** Descriptors holding safepoint `index` (decoded on first use, kept), at row `rowOf(index)`. */
+  descriptorsOf(index: number): FrameDescriptors;
+  /** Row of safepoint `index` in what `descriptorsOf(index)` returns. */
+  rowOf(index: number): number;
+}
+
+/** A map whose table and recipes are already built and whose descriptors are deferred (SafepointRegistry.registerIndexed). */
+export interface IndexedMapToRegister {
+  name: string;
+  format: MapFormat;
+  architecture: Architecture;
+  contentKey: string;
+  /** The table of this map alone, every safepoint in module slot 0, bias applied. */
+  table: SafepointTable;
+  recipes: ScanRecipes;
+  descriptors: DeferredDescriptors;
+  loadBias: number;
+}
+
 export interface RegisteredModule {
   readonly handle: number;
   readonly name: string;
   readonly format: MapFormat;
   readonly loadBias: number;
   readonly contentKey: string;
-  /** Absolute addresses (bias applied). */
+  readonly architecture: Architecture;
+  /**
+   * Absolute addresses (bias applied). For a module with `deferred` descriptors, reading this
+   * decodes them all (once): the walker takes `deferred.descriptorsOf(i)` instead.
+   */
   readonly descriptors: FrameDescriptors;
+  /** `descriptors.functions`, without decoding the descriptors of a deferred module. */
+  readonly functions: readonly FunctionInfo[];
+  /** Set when the descriptors are decoded on demand (SafepointRegistry.registerIndexed). */
+  readonly deferred: DeferredDescriptors | undefined;
   /** The same safepoints compiled for the fast scan loop (same indices as `descriptors`). */
   readonly recipes: ScanRecipes;
+  /** Safepoints in the module (`descriptors.count`). */
+  readonly safepointCount: number;
 }
 
 /**
@@ -79,7 +119,7 @@ export class RegistrySnapshot {
 
   /** The machine of every registered module (the registry refuses a second one); undefined when empty. */
   get architecture(): Architecture | undefined {
-    return this.moduleBySlot[0]?.descriptors.architecture;
+    return this.moduleBySlot[0]?.architecture;
   }
 
   static readonly EMPTY = new RegistrySnapshot(ImmutableMap(), new SafepointTable(), []);
@@ -129,7 +169,19 @@ export class SafepointRegistry {
     const descriptors = map.descriptors.withBias(loadBias);
     const handle = this.nextHandle++;
     const recipes = compileScanRecipes(descriptors);
-    const module: RegisteredModule = { handle, name: map.name, format: map.format, loadBias, contentKey: map.contentKey, descriptors, recipes };
+    const module: RegisteredModule = {
+      handle,
+      name: map.name,
+      format: map.format,
+      loadBias,
+      contentKey: map.contentKey,
+      architecture,
+      descriptors,
+      functions: descriptors.functions,
+      deferred: undefined,
+      recipes,
+      safepointCount: descriptors.count,
+    };
     const slot = this.current.moduleBySlot.length;
     const table = this.current.table.clone(descriptors.count);
     const conflict = insertSafepoints(table, descriptors, slot);
@@ -152,6 +204,38 @@ export class SafepointRegistry {
     return handle;
   }
 
+  /**
+   * Registers a map whose table and recipes were built for it alone (the scan kernel's index) and
+   * whose descriptors are decoded on demand, into an empty registry: the one case where its table
+   * is the registry's table as it is (no other module to collide with or to be the same map as).
+   */
+  registerIndexed(map: IndexedMapToRegister): number {
+    if (this.current.modules.size !== 0) {
+      throw new InvalidArgumentError(map.name, `a map indexed alone, with ${this.current.modules.size} modules registered`, "an empty registry");
+    }
+    const handle = this.nextHandle++;
+    const deferred = map.descriptors;
+    const module: RegisteredModule = {
+      handle,
+      name: map.name,
+      format: map.format,
+      loadBias: map.loadBias,
+      contentKey: map.contentKey,
+      architecture: map.architecture,
+      get descriptors() {
+        return deferred.all();
+      },
+      get functions() {
+        return deferred.functions();
+      },
+      deferred,
+      recipes: map.recipes,
+      safepointCount: deferred.count,
+    };
+    this.current = new RegistrySnapshot(this.current.modules.set(handle, module), map.table, [module]);
+    return handle;
+  }
+
   /** Removes exactly the entries of that module. Unknown handles are an InvalidArgumentError. */
   unregister(handle: number): void {
     if (!this.current.modules.has(handle)) {
@@ -160,7 +244,7 @@ export class SafepointRegistry {
     const modules = this.current.modules.delete(handle);
     const moduleBySlot = [...modules.values()];
     let total = 0;
-    for (const m of moduleBySlot) total += m.descriptors.count;
+    for (const m of moduleBySlot) total += m.safepointCount;
     const table = new SafepointTable(total);
     moduleBySlot.forEach((m, slot) => {
       for (let i = 0; i < m.descriptors.count; i++) table.insert(m.descriptors.returnAddress[i]!, slot, i);

@@ -678,10 +678,20 @@ export function llvmStackMapLength(readWord: (address: number) => bigint, addres
   let cursor = recordsAt;
   for (let r = 0; r < numRecords; r++) {
     const numLocations = u16At(cursor + RECORD_NUM_LOCATIONS, `stack map record #${r}`);
-    const liveOuts = cursor + padTo8(RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES);
+    const liveOuts = liveOutsOffset(cursor, numLocations);
     const numLiveOuts = u16At(liveOuts + LIVE_OUTS_COUNT, `live-out header of record #${r}`);
-    cursor = padTo8(liveOuts + LIVE_OUTS_ARRAY + numLiveOuts * LIVE_OUT_SIZE_BYTES);
+    cursor = recordEndOffset(liveOuts, numLiveOuts);
     need(liveOuts, cursor - liveOuts, `live-outs of record #${r} (${numLiveOuts})`);
   }
   return cursor;
+}
+
+/** Where the live-out header of the record at `recordAt` (8-aligned) with `numLocations` locations lies. */
+export function liveOutsOffset(recordAt: number, numLocations: number): number {
+  return recordAt + padTo8(RECORD_LOCATIONS + numLocations * LOCATION_SIZE_BYTES);
+}
+
+/** Where the record whose live-out header is at `liveOutsAt` (8-aligned) with `numLiveOuts` entries ends (the next record's start). */
+export function recordEndOffset(liveOutsAt: number, numLiveOuts: number): number {
+  return padTo8(liveOutsAt + LIVE_OUTS_ARRAY + numLiveOuts * LIVE_OUT_SIZE_BYTES);
 }

@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import { RootwalkError } from "../../src/errors.js";
 import { parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
 import { formatBlobLikeReadobj } from "../../src/stackmap/readobj-format.js";
-import { checkKernelIndex } from "../support/kernel-index-check.js";
+import { checkKernelIndex, checkRegistration } from "../support/kernel-index-check.js";
 import { Rng, mutate } from "./mutate.js";
 
 /** A decoder under fuzzing: must return or throw a RootwalkError, nothing else. */
@@ -14,10 +14,12 @@ export const kernelIndexCounts = { indexed: 0, declined: 0 };
 /**
  * The LLVM stack map section all the way into a registry, by the general path and by the scan
  * kernel's index, which must agree (test/support/kernel-index-check.ts: same table and recipes,
- * or declined when the general path rejects the section).
+ * or declined when the general path rejects the section), and `registerStackMapBytes`, which must
+ * register the same safepoints or fail with the general path's error.
  */
 export const stackMapSectionTarget: FuzzTarget = (bytes) => {
   kernelIndexCounts[checkKernelIndex(bytes, 0x400000)]++;
+  if (bytes.byteLength > 0) checkRegistration(bytes);
   for (const blob of parseStackMapSection(bytes)) formatBlobLikeReadobj(blob);
 };
 

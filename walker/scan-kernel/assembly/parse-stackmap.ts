@@ -5,8 +5,8 @@ import { NOT_FAST } from "../../../src/safepoints/recipe-record";
 /*
  * The stack map index: a `.llvm_stackmaps` section (StackMap v3, src/stackmap/llvm-stackmap.ts)
  * copied into the scan memory, turned into what `SafepointRegistry.register` makes of it for one
- * module without unwind rows (the runtime's `gc_init` path; measured, not used by registration:
- * src/safepoints/kernel-index.ts says why): the safepoint table's columns
+ * module without unwind rows (the runtime's `gc_init` path: `registerStackMapBytes` into an
+ * empty registry): the safepoint table's columns
  * (src/safepoints/safepoint-table.ts) and the scan recipes (src/safepoints/scan-recipes.ts), the
  * same values in the same cells and order. src/safepoints/kernel-index.ts calls it and turns the
  * columns into those objects; the fuzzers compare both with the general path on every section.
