@@ -8,6 +8,7 @@ import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { formatBlobLikeReadobj, formatReadobjFileHeader, isReadobjVersion, READOBJ_VERSIONS, type ReadobjVersion } from "../stackmap/readobj-format.js";
 import { activeLlvm } from "../toolchain/llvm-selection.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -89,6 +90,7 @@ export function dumpFiles(paths: readonly string[], format: DumpFormat, options:
 }
 
 function readInput(path: string): Uint8Array {
+  if (path !== STDIN_PATH) refuseSpecialFile(path, "a readable file (- reads standard input)");
   try {
     return readFileSync(path === STDIN_PATH ? 0 : path);
   } catch (e) {

@@ -10,6 +10,7 @@ import { ModuleMap, type Mapping } from "../unwind/module-map.js";
 import { type FrameReport, type WalkEnd, type WalkReport, visitFrames } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { Unwinder } from "../../walker/unwinder.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -183,6 +184,7 @@ export function walkCore(corePath: string, executable?: string, maxDepth = DEFAU
 }
 
 function openCoreFile(path: string): CoreFile {
+  refuseSpecialFile(path, "a readable core file");
   try {
     return CoreFile.open(path);
   } catch (e) {
