@@ -212,6 +212,12 @@ export function dumpCli(args: readonly string[], io: CliIo): number {
   const format = (o.value("--format") ?? "text") as DumpFormat;
   if (!DUMP_FORMATS.includes(format)) throw new InvalidArgumentError("--format", format, DUMP_FORMATS.join(" | "));
   const version = o.value("--readobj-version");
+  if (version !== undefined) {
+    readobjVersion(version); // a bad version is refused whatever the format
+    // It changes the readobj text only: with another format it would be ignored without a word.
+    if (format !== "readobj")
+      throw new InvalidArgumentError("--readobj-version", `${version} with --format ${format}`, "--format readobj (the only output it changes)");
+  }
   const out = dumpFilesReporting(o.positional, format, version === undefined ? {} : { readobjVersion: version });
   io.stdout(out.text);
   for (const error of out.errors) io.stderr(`rootwalk: ${error.split("\n")[0]}\n`);
