@@ -41,7 +41,7 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     expectOneLine(await run("sim", "--stress=1e12"), 1, /--stress: found 1e12, expected a whole number from 1 to 1000000000$/);
   });
 
-  it("a FIFO or a device given as input is refused before it is opened (a FIFO hung; /dev/zero was read until memory ran out)", () => {
+  it("a FIFO or a device given as input is refused before it is opened (a FIFO hung; /dev/zero was read until memory ran out, by opt too)", () => {
     buildRunEntry();
     const fifo = join(scratch, "fifo");
     spawnSync("mkfifo", [fifo]);
@@ -51,15 +51,19 @@ describe("mistakes a person makes end in one line and a documented exit code", (
       ["/dev/zero", "a character device"],
     ] as const) {
       for (const [command, expected] of [
-        ["dump", "a readable file \\(- reads standard input\\)"],
-        ["walk", "a readable file"],
-        ["roots", "a readable core file"],
+        [["dump"], "a readable file \\(- reads standard input\\)"],
+        [["walk"], "a readable file"],
+        [["roots"], "a readable core file"],
+        [["compile", "-o", join(scratch, "out.o")], "a readable .ll file"],
+        [["check"], "a program file \\(.ll, .bc, .o or .so\\)"],
+        [["run"], "a program file \\(.ll, .o or .so\\)"],
       ] as const) {
-        const r = spawnSync(process.execPath, [CLI, command, path], { encoding: "utf8", timeout: 20_000 });
+        const r = spawnSync(process.execPath, [CLI, ...command, path], { encoding: "utf8", timeout: 20_000 });
+        const who = command[0] === "run" ? "rootwalk run" : "rootwalk";
         expectOneLine(
           { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr },
           1,
-          new RegExp(`^rootwalk: ${path}: found ${kind}, not a regular file, expected ${expected}$`),
+          new RegExp(`^${who}: ${path}: found ${kind}, not a regular file, expected ${expected}$`),
         );
       }
     }
