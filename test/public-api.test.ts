@@ -47,3 +47,35 @@ describe("the public registration entries and a load bias that is no address", (
     expect(register(0x7f12_3400_0000)).toBe(1);
   });
 });
+
+/*
+ * A JavaScript caller (no type checker) passing something else than bytes to an entry that
+ * decodes bytes: one InvalidArgumentError naming what it got, never a TypeError from inside a
+ * decoder (undefined, null) or a string read as "0 bytes".
+ */
+describe("the public decoding entries and an argument that is no bytes", () => {
+  const entries: [string, (bytes: Uint8Array) => unknown][] = [
+    ["ElfFile.parse", (bytes) => api.ElfFile.parse(bytes)],
+    ["parseStackMapSection", (bytes) => api.parseStackMapSection(bytes)],
+    ["loadStackMapFile", (bytes) => api.loadStackMapFile(bytes, "f.o")],
+    ["loadObjectStackMaps", (bytes) => api.loadObjectStackMaps(bytes, "f.o")],
+    ["registerObjectFile", (bytes) => api.registerObjectFile(new api.SafepointRegistry(), bytes, { path: "f.o" })],
+    ["registerStackMapBytes", (bytes) => api.registerStackMapBytes(new api.SafepointRegistry(), bytes, { name: "f" })],
+    ["loadPlimmixFromElf", (bytes) => api.loadPlimmixFromElf(bytes, "f.o")],
+    ["loadOcamlFromElf", (bytes) => api.loadOcamlFromElf(bytes, "f.o")],
+  ];
+  const notBytes: [unknown, string][] = [
+    [undefined, "undefined"],
+    [null, "null"],
+    ["\x7fELF", "a string"],
+    [[0x7f, 0x45, 0x4c, 0x46], "an array"],
+    [new ArrayBuffer(64), "an ArrayBuffer \\(wrap it: new Uint8Array\\(buffer\\)\\)"],
+  ];
+
+  it.each(entries)("%s names what it got", (_name, decode) => {
+    for (const [value, found] of notBytes) {
+      expect(() => decode(value as Uint8Array), String(found)).toThrow(api.InvalidArgumentError);
+      expect(() => decode(value as Uint8Array), String(found)).toThrow(new RegExp(`: found ${found}, expected a Uint8Array \\(a Buffer is one\\)$`));
+    }
+  });
+});

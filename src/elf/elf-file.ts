@@ -12,7 +12,7 @@
  * Every failure is a TruncatedInputError / MalformedInputError / UnsupportedInputError naming
  * the file offset, the value found and the value expected.
  */
-import { ByteView } from "../bytes/byte-view.js";
+import { ByteView, requireBytes } from "../bytes/byte-view.js";
 import { hex, InvalidArgumentError, MalformedInputError, TruncatedInputError, UnsupportedInputError } from "../errors.js";
 import {
   ELF_MAGIC,
@@ -147,6 +147,7 @@ export class ElfFile {
 
   /** Parses and validates the header, section headers and program headers of an ELF64 LE file. */
   static parse(input: Uint8Array): ElfFile {
+    requireBytes(input, "ELF file bytes");
     // A Node Buffer's slice() is a view, not a copy: work on a plain Uint8Array over the same
     // memory so that every later .slice() of section bytes really copies.
     const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);

@@ -3,6 +3,7 @@ import { parseStackMapSection } from "../stackmap/llvm-stackmap.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { buildLlvmDescriptors, type LlvmLoadOptions } from "./llvm-map-loader.js";
 import { InvalidArgumentError } from "../errors.js";
+import { requireBytes } from "../bytes/byte-view.js";
 import { STACK_MAP_FORMAT_NAMES, StackMapFormatError, loadStackMapFile } from "./stack-map-file.js";
 
 export interface RegisterFileOptions {
@@ -71,6 +72,7 @@ export function registerStackMapBytes(
   bytes: Uint8Array,
   options: { name: string; loadBias?: number } & Pick<LlvmLoadOptions, "unwindRowAt" | "recognition">,
 ): number {
+  requireBytes(bytes, "stack map bytes");
   if (bytes.byteLength === 0) throw new InvalidArgumentError("stack map bytes", "0 bytes", "a .llvm_stackmaps section");
   const blobs = parseStackMapSection(bytes);
   const descriptors = buildLlvmDescriptors(blobs, {
