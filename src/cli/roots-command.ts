@@ -93,7 +93,7 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
   const vdso = core.vdsoImage();
   if (vdso !== undefined) files.push({ start: vdso.start, end: vdso.start + vdso.bytes.length, fileOffset: 0, path: VDSO_NAME });
   const modules = ModuleMap.fromMappings(files, {
-    readFile: readMappedFile,
+    readFile: readMappedElf,
     pseudoImage: (m) => (m.path === VDSO_NAME ? vdso?.bytes : undefined),
   });
   const registry = new SafepointRegistry();
@@ -150,6 +150,16 @@ function checkExecutable(core: CoreFile, executable: string): void {
   } catch (e) {
     throw e instanceof RootwalkError && !e.message.startsWith(`${executable}:`) ? withContext(e, executable) : e;
   }
+}
+
+/**
+ * A mapped file's bytes for its module, read whole only after its header says it is an ELF file:
+ * a walk that meets an address inside a data file's mapping (a corrupted stack) reads 64 bytes of
+ * it, not GiBs, before it ends there.
+ */
+function readMappedElf(path: string): Uint8Array {
+  readElfIdentity(path);
+  return readMappedFile(path);
 }
 
 /** A mapped file's identity, or undefined when it is not a readable ELF file (a data file, a device, a deleted file). */

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { walkCore } from "../../../src/cli/roots-command.js";
 import { gdbStopAndCore, run } from "../../support/gdb-compare.js";
 import { CLI, buildRunEntry } from "../../support/native-run.js";
 
@@ -53,6 +54,20 @@ describe("rootwalk roots on a core that maps a device", () => {
     expect(r.stdout).toMatch(/device-map!stop_here {2}\[native\]\n.*device-map!main\+.*\n(.*\n)* {2}\d+ frames, 0 roots; end of stack\n$/);
     expect(Number(rss)).toBeLessThan(MAX_RSS_KIB);
   }, 60_000);
+
+  it("an address inside the data file's mapping ends a walk after 64 bytes of the file, not a read of the GiB", () => {
+    const walk = walkCore(core, program);
+    const data = walk.modules.moduleAt(walk.modules.modules.find((m) => m.path === dataFile)!.start)!;
+    const before = process.memoryUsage().arrayBuffers;
+    let message = "";
+    try {
+      data.elf();
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 2 ** 20);
+    expect(message).toMatch(/^module .*data\.bin: ELF header at offset 0x0: found not a 64-bit little-endian ELF file/);
+  });
 
   it("refuses an EXECUTABLE that cannot be the program, in one line naming it (it was walked past with exit 0)", () => {
     const folder = join(scratch, "a-folder");
