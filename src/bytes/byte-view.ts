@@ -1,5 +1,5 @@
 import Long from "long";
-import { MalformedInputError, TruncatedInputError } from "../errors.js";
+import { InvalidArgumentError, MalformedInputError, TruncatedInputError } from "../errors.js";
 import { joinHalves } from "./word-codec.js";
 
 /**
@@ -23,6 +23,7 @@ export class ByteView {
     readonly bytes: Uint8Array,
     readonly baseOffset = 0,
   ) {
+    requireBytes(bytes);
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.lengthBytes = bytes.byteLength;
   }
@@ -109,4 +110,21 @@ export class ByteView {
 /** Rounds `value` up to a multiple of `align` (a power of two). */
 export function alignUp(value: number, align: number): number {
   return Math.ceil(value / align) * align;
+}
+
+/**
+ * The boundary of every decoder: a JavaScript caller's string, array or undefined is named, not
+ * read as 0 bytes or failed on with a TypeError.
+ */
+export function requireBytes(value: unknown, what = "bytes"): asserts value is Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new InvalidArgumentError(what, describeNonBytes(value), "a Uint8Array (a Buffer is one)");
+}
+
+/** What a caller passed instead of bytes, for the message. */
+function describeNonBytes(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  if (value instanceof ArrayBuffer) return "an ArrayBuffer (wrap it: new Uint8Array(buffer))";
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }

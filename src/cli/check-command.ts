@@ -3,6 +3,7 @@ import { programInputKind } from "../native/program-input.js";
 import type { CheckFinding } from "../check/finding-kinds.js";
 import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from "../check/check-report.js";
 import { COMMAND_USAGE } from "./command-usage.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { parseOptions } from "./options.js";
 
 /**
@@ -87,6 +88,7 @@ export async function checkBeforeBuild(sources: readonly string[], strict: boole
 /** `rootwalk check PROGRAM... [--collects NAME,...]... [--json] [--llvm VERSION]`. */
 export async function checkCli(args: readonly string[], io: { stdout: (t: string) => void }): Promise<number> {
   const o = parseOptions(COMMAND_USAGE["check"]!.options, args);
+  for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .bc, .o or .so)");
   const { requestLlvm } = await import("../toolchain/llvm-selection.js");
   requestLlvm(o.value("--llvm"));
   return checkCommand(o.positional, { collects: parseCollects(o.values("--collects")), json: o.has("--json") }, io);

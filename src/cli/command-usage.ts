@@ -68,7 +68,8 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
       "--json": "print {threads: [{tid, frames: [...]}]} as one JSON object",
       "--max-depth N": "walk at most N frames per thread (default 2000000, 1..1000000000; a deeper stack ends with depth-limit)",
       "--sysroot DIR": "look for the files the core names (NT_FILE) or its program loaded (a qemu-user core) under DIR first (gdb's set sysroot, qemu's -L)",
-      EXECUTABLE: "the program's file, when it moved since the core was written (its build id must match); required for a qemu-user core, which names no files",
+      EXECUTABLE:
+        "the program's file, when it moved since the core was written (an ELF for the core's machine whose build id matches, else refused: exit 1); required for a qemu-user core, which names no files",
     },
   },
   compile: {

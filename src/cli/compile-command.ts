@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "../errors.js";
 import { COMMAND_USAGE } from "./command-usage.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { parseOptions } from "./options.js";
 import { checkOutputPath } from "./output-path.js";
 import type { CliIo } from "./process-io.js";
@@ -16,6 +17,7 @@ export async function compileCli(args: readonly string[], io: CliIo): Promise<nu
   const output = o.value("-o");
   if (o.positional.length !== 1 || output === undefined)
     throw new InvalidArgumentError("compile", `${o.positional.length} inputs${output ? "" : ", no -o"}`, "one FILE.ll and -o OUT.o");
+  refuseSpecialFile(o.positional[0]!, "a readable .ll file");
   checkOutputPath(output, "-o");
   const { compileProgramTo } = await import("../toolchain/compile-program.js");
   const { activeLlvm, requestLlvm } = await import("../toolchain/llvm-selection.js");

@@ -8,6 +8,7 @@ import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { formatBlobLikeReadobj, formatReadobjFileHeader, isReadobjVersion, READOBJ_VERSIONS, type ReadobjVersion } from "../stackmap/readobj-format.js";
 import { activeLlvm } from "../toolchain/llvm-selection.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -89,6 +90,7 @@ export function dumpFiles(paths: readonly string[], format: DumpFormat, options:
 }
 
 function readInput(path: string): Uint8Array {
+  if (path !== STDIN_PATH) refuseSpecialFile(path, "a readable file (- reads standard input)");
   try {
     return readFileSync(path === STDIN_PATH ? 0 : path);
   } catch (e) {
@@ -210,6 +212,12 @@ export function dumpCli(args: readonly string[], io: CliIo): number {
   const format = (o.value("--format") ?? "text") as DumpFormat;
   if (!DUMP_FORMATS.includes(format)) throw new InvalidArgumentError("--format", format, DUMP_FORMATS.join(" | "));
   const version = o.value("--readobj-version");
+  if (version !== undefined) {
+    readobjVersion(version); // a bad version is refused whatever the format
+    // It changes the readobj text only: with another format it would be ignored without a word.
+    if (format !== "readobj")
+      throw new InvalidArgumentError("--readobj-version", `${version} with --format ${format}`, "--format readobj (the only output it changes)");
+  }
   const out = dumpFilesReporting(o.positional, format, version === undefined ? {} : { readobjVersion: version });
   io.stdout(out.text);
   for (const error of out.errors) io.stderr(`rootwalk: ${error.split("\n")[0]}\n`);

@@ -29,11 +29,13 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   // run reports its own failures (with --json, as one object on stdout too).
   run: async (args, io) => (await import("./run-command.js")).runCommand(args, io),
   demo: async (args, io) => (await import("./demo-command.js")).demoCli(args, io),
-  "--version": async (_args, io) => {
+  "--version": async (args, io) => {
+    if (args.length > 0) throw new InvalidArgumentError("--version", args.join(" "), "no arguments");
     io.stdout((await import("./version-command.js")).versionReport());
     return 0;
   },
-  help: async ([topic], io) => {
+  help: async ([topic, ...extra], io) => {
+    if (extra.length > 0) throw new InvalidArgumentError("help", [topic, ...extra].join(" "), "at most one COMMAND");
     if (topic !== undefined && !Object.hasOwn(COMMAND_USAGE, topic)) throw new InvalidArgumentError("help", topic, Object.keys(COMMAND_USAGE).join(" | "));
     io.stdout(topic === undefined ? USAGE : commandHelp(topic));
     return 0;

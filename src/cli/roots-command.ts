@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
-import { CoreFile, type CoreThread, elfBuildId } from "../elf/core-file.js";
-import { coreMappingsFromMemory, mappingsUnderSysroot, readMappedFile } from "../elf/core-mappings.js";
+import { CoreFile, type CoreThread } from "../elf/core-file.js";
+import { checkProgramMachine, coreMappingsFromMemory, mappingsUnderSysroot, readMappedFile } from "../elf/core-mappings.js";
+import { type ElfIdentity, readElfIdentity } from "../elf/elf-identity.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
 import type { Memory } from "../memory/memory.js";
@@ -9,6 +10,7 @@ import { ModuleMap, type Mapping } from "../unwind/module-map.js";
 import { type FrameReport, type WalkEnd, type WalkReport, visitFrames } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { Unwinder } from "../../walker/unwinder.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -91,32 +93,28 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
   const vdso = core.vdsoImage();
   if (vdso !== undefined) files.push({ start: vdso.start, end: vdso.start + vdso.bytes.length, fileOffset: 0, path: VDSO_NAME });
   const modules = ModuleMap.fromMappings(files, {
-    readFile: readMappedFile,
+    readFile: readMappedElf,
     pseudoImage: (m) => (m.path === VDSO_NAME ? vdso?.bytes : undefined),
   });
   const registry = new SafepointRegistry();
   for (const m of modules.modules) {
     if (m.path === VDSO_NAME) continue; // no stack maps in the kernel's code
-    let bytes: Uint8Array;
-    try {
-      bytes = readMappedFile(m.path);
-    } catch (e) {
-      continue; // unwinding into it reports the module; no stack maps can come from it
-    }
-    const elf = m.elf();
-    const fileId = elfBuildId(elf);
+    // Its headers and notes only: a core can name data files of any size, which are no modules.
+    const identity = mappedElfIdentity(m.path);
+    if (identity === undefined) continue; // unwinding into it reports the module; no stack maps can come from it
     const coreId = core.buildIdAt(m.start);
     // The core's copy of the mapping's notes decides: a file with another build id, or with none
     // where the mapped one had one, is not the file that was mapped (its stack maps and CFI could
     // name other addresses). A core without the notes page cannot be checked.
-    if (coreId !== undefined && fileId !== coreId) {
+    if (coreId !== undefined && identity.buildId !== coreId) {
       throw new InvalidArgumentError(
         m.path,
-        fileId === undefined ? "no build id" : `build id ${fileId}`,
+        identity.buildId === undefined ? "no build id" : `build id ${identity.buildId}`,
         `build id ${coreId} (the file mapped when the core was written)`,
       );
     }
-    if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, bytes, { path: m.path, loadBias: m.loadBias });
+    const elf = m.elf(); // the file's one whole read, kept by the module for its CFI
+    if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, elf.bytes, { path: m.path, loadBias: m.loadBias });
   }
   return { snapshot: registry.snapshot(), modules };
 }
@@ -127,6 +125,7 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
  * auxiliary vector.
  */
 function kernelCoreMappings(core: CoreFile, executable: string | undefined, sysroot: string | undefined): Mapping[] {
+  if (executable !== undefined) checkExecutable(core, executable);
   const program = executable === undefined ? undefined : core.executablePath();
   if (executable !== undefined && program === undefined)
     throw new InvalidArgumentError(
@@ -137,6 +136,40 @@ function kernelCoreMappings(core: CoreFile, executable: string | undefined, sysr
   const files: Mapping[] = sysroot === undefined ? core.files.map((f) => ({ ...f })) : mappingsUnderSysroot(core, sysroot, program);
   if (executable !== undefined) for (const f of files) if (f.path === program) f.path = executable;
   return files;
+}
+
+/**
+ * Refuses an EXECUTABLE that cannot be the program: missing or unreadable (a Node system error
+ * naming it), not a regular file, not an ELF file, or for another machine. Left to the walk, it
+ * was a module like any other that cannot be read: every thread ended at its first frame in the
+ * program, with exit 0. Its build id is checked against the core's with the other modules'.
+ */
+function checkExecutable(core: CoreFile, executable: string): void {
+  try {
+    checkProgramMachine(core, executable, readElfIdentity(executable).machine);
+  } catch (e) {
+    throw e instanceof RootwalkError && !e.message.startsWith(`${executable}:`) ? withContext(e, executable) : e;
+  }
+}
+
+/**
+ * A mapped file's bytes for its module, read whole only after its header says it is an ELF file:
+ * a walk that meets an address inside a data file's mapping (a corrupted stack) reads 64 bytes of
+ * it, not GiBs, before it ends there.
+ */
+function readMappedElf(path: string): Uint8Array {
+  readElfIdentity(path);
+  return readMappedFile(path);
+}
+
+/** A mapped file's identity, or undefined when it is not a readable ELF file (a data file, a device, a deleted file). */
+function mappedElfIdentity(path: string): ElfIdentity | undefined {
+  try {
+    return readElfIdentity(path);
+  } catch (e) {
+    if (e instanceof RootwalkError || typeof (e as NodeJS.ErrnoException).code === "string") return undefined;
+    throw e;
+  }
 }
 
 /** Walks one thread from its NT_PRSTATUS registers (the core's architecture's), handing each frame to `visit`. */
@@ -161,6 +194,7 @@ export function walkCore(corePath: string, executable?: string, maxDepth = DEFAU
 }
 
 function openCoreFile(path: string): CoreFile {
+  refuseSpecialFile(path, "a readable core file");
   try {
     return CoreFile.open(path);
   } catch (e) {

@@ -4,6 +4,7 @@ import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
 import { parseStressEvery } from "./parse-stress.js";
 import { parseOptions } from "./options.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { RUN_OPTIONS, RUN_USAGE } from "./command-usage.js";
 import { InvalidArgumentError } from "../errors.js";
 import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";
@@ -79,6 +80,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
   const o = parseOptions(RUN_OPTIONS, args);
   const walk = o.value("--walk") ?? "chunks";
   if (walk !== "chunks" && walk !== "unwind") throw new InvalidArgumentError("--walk", walk, "chunks | unwind");
+  for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .o or .so)");
   const out: RunArguments = {
     programs: o.positional,
     plimmix: o.has("--plimmix"),

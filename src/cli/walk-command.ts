@@ -4,6 +4,7 @@ import { loadStackSnapshot, type StackSnapshotJson, type WalkMethod } from "../.
 import { walkStack } from "../../walker/walk-stack.js";
 import { describeSlot } from "../../walker/slot.js";
 import { X86_64 } from "../arch/x86-64.js";
+import { refuseSpecialFile } from "./input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -16,6 +17,7 @@ export const WALK_METHODS: readonly WalkMethod[] = ["segments", "find-ranges", "
  */
 export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean): string {
   let parsed: StackSnapshotJson;
+  refuseSpecialFile(path, "a readable file");
   try {
     parsed = JSON.parse(readFileSync(path, "utf8")) as StackSnapshotJson;
   } catch (e) {

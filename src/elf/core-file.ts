@@ -4,8 +4,8 @@ import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
 import { type CoreSegment, CoreMemory } from "./core-memory.js";
-import { ET_CORE, PT_LOAD } from "./elf-constants.js";
-import { E_MACHINE, ElfFile } from "./elf-file.js";
+import { ET_CORE, PT_LOAD, PT_NOTE } from "./elf-constants.js";
+import { E_MACHINE } from "./elf-file.js";
 
 /*
  * An ELF core file (ET_CORE, from `gcore`, the kernel or qemu-user), x86-64 or AArch64 Linux
@@ -43,7 +43,6 @@ const AT_SYSINFO_EHDR = 33;
 /** Bounds on what is read whole: a core's notes, and the vDSO image (two pages on today's kernels). */
 const MAX_NOTES_BYTES = 64 * 1024 * 1024;
 const MAX_VDSO_BYTES = 1024 * 1024;
-const PT_NOTE = 4;
 const PR_PID_OFFSET = 32;
 
 export interface CoreThread {
@@ -194,17 +193,8 @@ export class CoreFile {
   }
 }
 
-/** The GNU build id (hex) in a file's notes, or undefined. */
-export function elfBuildId(elf: ElfFile): string | undefined {
-  for (const p of elf.programHeaders) {
-    if (p.type !== PT_NOTE) continue;
-    const id = buildIdOfNotes(elf.bytes.subarray(p.offset, p.offset + p.fileSize));
-    if (id !== undefined) return id;
-  }
-  return undefined;
-}
-
-function buildIdOfNotes(bytes: Uint8Array): string | undefined {
+/** The GNU build id (hex) in a run of notes (a PT_NOTE segment), or undefined. */
+export function buildIdOfNotes(bytes: Uint8Array): string | undefined {
   try {
     for (const note of readNotes(bytes, 0)) {
       if (note.name === "GNU" && note.type === NT_GNU_BUILD_ID) return [...note.desc].map((b) => b.toString(16).padStart(2, "0")).join("");

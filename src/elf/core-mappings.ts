@@ -61,12 +61,7 @@ export function readMappedFile(path: string): Uint8Array {
 export function coreMappingsFromMemory(core: CoreFile, executable: string, options: CoreMappingOptions = {}): CoreMappedFile[] {
   const readFile = options.readFile ?? readMappedFile;
   const program = ElfFile.parse(readFile(executable));
-  if (architectureOfMachine(program.machine) !== core.architecture)
-    throw new InvalidArgumentError(
-      executable,
-      `an ${architectureOfMachine(program.machine).name} program`,
-      `the ${core.architecture.name} program the core was written by`,
-    );
+  checkProgramMachine(core, executable, program.machine);
   const entry = core.auxv.get(AT_ENTRY);
   if (entry === undefined)
     throw new InvalidArgumentError(
@@ -81,6 +76,16 @@ export function coreMappingsFromMemory(core: CoreFile, executable: string, optio
     if (found !== undefined) out.push(...segmentMappings(found.elf, library.bias, found.path));
   }
   return out;
+}
+
+/** Refuses EXECUTABLE unless it is a program for the core's machine (e_machine `machine`). */
+export function checkProgramMachine(core: CoreFile, executable: string, machine: number): void {
+  if (architectureOfMachine(machine) !== core.architecture)
+    throw new InvalidArgumentError(
+      executable,
+      `an ${architectureOfMachine(machine).name} program`,
+      `the ${core.architecture.name} program the core was written by`,
+    );
 }
 
 function segmentMappings(elf: ElfFile, bias: number, path: string): CoreMappedFile[] {

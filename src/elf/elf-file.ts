@@ -12,7 +12,7 @@
  * Every failure is a TruncatedInputError / MalformedInputError / UnsupportedInputError naming
  * the file offset, the value found and the value expected.
  */
-import { ByteView } from "../bytes/byte-view.js";
+import { ByteView, requireBytes } from "../bytes/byte-view.js";
 import { hex, InvalidArgumentError, MalformedInputError, TruncatedInputError, UnsupportedInputError } from "../errors.js";
 import {
   ELF_MAGIC,
@@ -83,12 +83,12 @@ export const E_TYPE = EI_NIDENT;
 export const E_MACHINE = E_TYPE + 2;
 const E_VERSION = E_MACHINE + 2;
 const E_ENTRY = E_VERSION + 4;
-const E_PHOFF = E_ENTRY + 8;
-const E_SHOFF = E_PHOFF + 8;
+export const E_PHOFF = E_ENTRY + 8;
+export const E_SHOFF = E_PHOFF + 8;
 const E_FLAGS = E_SHOFF + 8;
 const E_EHSIZE = E_FLAGS + 4;
 const E_PHENTSIZE = E_EHSIZE + 2;
-const E_PHNUM = E_PHENTSIZE + 2;
+export const E_PHNUM = E_PHENTSIZE + 2;
 const E_SHENTSIZE = E_PHNUM + 2;
 const E_SHNUM = E_SHENTSIZE + 2;
 const E_SHSTRNDX = E_SHNUM + 2;
@@ -108,10 +108,10 @@ export const ELF_HEADER_SIZE_BYTES = E_SHSTRNDX + 2; // 64
  */
 const P_TYPE = 0;
 const P_FLAGS = P_TYPE + 4;
-const P_OFFSET = P_FLAGS + 4;
+export const P_OFFSET = P_FLAGS + 4;
 const P_VADDR = P_OFFSET + 8;
 const P_PADDR = P_VADDR + 8;
-const P_FILESZ = P_PADDR + 8;
+export const P_FILESZ = P_PADDR + 8;
 const P_MEMSZ = P_FILESZ + 8;
 const P_ALIGN = P_MEMSZ + 8;
 export const PROGRAM_HEADER_SIZE_BYTES = P_ALIGN + 8; // 56
@@ -147,6 +147,7 @@ export class ElfFile {
 
   /** Parses and validates the header, section headers and program headers of an ELF64 LE file. */
   static parse(input: Uint8Array): ElfFile {
+    requireBytes(input, "ELF file bytes");
     // A Node Buffer's slice() is a view, not a copy: work on a plain Uint8Array over the same
     // memory so that every later .slice() of section bytes really copies.
     const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);

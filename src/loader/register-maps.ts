@@ -6,6 +6,7 @@ import { DeferredLlvmDescriptors } from "./deferred-llvm-descriptors.js";
 import { X86_64 } from "../arch/x86-64.js";
 import { indexStackMapInKernel } from "../safepoints/kernel-index.js";
 import { InvalidArgumentError } from "../errors.js";
+import { requireBytes } from "../bytes/byte-view.js";
 import { STACK_MAP_FORMAT_NAMES, StackMapFormatError, loadStackMapFile } from "./stack-map-file.js";
 
 export interface RegisterFileOptions {
@@ -76,6 +77,7 @@ export function registerStackMapBytes(
   bytes: Uint8Array,
   options: { name: string; loadBias?: number } & Pick<LlvmLoadOptions, "unwindRowAt" | "recognition">,
 ): number {
+  requireBytes(bytes, "stack map bytes");
   if (bytes.byteLength === 0) throw new InvalidArgumentError("stack map bytes", "0 bytes", "a .llvm_stackmaps section");
   // No hash of the bytes (a SHA-256 was a quarter of registration time, 89 ns per record): the
   // registry compares the descriptors of maps with the same key, so the length is key enough.

@@ -518,7 +518,7 @@ static int join_count;
 
 /* ---- stacks in the scan memory (see the top of the file) -------------------------------------- */
 
-/* Must match GUARD_BYTES in src/native/thread-stacks.ts (runtime-layout.test.ts checks both). */
+/* Must match GUARD_BYTES in src/native/stack-limits.ts (runtime-layout.test.ts checks both). */
 #define RW_GUARD_BYTES (64 * 1024)
 /* The least stack above the guard rw_stack_add accepts. */
 #define RW_MIN_STACK_BYTES (64 * 1024)

@@ -9,6 +9,14 @@ import type { StoppedThreads } from "./stopped-threads.js";
  * the collection's, or with --verify the verification's before it (the collection's scan then
  * reads the records that one read). `stopInVerificationMs` is the part a verification's scan read,
  * so that the stop is counted as the stop, not as verification, in both kinds of run.
+ *
+ * `lastReadMs` is the time of the last stackList call, 0 when it answered from the callback's
+ * cache, so the stop is counted only while a scan is the first reader of the records in each
+ * callback. It is (native-runtime.ts): the walk log reads them after this observer was told,
+ * the scan reference check only looks at what was read, and the stuck-thread pins read one
+ * thread's record (StoppedThreads.thread), which leaves the cache alone. A record read before a
+ * scan (threads() called first) would fall outside the pause's phases, which is why it is not
+ * counted here: stopTheWorld is the part of the scan phase spent reading the records.
  */
 export class ScanTiming implements RootScanObserver {
   stopMs = 0;

@@ -14,7 +14,11 @@ import { SCAN_MEMORY_BYTES } from "../memory/scan-memory.js";
  * not in the scan memory (native memory, rw_heap_reserve): `--heap` does not count here.
  */
 
-/** The guard below each stack: 16 pages, so a frame up to 64 KiB that overflows lands in it. */
+/**
+ * The guard below each stack: 64 KiB whatever the page size (16 pages of 4 KiB, 4 of 16 KiB, 1 of
+ * 64 KiB; whole pages on every kernel STACK_ALIGN_BYTES allows, as mprotect needs), so a frame up
+ * to 64 KiB that overflows lands in it.
+ */
 export const GUARD_BYTES = 64 * 1024;
 /**
  * Where stack regions start and how their sizes round: 64 KiB, the largest page size of Linux on

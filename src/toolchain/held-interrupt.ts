@@ -16,6 +16,13 @@
  *
  * A Ctrl-C that another SIGINT listener (an embedding program's, `run`'s report) also received is
  * not raised again: it was delivered.
+ *
+ * A Ctrl-C that killed a tool is raised again too, unless such a listener received it: it was
+ * meant for this process as much as for the tool (the terminal signals the whole group). The
+ * caller first gets the tool's ToolError ("killed by SIGINT") and its catch and finally blocks
+ * run; then a program that embeds rootwalk without a SIGINT listener ends as Node's default would
+ * have ended it at the Ctrl-C (a build loop that catches each compile's error still stops), and
+ * the CLI has already printed its one "interrupted" line, exit 130.
  */
 let held = false;
 let noted = false;

@@ -105,9 +105,21 @@ describe("rootwalk dump --format readobj --readobj-version", () => {
     }
   });
 
-  it("a version outside 14..19: exit 1 and one line", async () => {
-    const r = await run("dump", constants, "--format", "readobj", "--readobj-version", "13");
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^rootwalk: --readobj-version: found 13, expected 14 \| 15 \| 16 \| 17 \| 18 \| 19\n$/);
+  it("a version outside 14..19: exit 1 and one line, whatever the format (it was ignored without --format readobj)", async () => {
+    for (const format of ["readobj", "text", "json"]) {
+      const r = await run("dump", constants, "--format", format, "--readobj-version", "13");
+      expect([r.code, r.stdout], format).toEqual([1, ""]);
+      expect(r.stderr).toMatch(/^rootwalk: --readobj-version: found 13, expected 14 \| 15 \| 16 \| 17 \| 18 \| 19\n$/);
+    }
+  });
+
+  it("a good version with another format: exit 1 and one line (it changed nothing, without a word)", async () => {
+    for (const format of [[], ["--format", "json"]]) {
+      const r = await run("dump", constants, ...format, "--readobj-version", "19");
+      expect([r.code, r.stdout]).toEqual([1, ""]);
+      expect(r.stderr).toBe(
+        `rootwalk: --readobj-version: found 19 with --format ${format[1] ?? "text"}, expected --format readobj (the only output it changes)\n`,
+      );
+    }
   });
 });

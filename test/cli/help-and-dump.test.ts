@@ -62,6 +62,16 @@ describe("help", () => {
     expect(unknown.stderr).toMatch(/help: found frobnicate, expected dump \| walk/);
   });
 
+  it("help and --version refuse words they would ignore: exit 1, one line, nothing printed", async () => {
+    for (const [argv, line] of [
+      [["help", "dump", "walk"], "rootwalk: help: found dump walk, expected at most one COMMAND\n"],
+      [["--version", "--json"], "rootwalk: --version: found --json, expected no arguments\n"],
+    ] as const) {
+      const r = await run(...argv);
+      expect([r.code, r.stdout, r.stderr]).toEqual([1, "", line]);
+    }
+  });
+
   it("--opt=value and --opt value both work; sim takes --stress=N as run does", async () => {
     const a = await run("sim", "--workload=binary-trees", "--scale=0.01", "--stress=50", "--json");
     const b = await run("sim", "--workload", "binary-trees", "--scale", "0.01", "--stress=50", "--json");

@@ -1,12 +1,14 @@
 // Every mistake issue 11 lists as "prints a JS stack trace" or "takes the machine": each now ends
 // with one line on stderr naming what was found and what was expected, and a documented exit code
 // (src/cli/failure.ts). A bad output path is refused before any work starts.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HeapExhaustedError } from "../../gc/collector-error.js";
 import { describeFailure, spellHeapSize } from "../../src/cli/failure.js";
+import { CLI, buildRunEntry } from "../support/native-run.js";
 import { run } from "../support/run-cli.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import { compileProgramTo } from "../../src/toolchain/compile-program.js";
@@ -38,6 +40,34 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     expectOneLine(await run("run", "/nonexistent.ll", "--stress=1e12"), 1, /--stress: found 1e12, expected a whole number from 1 to 1000000000$/);
     expectOneLine(await run("sim", "--stress=1e12"), 1, /--stress: found 1e12, expected a whole number from 1 to 1000000000$/);
   });
+
+  it("a FIFO or a device given as input is refused before it is opened (a FIFO hung; /dev/zero was read until memory ran out, by opt too)", () => {
+    buildRunEntry();
+    const fifo = join(scratch, "fifo");
+    spawnSync("mkfifo", [fifo]);
+    // The FIFO first: without the check its open waits for a writer (the timeout ends it).
+    for (const [path, kind] of [
+      [fifo, "a FIFO"],
+      ["/dev/zero", "a character device"],
+    ] as const) {
+      for (const [command, expected] of [
+        [["dump"], "a readable file \\(- reads standard input\\)"],
+        [["walk"], "a readable file"],
+        [["roots"], "a readable core file"],
+        [["compile", "-o", join(scratch, "out.o")], "a readable .ll file"],
+        [["check"], "a program file \\(.ll, .bc, .o or .so\\)"],
+        [["run"], "a program file \\(.ll, .o or .so\\)"],
+      ] as const) {
+        const r = spawnSync(process.execPath, [CLI, ...command, path], { encoding: "utf8", timeout: 20_000 });
+        const who = command[0] === "run" ? "rootwalk run" : "rootwalk";
+        expectOneLine(
+          { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr },
+          1,
+          new RegExp(`^${who}: ${path}: found ${kind}, not a regular file, expected ${expected}$`),
+        );
+      }
+    }
+  }, 300_000);
 
   it("a snapshot file holding null, an array, or null elements", async () => {
     for (const [text, expected] of [

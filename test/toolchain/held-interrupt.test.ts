@@ -37,6 +37,15 @@ describe("Ctrl-C while a tool runs (held-interrupt.ts)", () => {
     expect(r.signal).toBe("SIGINT");
   });
 
+  it("a Ctrl-C that killed a tool ends a program without a SIGINT listener too, after its catch ran (never only a caught error)", () => {
+    // The terminal signals the whole group: the tool and this process (the tool's `kill -INT $$`).
+    const r = child(
+      `try { runTool("sh", ["-c", "kill -INT $PPID; kill -INT $$; sleep 5"]); } catch (e) { console.log("caught: " + e.message.includes("killed by SIGINT")); }\nawait new Promise((done) => setTimeout(done, 300));\nconsole.log("survived");`,
+    );
+    expect(r.stdout).toBe("caught: true\n");
+    expect(r.signal).toBe("SIGINT");
+  });
+
   it("a program's own SIGINT listener gets the Ctrl-C once, and nothing is raised again", () => {
     const r = child(
       `let seen = 0;\nprocess.on("SIGINT", () => { seen++; });\n${CTRL_C_AS_TOOL_EXITS}\nawait new Promise((done) => setTimeout(done, 300));\nconsole.log("seen " + seen);`,
