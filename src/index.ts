@@ -15,6 +15,9 @@ export {
 } from "./stackmap/statepoint.js";
 export { formatBlobLikeReadobj } from "./stackmap/readobj-format.js";
 export { ElfFile } from "./elf/elf-file.js";
+export { X86_64 } from "./arch/x86-64.js";
+export { AARCH64 } from "./arch/aarch64.js";
+export type { Architecture } from "./arch/architecture.js";
 export { relocatedSection } from "./elf/relocate.js";
 export { parseEhFrame, EhFrame } from "./unwind/eh-frame.js";
 export { cfiRowAt, type CfiRow } from "./unwind/cfi.js";

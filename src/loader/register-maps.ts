@@ -75,7 +75,7 @@ export function registerOcamlFile(registry: SafepointRegistry, bytes: Uint8Array
 export function registerStackMapBytes(
   registry: SafepointRegistry,
   bytes: Uint8Array,
-  options: { name: string; loadBias?: number } & Pick<LlvmLoadOptions, "unwindRowAt" | "recognition">,
+  options: { name: string; loadBias?: number } & Pick<LlvmLoadOptions, "unwindRowAt" | "recognition" | "architecture">,
 ): number {
   requireBytes(bytes, "stack map bytes");
   if (bytes.byteLength === 0) throw new InvalidArgumentError("stack map bytes", "0 bytes", "a .llvm_stackmaps section");
@@ -83,17 +83,21 @@ export function registerStackMapBytes(
   // registry compares the descriptors of maps with the same key, so the length is key enough.
   const contentKey = `llvm-v3 section, ${bytes.byteLength} bytes`;
   const loadBias = options.loadBias ?? 0;
+  // A section alone does not say what it was compiled for (an ELF file's header does): the
+  // caller says it, and x86-64 is assumed otherwise. The kernel index computes x86-64 recipes.
+  const architecture = options.architecture ?? X86_64;
   // gc_init's path (the first map, no unwind rows, default statepoint IDs, no bias): the scan
   // kernel checks every record and builds the table and recipes; the descriptors are decoded
   // when the general unwinder or a report first needs them. Any section the kernel declines,
   // malformed ones included, takes the general path below, which decides and throws.
-  if (options.unwindRowAt === undefined && options.recognition === undefined && loadBias === 0 && registry.snapshot().modules.size === 0) {
+  const plain = options.unwindRowAt === undefined && options.recognition === undefined && loadBias === 0;
+  if (plain && architecture === X86_64 && registry.snapshot().modules.size === 0) {
     const indexed = indexStackMapInKernel(bytes, loadBias);
     if (indexed !== undefined) {
       return registry.registerIndexed({
         name: options.name,
         format: "llvm-v3",
-        architecture: X86_64,
+        architecture,
         contentKey,
         table: indexed.table,
         recipes: indexed.recipes,
@@ -106,6 +110,7 @@ export function registerStackMapBytes(
   const descriptors = buildLlvmDescriptors(blobs, {
     ...(options.unwindRowAt ? { unwindRowAt: options.unwindRowAt } : {}),
     ...(options.recognition ? { recognition: options.recognition } : {}),
+    architecture,
   });
   return registry.register({ name: options.name, format: "llvm-v3", descriptors, loadBias, contentKey });
 }

@@ -4,6 +4,7 @@ import { ElfFile } from "../elf/elf-file.js";
 import { RootwalkError, hex } from "../errors.js";
 import { registerPlimmixBytes } from "../loader/plimmix-loader.js";
 import { registerFile, registerStackMapBytes } from "../loader/register-maps.js";
+import { HOST_ARCHITECTURE } from "./thread-record.js";
 import { blobFormat } from "../loader/stack-map-file.js";
 import type { SafepointRegistry } from "../safepoints/registry.js";
 import { llvmStackMapLength } from "../stackmap/llvm-stackmap.js";
@@ -82,7 +83,7 @@ export class MapRegistration {
       throw e instanceof RootwalkError ? new RootwalkError("GC", `gc_init(${hex(address)}): a corrupted map: ${e.message}`) : e;
     }
     const bytes = new Uint8Array(koffi.view(BigInt(address), length)).slice();
-    if (format === "llvm-v3") registerStackMapBytes(this.registry, bytes, { name });
+    if (format === "llvm-v3") registerStackMapBytes(this.registry, bytes, { name, architecture: HOST_ARCHITECTURE });
     else registerPlimmixBytes(this.registry, bytes, { name });
   }
 }

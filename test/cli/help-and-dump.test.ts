@@ -10,7 +10,11 @@ import { UnsupportedInputError } from "../../src/errors.js";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
 import { loadPlimmixFromElf } from "../../src/loader/plimmix-loader.js";
 import { loadOcamlFromElf } from "../../src/loader/ocaml-loader.js";
-import { registerFile } from "../../src/loader/register-maps.js";
+import { registerFile, registerStackMapBytes } from "../../src/loader/register-maps.js";
+import { AARCH64 } from "../../src/arch/aarch64.js";
+import { ElfFile } from "../../src/elf/elf-file.js";
+import { relocatedSection } from "../../src/elf/relocate.js";
+import { listSafepoints } from "../../src/safepoints/safepoint-info.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
 import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
 import { runTool } from "../../src/toolchain/llvm-toolchain.js";
@@ -136,6 +140,23 @@ describe("dump", () => {
     expect(() => registerFile(registry, readFileSync(good), { path: good })).toThrow(
       /found x86-64 stack maps, expected AArch64 stack maps like the modules already registered: one registry walks one architecture/,
     );
+  });
+
+  it("a section given as bytes is registered for the architecture the caller names (x86-64 when it names none)", () => {
+    const a64 = objectFor("aarch64-linux-gnu");
+    const section = relocatedSection(ElfFile.parse(readFileSync(a64)), ".llvm_stackmaps")!.bytes;
+    const told = new SafepointRegistry();
+    registerStackMapBytes(told, section, { name: "gc_init@a64", architecture: AARCH64 });
+    expect(told.snapshot().architecture?.name).toBe("AArch64");
+    expect(told.snapshot().modules.size).toBe(1);
+    // The same safepoints as the file's (addresses of the object's .text, no load bias; frame
+    // sizes may differ: the file's .eh_frame rows correct them, the bytes alone have none).
+    const file = new SafepointRegistry();
+    registerFile(file, readFileSync(a64), { path: a64 });
+    expect(listSafepoints(told.snapshot()).map((s) => s.returnAddress)).toEqual(listSafepoints(file.snapshot()).map((s) => s.returnAddress));
+    const untold = new SafepointRegistry();
+    registerStackMapBytes(untold, section, { name: "gc_init@a64" });
+    expect(untold.snapshot().architecture?.name).toBe("x86-64");
   });
 
   it("an object of any other machine is refused by name, by dump and by the library", async () => {
