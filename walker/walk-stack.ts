@@ -1,7 +1,7 @@
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { readSlot } from "./slot.js";
-import { type ManagedChunk, type StopReason, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
+import { type ManagedChunk, type StopReason, Unwinder, type UnwinderOptions, type WalkStart, checkWalkStart } from "./unwinder.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { RegistrySnapshot } from "../src/safepoints/registry.js";
 
@@ -34,7 +34,9 @@ export interface WalkStackOptions extends UnwinderOptions {
 
 /** Walks a whole stack once and collects every frame and root (for dumps and tests). */
 export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: WalkStackOptions): WalkResult {
-  if (options.crossCheck ?? crossCheckByDefault()) crossCheckScan(snapshot, memory, start, options);
+  if (Array.isArray(start)) start.forEach((chunk, i) => checkWalkStart(chunk, `chunks[${i}]`));
+  else checkWalkStart(start as ManagedChunk | undefined, "start");
+  if (options?.crossCheck ?? crossCheckByDefault()) crossCheckScan(snapshot, memory, start, options);
   const u = new Unwinder(snapshot, memory, options);
   const pairs = new RootPairs();
   const frames: WalkedFrame[] = [];

@@ -1,0 +1,70 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import * as api from "../../src/index.js";
+import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
+
+/*
+ * walkStack and the Unwinder as a JavaScript caller may call them (the README's library example,
+ * with one argument wrong each time). Each wrong value was walked or ignored without a word: an
+ * SP or return address with a fraction gave frames at fractional addresses, a string an empty
+ * walk ("no frames" as an answer), an unknown mode or a maxDepth of 0, -1, 1.5 or NaN the default;
+ * null or a number as registers was a TypeError from inside the walk. Each must be an
+ * InvalidArgumentError naming the field, the value and what is expected.
+ */
+
+const registry = new api.SafepointRegistry();
+api.registerObjectFile(registry, readFileSync(compileCorpusEntry(corpusEntry("call-chain"))), { path: "call-chain.o" });
+const snapshot = registry.snapshot();
+const ra = api.listSafepoints(snapshot)[0]!.returnAddress;
+const memory = new api.SimulatedMemory(0x7000_0000, 4096);
+const sp = 0x7000_0100;
+const ADDRESS = "expected an address: a whole number in [0, 2^53)";
+
+const CASES: [string, () => unknown, string][] = [
+  ["an SP with a fraction", () => api.walkStack(snapshot, memory, { sp: sp + 0.5, ra }, { mode: "lenient" }), `start.sp: found ${sp + 0.5}, ${ADDRESS}`],
+  [
+    "an SP that is a string",
+    () => api.walkStack(snapshot, memory, { sp: "0x70000100" as unknown as number, ra }, { mode: "lenient" }),
+    `start.sp: found "0x70000100", ${ADDRESS}`,
+  ],
+  [
+    "a return address with a fraction",
+    () => api.walkStack(snapshot, memory, { sp, ra: ra + 0.5 }, { mode: "lenient" }),
+    `start.ra: found ${ra + 0.5}, ${ADDRESS}`,
+  ],
+  ["a negative return address", () => api.walkStack(snapshot, memory, { sp, ra: -8 }, { mode: "lenient" }), `start.ra: found -8, ${ADDRESS}`],
+  [
+    "a chunk's stackTop past 2^53",
+    () => api.walkStack(snapshot, memory, [{ sp, ra, stackTop: 2 ** 60 }], { mode: "lenient" }),
+    `chunks[0].stackTop: found ${2 ** 60}, ${ADDRESS}`,
+  ],
+  [
+    "no start",
+    () => api.walkStack(snapshot, memory, null as unknown as api.WalkStart, { mode: "lenient" }),
+    "start: found null, expected { sp, ra, registers? }",
+  ],
+  [
+    "registers that are no RegisterContext",
+    () => api.walkStack(snapshot, memory, { sp, ra, registers: 5 as unknown as api.RegisterContext }, { mode: "lenient" }),
+    "start.registers: found 5, expected a RegisterContext",
+  ],
+  ["an unknown mode", () => api.walkStack(snapshot, memory, { sp, ra }, { mode: "fast" as "strict" }), "options.mode: found fast, expected strict | lenient"],
+  ["no options", () => new api.Unwinder(snapshot, memory, undefined as unknown as api.UnwinderOptions), "options: found undefined, expected"],
+  ...[0, -1, 1.5, Number.NaN].map((maxDepth): [string, () => unknown, string] => [
+    `maxDepth ${maxDepth}`,
+    () => api.walkStack(snapshot, memory, { sp, ra }, { mode: "lenient", maxDepth }),
+    `options.maxDepth: found ${maxDepth}, expected a whole number of frames, 1 or more`,
+  ]),
+];
+
+describe("walkStack's arguments", () => {
+  it.each(CASES)("%s is an InvalidArgumentError naming it", (_what, call, message) => {
+    expect(call).toThrow(api.InvalidArgumentError);
+    expect(call).toThrow(message);
+  });
+
+  it("the same walk with right arguments still walks the frame", () => {
+    const walk = api.walkStack(snapshot, memory, { sp, ra }, { mode: "lenient", maxDepth: 1 });
+    expect(walk.frames.map((f) => [f.sp, f.ra])).toEqual([[sp, ra]]);
+  });
+});
