@@ -24,6 +24,16 @@ export function hex(value: number | bigint): string {
   return value < 0 ? `-0x${(-value).toString(16)}` : `0x${value.toString(16)}`;
 }
 
+/**
+ * What a JavaScript caller passed, for a message: "undefined", "null", "a string", "an
+ * ArrayBuffer", "a SafepointRegistry" (its class), never the value itself (it may be huge).
+ */
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  const kind = typeof value === "object" ? ((value as object).constructor?.name ?? "object") : typeof value;
+  return `${/^[aeio]/i.test(kind) ? "an" : "a"} ${kind}`; // "a Uint8Array": a U sounds like "you"
+}
+
 /** The input ends before a field that the format says is there. */
 export class TruncatedInputError extends RootwalkError {
   constructor(

@@ -1,6 +1,6 @@
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { FLAG_FRAME_POINTER_CFA, locationDwarfReg, locationKind } from "./frame-descriptors.js";
-import type { RegisteredModule, RegistrySnapshot } from "./registry.js";
+import { type RegisteredModule, type RegistrySnapshot, checkSnapshotArgument } from "./registry.js";
 
 /**
  * A root's location as a caller reads it, without decoding packed location words:
@@ -72,12 +72,14 @@ function describe(module: RegisteredModule, i: number): SafepointInfo {
 
 /** The safepoint at `returnAddress` (absolute), or undefined when none is registered there. */
 export function safepointAt(snapshot: RegistrySnapshot, returnAddress: number): SafepointInfo | undefined {
+  checkSnapshotArgument(snapshot);
   const found = snapshot.lookup(returnAddress);
   return found === undefined ? undefined : describe(found.module, found.index);
 }
 
 /** Every registered safepoint, module by module, in each module's record order. */
 export function listSafepoints(snapshot: RegistrySnapshot): SafepointInfo[] {
+  checkSnapshotArgument(snapshot);
   const out: SafepointInfo[] = [];
   for (const module of snapshot.modules.values()) {
     for (let i = 0; i < module.descriptors.count; i++) out.push(describe(module, i));

@@ -9,7 +9,9 @@ import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
  * SP or return address with a fraction gave frames at fractional addresses, a string an empty
  * walk ("no frames" as an answer), an unknown mode or a maxDepth of 0, -1, 1.5 or NaN the default;
  * null or a number as registers was a TypeError from inside the walk. Each must be an
- * InvalidArgumentError naming the field, the value and what is expected.
+ * InvalidArgumentError naming the field, the value and what is expected. So must a registry passed
+ * where its snapshot is read (or the other way round), bytes for a Memory, an array for the
+ * scanner's thread provider: each was a TypeError from inside the lookup or the walk.
  */
 
 const registry = new api.SafepointRegistry();
@@ -19,6 +21,7 @@ const ra = api.listSafepoints(snapshot)[0]!.returnAddress;
 const memory = new api.SimulatedMemory(0x7000_0000, 4096);
 const sp = 0x7000_0100;
 const ADDRESS = "expected an address: a whole number in [0, 2^53)";
+const SNAPSHOT = "snapshot: found a SafepointRegistry, expected a RegistrySnapshot (registry.snapshot() of a SafepointRegistry)";
 
 const CASES: [string, () => unknown, string][] = [
   ["an SP with a fraction", () => api.walkStack(snapshot, memory, { sp: sp + 0.5, ra }, { mode: "lenient" }), `start.sp: found ${sp + 0.5}, ${ADDRESS}`],
@@ -49,6 +52,24 @@ const CASES: [string, () => unknown, string][] = [
     "start.registers: found 5, expected a RegisterContext",
   ],
   ["an unknown mode", () => api.walkStack(snapshot, memory, { sp, ra }, { mode: "fast" as "strict" }), "options.mode: found fast, expected strict | lenient"],
+  ["a registry for its snapshot", () => api.walkStack(registry as unknown as api.RegistrySnapshot, memory, { sp, ra }, { mode: "lenient" }), SNAPSHOT],
+  [
+    "bytes for the memory",
+    () => api.walkStack(snapshot, new Uint8Array(64) as unknown as api.Memory, { sp, ra }, { mode: "lenient" }),
+    "memory: found a Uint8Array, expected a Memory",
+  ],
+  ["listSafepoints given the registry", () => api.listSafepoints(registry as unknown as api.RegistrySnapshot), SNAPSHOT],
+  ["safepointAt given the registry", () => api.safepointAt(registry as unknown as api.RegistrySnapshot, ra), SNAPSHOT],
+  [
+    "a StackRootScanner given a snapshot",
+    () => new api.StackRootScanner(snapshot as unknown as api.SafepointRegistry, () => []),
+    "registry: found a RegistrySnapshot, expected a SafepointRegistry",
+  ],
+  [
+    "a StackRootScanner given an array of threads",
+    () => new api.StackRootScanner(registry, [] as unknown as () => api.ThreadStack[]),
+    "threads: found an Array, expected a function",
+  ],
   ["no options", () => new api.Unwinder(snapshot, memory, undefined as unknown as api.UnwinderOptions), "options: found undefined, expected"],
   ...[0, -1, 1.5, Number.NaN].map((maxDepth): [string, () => unknown, string] => [
     `maxDepth ${maxDepth}`,
