@@ -59,6 +59,8 @@ const CASES: [string, () => unknown, string][] = [
     "memory: found a Uint8Array, expected a Memory",
   ],
   ["listSafepoints given the registry", () => api.listSafepoints(registry as unknown as api.RegistrySnapshot), SNAPSHOT],
+  ["safepointAt at an address with a fraction", () => api.safepointAt(snapshot, ra + 0.5), `returnAddress: found ${ra + 0.5}, ${ADDRESS}`],
+  ["safepointAt at a string", () => api.safepointAt(snapshot, String(ra) as unknown as number), `returnAddress: found "${ra}", ${ADDRESS}`],
   ["safepointAt given the registry", () => api.safepointAt(registry as unknown as api.RegistrySnapshot, ra), SNAPSHOT],
   [
     "a StackRootScanner given a snapshot",
