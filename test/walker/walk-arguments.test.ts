@@ -72,6 +72,11 @@ const CASES: [string, () => unknown, string][] = [
     () => new api.StackRootScanner(registry, [] as unknown as () => api.ThreadStack[]),
     "threads: found an Array, expected a function",
   ],
+  [
+    "no registers to RegisterContext.from",
+    () => api.RegisterContext.from(undefined as unknown as Record<string, number>),
+    "registers: found undefined, expected an object of callee-saved registers, e.g. { rbx: 0x1000 }",
+  ],
   ["no options", () => new api.Unwinder(snapshot, memory, undefined as unknown as api.UnwinderOptions), "options: found undefined, expected"],
   ...[0, -1, 1.5, Number.NaN].map((maxDepth): [string, () => unknown, string] => [
     `maxDepth ${maxDepth}`,
