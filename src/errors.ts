@@ -25,12 +25,15 @@ export function hex(value: number | bigint): string {
 }
 
 /**
- * What a JavaScript caller passed, for a message: "undefined", "null", "a string", "an
- * ArrayBuffer", "a SafepointRegistry" (its class), never the value itself (it may be huge).
+ * What a JavaScript caller passed, for a message: "undefined", "null", "a string", "an array",
+ * "an object" (a plain one), else its class ("an ArrayBuffer", "a SafepointRegistry"); never the
+ * value itself (it may be huge).
  */
 export function describeValue(value: unknown): string {
   if (value === null || value === undefined) return String(value);
-  const kind = typeof value === "object" ? ((value as object).constructor?.name ?? "object") : typeof value;
+  if (Array.isArray(value)) return "an array";
+  const name = typeof value === "object" ? (value as object).constructor?.name : typeof value;
+  const kind = name === undefined || name === "Object" ? "object" : name;
   return `${/^[aeio]/i.test(kind) ? "an" : "a"} ${kind}`; // "a Uint8Array": a U sounds like "you"
 }
 

@@ -70,7 +70,7 @@ const CASES: [string, () => unknown, string][] = [
   [
     "a StackRootScanner given an array of threads",
     () => new api.StackRootScanner(registry, [] as unknown as () => api.ThreadStack[]),
-    "threads: found an Array, expected a function",
+    "threads: found an array, expected a function",
   ],
   [
     "no registers to RegisterContext.from",
