@@ -47,7 +47,7 @@ export interface CollectorOptions {
   quarantineCollections?: number;
   /** Fraction of the heap kept free of mutator objects for evacuation (default 0.025). */
   headroomFraction?: number;
-  /** Heap size to start with (default: the whole reservation, `heap.sizeBytes`). */
+  /** Heap size to start with, bytes above 0, rounded up to whole blocks and capped at the reservation (default: the whole reservation, `heap.sizeBytes`). */
   initialSizeBytes?: number;
   /** Grow when used / limit after a collection exceeds this (default 0.7). */
   growthThreshold?: number;
@@ -155,6 +155,8 @@ export class ImmixCollector implements AllocationOwner {
   };
 
   constructor(config: ImmixCollectorConfig) {
+    if (typeof config?.heap !== "object" || config.heap === null)
+      throw new InvalidArgumentError("heap", String(config?.heap), "a HeapRegion { base, buffer, sizeBytes }");
     const o = config.options ?? {};
     this.options = {
       verify: o.verify ?? false,
@@ -177,6 +179,14 @@ export class ImmixCollector implements AllocationOwner {
       throw new InvalidArgumentError("options.growthThreshold", String(growthThreshold), "a fraction in (0, 1]");
     if (!(growthFactor > 1)) throw new InvalidArgumentError("options.growthFactor", String(growthFactor), "a factor above 1");
     if (!(collectEveryBytes >= 0)) throw new InvalidArgumentError("options.collectEveryBytes", String(collectEveryBytes), "a byte count >= 0");
+    // Clamped to whole blocks of the reservation, but a size of 0 or less, a fraction or NaN is no size (it became one block).
+    const initial = o.initialSizeBytes;
+    if (initial !== undefined && !(Number.isSafeInteger(initial) && initial > 0))
+      throw new InvalidArgumentError(
+        "options.initialSizeBytes",
+        String(initial),
+        "a whole number of bytes above 0 (rounded up to whole blocks, at most heap.sizeBytes)",
+      );
     const hold = this.options.quarantineCollections;
     if (!(Number.isInteger(hold) && hold >= 0))
       throw new InvalidArgumentError("options.quarantineCollections", String(hold), "a whole number of collections >= 0");

@@ -24,6 +24,19 @@ export function hex(value: number | bigint): string {
   return value < 0 ? `-0x${(-value).toString(16)}` : `0x${value.toString(16)}`;
 }
 
+/**
+ * What a JavaScript caller passed, for a message: "undefined", "null", "a string", "an array",
+ * "an object" (a plain one), else its class ("an ArrayBuffer", "a SafepointRegistry"); never the
+ * value itself (it may be huge).
+ */
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  const name = typeof value === "object" ? (value as object).constructor?.name : typeof value;
+  const kind = name === undefined || name === "Object" ? "object" : name;
+  return `${/^[aeio]/i.test(kind) ? "an" : "a"} ${kind}`; // "a Uint8Array": a U sounds like "you"
+}
+
 /** The input ends before a field that the format says is there. */
 export class TruncatedInputError extends RootwalkError {
   constructor(

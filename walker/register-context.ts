@@ -1,7 +1,7 @@
 import type { Architecture } from "../src/arch/architecture.js";
 import type { Aarch64CalleeSavedName } from "../src/arch/aarch64.js";
 import { X86_64, type X86_64CalleeSavedName } from "../src/arch/x86-64.js";
-import { InvalidArgumentError } from "../src/errors.js";
+import { InvalidArgumentError, describeValue } from "../src/errors.js";
 
 /** A callee-saved register's name on any architecture rootwalk walks (`rbx`, `x20`). */
 export type CalleeSavedName = X86_64CalleeSavedName | Aarch64CalleeSavedName;
@@ -32,6 +32,12 @@ export class RegisterContext {
 
   /** A context from register names of `architecture` (default x86-64); a name it lacks is refused. */
   static from(registers: Partial<Record<CalleeSavedName, number | bigint>>, architecture: Architecture = X86_64): RegisterContext {
+    if (typeof registers !== "object" || registers === null)
+      throw new InvalidArgumentError(
+        "registers",
+        describeValue(registers),
+        `an object of callee-saved registers, e.g. { ${architecture.calleeSavedNames[0]}: 0x1000 }`,
+      );
     const context = new RegisterContext(architecture);
     for (const name of Object.keys(registers)) {
       if (!architecture.calleeSavedNames.includes(name))

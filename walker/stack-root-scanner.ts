@@ -1,6 +1,7 @@
 import type { RootScanReason, RootScanner } from "../gc/root-scanning.js";
+import { InvalidArgumentError, describeValue } from "../src/errors.js";
 import { type Memory, flatWords } from "../src/memory/memory.js";
-import type { SafepointRegistry } from "../src/safepoints/registry.js";
+import { type SafepointRegistry, checkRegistryArgument } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { ScanKernel } from "./scan-kernel/kernel-binding.js";
@@ -101,6 +102,8 @@ export class StackRootScanner implements RootScanner {
     private readonly threads: () => readonly ThreadStack[],
     options: StackRootScannerOptions = {},
   ) {
+    checkRegistryArgument(registry);
+    if (typeof threads !== "function") throw new InvalidArgumentError("threads", describeValue(threads), "a function giving the stopped threads' stacks");
     const { crossCheck, presizePairs, ...unwinderOptions } = options;
     this.strictOptions = { ...unwinderOptions, mode: "strict" };
     this.crossCheck = crossCheck ?? crossCheckByDefault();

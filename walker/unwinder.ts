@@ -1,4 +1,4 @@
-import { RootwalkError, hex } from "../src/errors.js";
+import { InvalidArgumentError, RootwalkError, hex } from "../src/errors.js";
 import { readU64 } from "../src/bytes/word-codec.js";
 import { type Memory, flatWords } from "../src/memory/memory.js";
 import type { Architecture } from "../src/arch/architecture.js";
@@ -140,6 +140,38 @@ export type StopReason =
 export type FrameKind = "managed" | "native" | "signal" | "managed-unsafe";
 
 export const DEFAULT_MAX_DEPTH = 4_000_000;
+
+/*
+ * The walk's inputs checked where a library caller hands them over (a JavaScript caller can pass
+ * anything): an unknown mode or a maxDepth below 1 was ignored (the Unwinder checks its options);
+ * an SP or return address that is no whole number in [0, 2^53) was walked as given, a fraction
+ * giving frames at fractional addresses, a string an empty walk (walkStack checks its start; the
+ * Unwinder's own init takes registers as they are, a core's thread whose SP is kernel garbage
+ * included, and ends that walk on it). Each is an InvalidArgumentError naming the field.
+ */
+const ADDRESS_TEXT = "an address: a whole number in [0, 2^53)";
+
+function checkUnwinderOptions(options: UnwinderOptions): void {
+  if (typeof options !== "object" || options === null) throw new InvalidArgumentError("options", String(options), '{ mode: "strict" | "lenient", ... }');
+  if (options.mode !== "strict" && options.mode !== "lenient") throw new InvalidArgumentError("options.mode", String(options.mode), "strict | lenient");
+  const depth = options.maxDepth;
+  if (depth !== undefined && !(Number.isSafeInteger(depth) && depth >= 1))
+    throw new InvalidArgumentError("options.maxDepth", String(depth), "a whole number of frames, 1 or more");
+}
+
+export function checkWalkStart(chunk: ManagedChunk | undefined, name: string): void {
+  if (typeof chunk !== "object" || chunk === null) throw new InvalidArgumentError(name, String(chunk), "{ sp, ra, registers? }");
+  for (const field of ["sp", "ra", "boundaryRa", "stackTop"] as const) {
+    const value = chunk[field];
+    if ((value !== undefined || field === "sp" || field === "ra") && !(Number.isSafeInteger(value) && value! >= 0)) {
+      throw new InvalidArgumentError(`${name}.${field}`, typeof value === "string" ? JSON.stringify(value) : String(value), ADDRESS_TEXT);
+    }
+  }
+  if (chunk.registers !== undefined && typeof (chunk.registers as Partial<RegisterContext> | null)?.isKnown !== "function") {
+    throw new InvalidArgumentError(`${name}.registers`, String(chunk.registers), "a RegisterContext (RegisterContext.from({ rbx: ... }))");
+  }
+}
+
 const MAX_FUNCTION_BYTES = 1 << 20;
 
 const MANAGED_STARTS = new WeakMap<RegistrySnapshot, Set<number>>();
@@ -234,6 +266,7 @@ export class Unwinder {
     memory: Memory,
     readonly options: UnwinderOptions,
   ) {
+    checkUnwinderOptions(options);
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.snapshot = snapshot;
     this.memory = memory;

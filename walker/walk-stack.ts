@@ -1,9 +1,10 @@
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { readSlot } from "./slot.js";
-import { type ManagedChunk, type StopReason, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
+import { type ManagedChunk, type StopReason, Unwinder, type UnwinderOptions, type WalkStart, checkWalkStart } from "./unwinder.js";
+import { InvalidArgumentError, describeValue } from "../src/errors.js";
 import type { Memory } from "../src/memory/memory.js";
-import type { RegistrySnapshot } from "../src/safepoints/registry.js";
+import { type RegistrySnapshot, checkSnapshotArgument } from "../src/safepoints/registry.js";
 
 export interface WalkedFrame {
   index: number;
@@ -34,7 +35,12 @@ export interface WalkStackOptions extends UnwinderOptions {
 
 /** Walks a whole stack once and collects every frame and root (for dumps and tests). */
 export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: WalkStackOptions): WalkResult {
-  if (options.crossCheck ?? crossCheckByDefault()) crossCheckScan(snapshot, memory, start, options);
+  checkSnapshotArgument(snapshot);
+  if (typeof (memory as Partial<Memory> | null)?.readWord !== "function" || typeof memory.contains !== "function")
+    throw new InvalidArgumentError("memory", describeValue(memory), "a Memory (new SimulatedMemory(base, sizeBytes), or an object with its methods)");
+  if (Array.isArray(start)) start.forEach((chunk, i) => checkWalkStart(chunk, `chunks[${i}]`));
+  else checkWalkStart(start as ManagedChunk | undefined, "start");
+  if (options?.crossCheck ?? crossCheckByDefault()) crossCheckScan(snapshot, memory, start, options);
   const u = new Unwinder(snapshot, memory, options);
   const pairs = new RootPairs();
   const frames: WalkedFrame[] = [];

@@ -1,5 +1,5 @@
 import Long from "long";
-import { InvalidArgumentError, MalformedInputError, TruncatedInputError } from "../errors.js";
+import { InvalidArgumentError, MalformedInputError, TruncatedInputError, describeValue } from "../errors.js";
 import { joinHalves } from "./word-codec.js";
 
 /**
@@ -120,11 +120,7 @@ export function requireBytes(value: unknown, what = "bytes"): asserts value is U
   if (!(value instanceof Uint8Array)) throw new InvalidArgumentError(what, describeNonBytes(value), "a Uint8Array (a Buffer is one)");
 }
 
-/** What a caller passed instead of bytes, for the message. */
+/** What a caller passed instead of bytes, for the message: an ArrayBuffer with the way to wrap it. */
 function describeNonBytes(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return "an array";
-  if (value instanceof ArrayBuffer) return "an ArrayBuffer (wrap it: new Uint8Array(buffer))";
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+  return value instanceof ArrayBuffer ? "an ArrayBuffer (wrap it: new Uint8Array(buffer))" : describeValue(value);
 }

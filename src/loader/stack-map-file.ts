@@ -43,6 +43,8 @@ export function loadStackMapFile(
   options: { formats?: readonly MapFormat[]; recognition?: StatepointRecognition } = {},
 ): StackMapFile {
   const wanted = options.formats ?? STACK_MAP_FORMATS;
+  // A JavaScript caller's misspelt format matched none, and the file was said to hold the wrong one ("expected undefined").
+  for (const f of wanted) if (!STACK_MAP_FORMATS.includes(f)) throw new InvalidArgumentError("format", String(f), STACK_MAP_FORMATS.join(" | "));
   const file: StackMapFile = { path, formats: [] };
   if (wanted.includes("llvm-v3")) {
     const llvm = loadObjectStackMaps(bytes, path, options.recognition ? { recognition: options.recognition } : {});

@@ -1,5 +1,5 @@
 import { readU64, readU64BigInt, writeU64, writeU64BigInt } from "../bytes/word-codec.js";
-import { MemoryAccessError, hex } from "../errors.js";
+import { InvalidArgumentError, MemoryAccessError, describeValue, hex } from "../errors.js";
 import { OwnedRegion } from "./owned-region.js";
 import { scanMemory } from "./scan-memory.js";
 
@@ -39,6 +39,14 @@ export const POISON_WORD_HI = 0xdeadbeef;
 
 /** Throws unless `base` and `sizeBytes` describe a WordMemory: 8-aligned, a positive multiple of 8 bytes. */
 function checkWordRange(base: number, sizeBytes: number): void {
+  // Not a number at all (a JavaScript caller's string or nothing): named as such, since the
+  // message below prints both as hex (undefined made the error's own constructor throw).
+  if (typeof base !== "number" || typeof sizeBytes !== "number")
+    throw new InvalidArgumentError(
+      "memory range",
+      `base ${describeValue(base)} and size ${describeValue(sizeBytes)}`,
+      "two numbers: an 8-aligned base and a size in bytes",
+    );
   if (!Number.isSafeInteger(base) || base < 0 || base % WORD_BYTES !== 0 || sizeBytes % WORD_BYTES !== 0 || sizeBytes <= 0) {
     throw new MemoryAccessError(base, sizeBytes, "write", "a memory range needs an 8-aligned base and a positive multiple of 8 bytes");
   }

@@ -1,5 +1,5 @@
 import { Map as ImmutableMap } from "immutable";
-import { DuplicateSafepointError, InvalidArgumentError } from "../errors.js";
+import { DuplicateSafepointError, InvalidArgumentError, describeValue } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import type { FrameDescriptors, FunctionInfo } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
@@ -290,4 +290,18 @@ function sameSafepoint(d: FrameDescriptors, a: number, b: number): boolean {
     }
   }
   return true;
+}
+
+/**
+ * Refuses what is no RegistrySnapshot where one is read (a JavaScript caller's registry passed
+ * for its snapshot was a TypeError from inside the lookup), naming what it is.
+ */
+export function checkSnapshotArgument(value: unknown): asserts value is RegistrySnapshot {
+  if (!(value instanceof RegistrySnapshot))
+    throw new InvalidArgumentError("snapshot", describeValue(value), "a RegistrySnapshot (registry.snapshot() of a SafepointRegistry)");
+}
+
+/** Refuses what is no SafepointRegistry where one is kept (a snapshot passed for its registry). */
+export function checkRegistryArgument(value: unknown): asserts value is SafepointRegistry {
+  if (!(value instanceof SafepointRegistry)) throw new InvalidArgumentError("registry", describeValue(value), "a SafepointRegistry (new SafepointRegistry())");
 }

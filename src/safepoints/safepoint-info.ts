@@ -1,6 +1,7 @@
+import { InvalidArgumentError } from "../errors.js";
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { FLAG_FRAME_POINTER_CFA, locationDwarfReg, locationKind } from "./frame-descriptors.js";
-import type { RegisteredModule, RegistrySnapshot } from "./registry.js";
+import { type RegisteredModule, type RegistrySnapshot, checkSnapshotArgument } from "./registry.js";
 
 /**
  * A root's location as a caller reads it, without decoding packed location words:
@@ -70,14 +71,26 @@ function describe(module: RegisteredModule, i: number): SafepointInfo {
   };
 }
 
-/** The safepoint at `returnAddress` (absolute), or undefined when none is registered there. */
+/**
+ * The safepoint at `returnAddress` (absolute), or undefined when none is registered there. An
+ * address that is no whole number in [0, 2^53) is an InvalidArgumentError: "none there" would
+ * be a wrong answer for a caller's fraction or string (a bigint: convert it with Number first).
+ */
 export function safepointAt(snapshot: RegistrySnapshot, returnAddress: number): SafepointInfo | undefined {
+  checkSnapshotArgument(snapshot);
+  if (!(Number.isSafeInteger(returnAddress) && returnAddress >= 0))
+    throw new InvalidArgumentError(
+      "returnAddress",
+      typeof returnAddress === "string" ? JSON.stringify(returnAddress) : String(returnAddress),
+      "an address: a whole number in [0, 2^53)",
+    );
   const found = snapshot.lookup(returnAddress);
   return found === undefined ? undefined : describe(found.module, found.index);
 }
 
 /** Every registered safepoint, module by module, in each module's record order. */
 export function listSafepoints(snapshot: RegistrySnapshot): SafepointInfo[] {
+  checkSnapshotArgument(snapshot);
   const out: SafepointInfo[] = [];
   for (const module of snapshot.modules.values()) {
     for (let i = 0; i < module.descriptors.count; i++) out.push(describe(module, i));

@@ -23,6 +23,10 @@
  * run; then a program that embeds rootwalk without a SIGINT listener ends as Node's default would
  * have ended it at the Ctrl-C (a build loop that catches each compile's error still stops), and
  * the CLI has already printed its one "interrupted" line, exit 130.
+ *
+ * The listener goes first (prepended), so that it counts the others before any of them runs: a
+ * `process.once` listener removes itself before it is called, and counted after it, its
+ * program's handled Ctrl-C was raised again and ended the program.
  */
 let held = false;
 let noted = false;
@@ -44,6 +48,6 @@ function release(): void {
 export function holdInterruptsWhileToolsRun(): void {
   if (held) return;
   held = true;
-  process.on("SIGINT", note);
+  process.prependListener("SIGINT", note);
   setImmediate(() => setImmediate(release));
 }

@@ -4,6 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { CollectorError } from "../../gc/collector-error.js";
 import { BYTES_IN_BLOCK } from "../../gc/heap-constants.js";
+import { ImmixCollector, type ImmixCollectorConfig } from "../../gc/immix-collector.js";
+import { InvalidArgumentError } from "../../src/errors.js";
 import { catchError } from "../support/catch-error.js";
 import { makeHeap } from "./support/mock-vm.js";
 
@@ -53,5 +55,27 @@ describe("heap growth", () => {
     t.scanner.roots = [big];
     expect(t.collector.heapLimitBytes).toBeGreaterThanOrEqual(11 * BLOCK);
     expect(t.collector.stats.collections).toBe(1);
+  });
+});
+
+describe("a heap size to start with that is no size", () => {
+  // It was clamped to one block without a word (0, -1, a fraction, NaN); a size above the
+  // reservation is still capped at it, as growth is.
+  it.each([0, -4096, BLOCK + 0.5, Number.NaN])("initialSizeBytes %s is an InvalidArgumentError naming it", (initialSizeBytes) => {
+    const error = catchError(() => makeHeap({ sizeBytes: 8 * BLOCK, initialSizeBytes }));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toBe(
+      `options.initialSizeBytes: found ${initialSizeBytes}, expected a whole number of bytes above 0 (rounded up to whole blocks, at most heap.sizeBytes)`,
+    );
+  });
+
+  it("no heap region at all is one too, not a TypeError", () => {
+    const error = catchError(() => new ImmixCollector({} as ImmixCollectorConfig));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toBe("heap: found undefined, expected a HeapRegion { base, buffer, sizeBytes }");
+  });
+
+  it("a size above the reservation starts at the reservation", () => {
+    expect(makeHeap({ sizeBytes: 8 * BLOCK, initialSizeBytes: 100 * BLOCK }).collector.heapLimitBytes).toBe(8 * BLOCK);
   });
 });

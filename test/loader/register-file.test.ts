@@ -8,6 +8,7 @@ import {
   compileProgram,
   linkSharedLibrary,
   listSafepoints,
+  loadStackMapFile,
   registerFile,
   registerObjectFile,
   registerOcamlFile,
@@ -82,5 +83,20 @@ describe("registerFile detects the format", () => {
       expect((e as { code?: string }).code).toMatch(/MALFORMED|TRUNCATED|UNSUPPORTED|INVALID_ARGUMENT/);
     }
     expect(new StackMapFormatError("x.o", [], "y")).toBeInstanceOf(InvalidArgumentError);
+  }, 180_000);
+});
+
+describe("a format that is none of the formats", () => {
+  // A misspelt format (a JavaScript caller's) matched no format: the file was then said to hold
+  // the wrong one, "expected undefined".
+  it("registerFile and loadStackMapFile name it and the formats there are", async () => {
+    const statepoint = await objectBytes("list-tree.ll", "statepoint");
+    const expected = "format: found llvm, expected llvm-v3 | plimmix-v1 | ocaml";
+    const registry = new SafepointRegistry();
+    expect(() => registerFile(registry, statepoint.bytes, { path: statepoint.path, format: "llvm" as "llvm-v3" })).toThrow(
+      new InvalidArgumentError("format", "llvm", "llvm-v3 | plimmix-v1 | ocaml"),
+    );
+    expect(() => loadStackMapFile(statepoint.bytes, statepoint.path, { formats: ["llvm" as "llvm-v3"] })).toThrow(expected);
+    expect(registry.snapshot().modules.size).toBe(0);
   }, 180_000);
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { REGION_ALIGN_BYTES, SCAN_MEMORY_BYTES, ScanMemory, scanMemory } from "../../src/memory/scan-memory.js";
+import { SimulatedMemory } from "../../src/memory/memory.js";
 
 describe("scan memory", () => {
   it("is one 4 GiB shared memory per process, made once", () => {
@@ -55,5 +56,19 @@ describe("scan memory", () => {
     expect(() => m.allocate(0, "x")).toThrow(/x: found 0, expected a positive whole number of bytes/);
     big.release();
     expect(m.allocate(8 << 20, "--heap 8M").offset).toBe(REGION_ALIGN_BYTES);
+  });
+});
+
+describe("a simulated memory's range that is no numbers", () => {
+  // A JavaScript caller's missing or string base and size: undefined made the MemoryAccessError's
+  // own constructor throw a TypeError (it prints both as hex), a string became "at 0xa".
+  it.each([
+    [undefined, undefined, "base undefined and size undefined"],
+    ["0x1000", 64, "base a string and size a number"],
+    [0x1000, "64", "base a number and size a string"],
+  ])("new SimulatedMemory(%s, %s) is an InvalidArgumentError naming both", (base, size, found) => {
+    const make = () => new SimulatedMemory(base as number, size as number);
+    expect(make).toThrow(InvalidArgumentError);
+    expect(make).toThrow(`memory range: found ${found}, expected two numbers: an 8-aligned base and a size in bytes`);
   });
 });

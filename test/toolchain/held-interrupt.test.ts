@@ -55,6 +55,15 @@ describe("Ctrl-C while a tool runs (held-interrupt.ts)", () => {
     expect(r.stdout).toBe("seen 1\n");
   });
 
+  it("a program's one-time SIGINT listener (process.once) handles the Ctrl-C: it is not raised again to end the program", () => {
+    // once() removes its listener before calling it: a count taken after it ran saw no other
+    // listener, and the program that handled its Ctrl-C was killed by the one raised again.
+    const r = child(
+      `let seen = 0;\nprocess.once("SIGINT", () => { seen++; });\n${CTRL_C_AS_TOOL_EXITS}\nawait new Promise((done) => setTimeout(done, 300));\nconsole.log("seen " + seen);`,
+    );
+    expect([r.signal, r.status, r.stdout]).toEqual([null, 0, "seen 1\n"]);
+  });
+
   it("without a Ctrl-C, running tools leaves SIGINT as it was: no listener stays behind", () => {
     const r = child(`runTool("true", []);\nawait new Promise((done) => setTimeout(done, 50));\nconsole.log(process.listenerCount("SIGINT"));`);
     expect(r.status).toBe(0);
