@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ByteView } from "../bytes/byte-view.js";
+import { ByteView, requireBytes } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
@@ -16,7 +16,7 @@ import {
   ROOT_TYPE_ATOMIC,
   encodeLocationWord0,
 } from "../safepoints/frame-descriptors.js";
-import type { SafepointRegistry } from "../safepoints/registry.js";
+import { checkRegistryArgument, type SafepointRegistry } from "../safepoints/registry.js";
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { PLIMMIX_SYMBOL_PREFIX, PlimmixMap, parsePlimmixBlob } from "../stackmap/plimmix-map.js";
 import { type EhFrame } from "../unwind/eh-frame.js";
@@ -155,6 +155,8 @@ export function registerPlimmixBytes(
   bytes: Uint8Array,
   options: { name: string; loadBias?: number } & Pick<PlimmixLoadOptions, "unwindRowAt">,
 ): number {
+  checkRegistryArgument(registry);
+  requireBytes(bytes, "_GC_MAP_ bytes");
   if (bytes.byteLength === 0) throw new InvalidArgumentError("_GC_MAP_ bytes", "0 bytes", "a _GC_MAP_ v1 blob");
   const map = parsePlimmixBlob(bytes);
   const descriptors = buildPlimmixDescriptors([map], options.unwindRowAt ? { unwindRowAt: options.unwindRowAt } : {});

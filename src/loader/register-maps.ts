@@ -1,4 +1,4 @@
-import type { MapFormat, SafepointRegistry } from "../safepoints/registry.js";
+import { checkRegistryArgument, type MapFormat, type SafepointRegistry } from "../safepoints/registry.js";
 import { parseStackMapSection } from "../stackmap/llvm-stackmap.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { buildLlvmDescriptors, type LlvmLoadOptions } from "./llvm-map-loader.js";
@@ -25,6 +25,7 @@ export interface RegisterFileOptions {
  * several formats and no `format` says which.
  */
 export function registerFile(registry: SafepointRegistry, bytes: Uint8Array, options: RegisterFileOptions): number {
+  checkRegistryArgument(registry);
   const file = loadStackMapFile(bytes, options.path, {
     ...(options.format !== undefined ? { formats: [options.format] } : {}),
     ...(options.recognition ? { recognition: options.recognition } : {}),
@@ -77,6 +78,7 @@ export function registerStackMapBytes(
   bytes: Uint8Array,
   options: { name: string; loadBias?: number } & Pick<LlvmLoadOptions, "unwindRowAt" | "recognition" | "architecture">,
 ): number {
+  checkRegistryArgument(registry);
   requireBytes(bytes, "stack map bytes");
   if (bytes.byteLength === 0) throw new InvalidArgumentError("stack map bytes", "0 bytes", "a .llvm_stackmaps section");
   // No hash of the bytes (a SHA-256 was a quarter of registration time, 89 ns per record): the

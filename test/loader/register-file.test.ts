@@ -13,7 +13,9 @@ import {
   registerObjectFile,
   registerOcamlFile,
   registerPlimmixFile,
+  registerStackMapBytes,
 } from "../../src/index.js";
+import { registerPlimmixBytes } from "../../src/loader/plimmix-loader.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import { OCAML_SOURCES, ocamlFixture } from "../formats/ocaml-fixtures.js";
 
@@ -98,5 +100,19 @@ describe("a format that is none of the formats", () => {
     );
     expect(() => loadStackMapFile(statepoint.bytes, statepoint.path, { formats: ["llvm" as "llvm-v3"] })).toThrow(expected);
     expect(registry.snapshot().modules.size).toBe(0);
+  }, 180_000);
+
+  it("every register entry refuses what is no registry by name (it was registry.register's TypeError)", async () => {
+    const statepoint = await objectBytes("list-tree.ll", "statepoint");
+    const snapshot = new SafepointRegistry().snapshot();
+    for (const register of [registerFile, registerObjectFile, registerPlimmixFile, registerOcamlFile]) {
+      for (const wrong of [snapshot, undefined, {}]) {
+        expect(() => register(wrong as unknown as SafepointRegistry, statepoint.bytes, { path: statepoint.path })).toThrow(InvalidArgumentError);
+      }
+    }
+    for (const wrong of [snapshot, undefined]) {
+      expect(() => registerStackMapBytes(wrong as unknown as SafepointRegistry, statepoint.bytes, { name: "x" })).toThrow(/^registry: found /);
+      expect(() => registerPlimmixBytes(wrong as unknown as SafepointRegistry, statepoint.bytes, { name: "x" })).toThrow(/^registry: found /);
+    }
   }, 180_000);
 });
