@@ -156,6 +156,11 @@ export class RootPairs {
     this.baseValues = baseValues;
     this.frameRecords = frameRecords;
   }
+
+  /** Returns the columns' region now, for pairs used once (their views must not be read after). */
+  release(): void {
+    this.region.release();
+  }
 }
 
 /** The columns of a `capacity`-pair region at `offset`: the f64 ones first (8-aligned), then the frame records. */

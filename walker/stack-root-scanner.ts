@@ -6,6 +6,7 @@ import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { ScanKernel } from "./scan-kernel/kernel-binding.js";
 import { warmScanKernel } from "./scan-kernel/warm-up.js";
+import { warmWalk } from "./walk-warm-up.js";
 import { PRESIZED_PAIRS_BUDGET, RootPairs } from "./frame-roots.js";
 import { relocateRootPairs } from "./relocate-roots.js";
 import { describeSlot, isMemorySlot } from "./slot.js";
@@ -135,7 +136,8 @@ export class StackRootScanner implements RootScanner {
    * Builds now what the first scan would otherwise build: the registry's current snapshot's scan
    * layout (its table and recipes in the scan memory) and the scan kernel's module, compiled and
    * instantiated with the first thread's binding, and run on a synthetic stack so that V8 has its
-   * optimised code ready (walker/scan-kernel/warm-up.ts). A runtime calls it when a map is registered
+   * optimised code ready (walker/scan-kernel/warm-up.ts), then the walker's own JavaScript once
+   * over a synthetic frame (walker/walk-warm-up.ts). A runtime calls it when a map is registered
    * (gc_init), so that no collection pays for them; a scan after a later registration builds the
    * new snapshot's layout itself.
    */
@@ -144,6 +146,20 @@ export class StackRootScanner implements RootScanner {
     if (this.kernels[0] === undefined) {
       this.kernels[0] = new ScanKernel();
       warmScanKernel();
+      this.warmWalk();
+    }
+  }
+
+  /**
+   * The walker's JavaScript run once over a synthetic stack (walker/walk-warm-up.ts). Only for
+   * speed: what it throws is dropped, so that it cannot fail gc_init; a snapshot it cannot walk
+   * fails the first collection's scan with that scan's own error, where it belongs.
+   */
+  private warmWalk(): void {
+    try {
+      warmWalk(this.registry.snapshot(), this.strictOptions, this.kernels[0]!, this.relocationScratch);
+    } catch {
+      // see above
     }
   }
 
