@@ -37,6 +37,14 @@ export function describeValue(value: unknown): string {
   return `${/^[aeio]/i.test(kind) ? "an" : "a"} ${kind}`; // "a Uint8Array": a U sounds like "you"
 }
 
+/**
+ * Refuses a JavaScript caller's argument of the wrong kind where the types cannot: `ok` false
+ * throws an InvalidArgumentError naming `what`, what the value is (describeValue) and `expected`.
+ */
+export function requireArgument(ok: boolean, what: string, value: unknown, expected: string): void {
+  if (!ok) throw new InvalidArgumentError(what, describeValue(value), expected);
+}
+
 /** The input ends before a field that the format says is there. */
 export class TruncatedInputError extends RootwalkError {
   constructor(

@@ -79,3 +79,50 @@ describe("the public decoding entries and an argument that is no bytes", () => {
     }
   });
 });
+
+/*
+ * The entries that take what another entry made (a blob, an ElfFile, an Fde, descriptors) refuse
+ * anything else by name: a JavaScript caller's undefined was a TypeError from inside them, and a
+ * record index the blob does not have was answered "not a statepoint" (undefined), a wrong answer.
+ */
+describe("the public entries and an argument of the wrong kind", () => {
+  const bytes = readFileSync(compileCorpusEntry(corpusEntry("call-chain")));
+  const elf = api.ElfFile.parse(bytes);
+  const blob = api.parseStackMapSection(api.relocatedSection(elf, ".llvm_stackmaps")!.bytes)[0]!;
+
+  it("names what it got and what it expected", () => {
+    const cases: [string, () => unknown, string][] = [
+      [
+        "decodeStatepoint(undefined, 0)",
+        () => api.decodeStatepoint(undefined as unknown as api.StackMapBlob, 0),
+        "blob: found undefined, expected a StackMapBlob",
+      ],
+      ["formatBlobLikeReadobj({})", () => api.formatBlobLikeReadobj({} as api.StackMapBlob), "blob: found an object, expected a StackMapBlob"],
+      ["relocatedSection(undefined)", () => api.relocatedSection(undefined as unknown as api.ElfFile, ".text"), "elf: found undefined, expected an ElfFile"],
+      ["relocatedSection(elf, 5)", () => api.relocatedSection(elf, 5 as unknown as string), "section name: found a number, expected a string"],
+      [
+        "parseEhFrame(bytes)",
+        () => api.parseEhFrame(bytes, undefined as unknown as { sectionAddress: number }),
+        "options: found undefined, expected { sectionAddress",
+      ],
+      ["cfiRowAt(undefined, 0)", () => api.cfiRowAt(undefined as unknown as Parameters<typeof api.cfiRowAt>[0], 0), "fde: found undefined, expected an Fde"],
+      [
+        "describeLlvmMaps(x, undefined)",
+        () => api.describeLlvmMaps("x", undefined as unknown as api.StackMapBlob[], undefined as unknown as api.FrameDescriptors, () => ""),
+        "blobs: found undefined, expected an array of StackMapBlob",
+      ],
+    ];
+    for (const [name, call, message] of cases) {
+      expect(call, name).toThrow(api.InvalidArgumentError);
+      expect(call, name).toThrow(message);
+    }
+  });
+
+  it("a record the blob does not have is refused, not answered 'not a statepoint'", () => {
+    expect(blob.numRecords).toBeGreaterThan(0);
+    expect(() => api.decodeStatepoint(blob, 0)).not.toThrow();
+    for (const r of [blob.numRecords, -1, 0.5, Number.NaN]) {
+      expect(() => api.decodeStatepoint(blob, r), String(r)).toThrow(`record index: found ${r}, expected a whole number in [0, ${blob.numRecords})`);
+    }
+  });
+});

@@ -28,7 +28,7 @@
  * Values written are plain numbers below 2^53; a negative or larger S + A is malformed.
  */
 import { joinHalves, setViewU64 } from "../bytes/word-codec.js";
-import { hex, MalformedInputError, UnsupportedInputError } from "../errors.js";
+import { hex, MalformedInputError, requireArgument, UnsupportedInputError } from "../errors.js";
 import {
   EM_AARCH64,
   EM_X86_64,
@@ -53,7 +53,7 @@ import {
   SHT_RELR,
   STT_SECTION,
 } from "./elf-constants.js";
-import { E_MACHINE, E_TYPE, type ElfFile } from "./elf-file.js";
+import { E_MACHINE, E_TYPE, ElfFile } from "./elf-file.js";
 import { readRelrSection, type ElfRelocation } from "./elf-relocation.js";
 import { SH_LINK, type ElfSection } from "./elf-section.js";
 import type { ElfSymbol } from "./elf-symbol.js";
@@ -92,6 +92,8 @@ export interface RelocationTarget {
 
 /** The named section with its relocations applied, or undefined when the file has no such section. */
 export function relocatedSection(elf: ElfFile, sectionName: string): RelocatedSection | undefined {
+  requireArgument(elf instanceof ElfFile, "elf", elf, "an ElfFile (ElfFile.parse(bytes))");
+  requireArgument(typeof sectionName === "string", "section name", sectionName, 'a string such as ".llvm_stackmaps"');
   const section = elf.section(sectionName);
   if (section === undefined) return undefined;
   const result: RelocatedSection = { section, bytes: new Uint8Array(section.bytes()), targets: new Map() };

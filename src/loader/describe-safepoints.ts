@@ -3,12 +3,13 @@ import {
   FLAG_FRAME_POINTER_CFA,
   FLAG_FRAME_SIZE_DIFFERS,
   FLAG_STATEPOINT,
-  type FrameDescriptors,
+  FrameDescriptors,
   NO_CFA_RULE,
   locationDwarfReg,
   locationKind,
   locationRootType,
 } from "../safepoints/frame-descriptors.js";
+import { requireArgument } from "../errors.js";
 import type { MapFormat } from "../safepoints/registry.js";
 import { spellLocation } from "../stackmap/location-spelling.js";
 import { LocationKind, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
@@ -66,6 +67,8 @@ export function describeLlvmMaps(
   descriptors: FrameDescriptors,
   functionLabel: (blobIndex: number, functionIndex: number) => string,
 ): MapDescription[] {
+  requireArgument(Array.isArray(blobs), "blobs", blobs, "an array of StackMapBlob (from parseStackMapSection)");
+  requireArgument(descriptors instanceof FrameDescriptors, "descriptors", descriptors, "FrameDescriptors (from buildLlvmDescriptors)");
   const maps: MapDescription[] = blobs.map((blob, b) => ({
     file,
     format: "llvm-v3",

@@ -1,4 +1,5 @@
-import { LocationKind, LocationView, type StackMapBlob } from "./llvm-stackmap.js";
+import { requireArgument } from "../errors.js";
+import { LocationKind, LocationView, StackMapBlob } from "./llvm-stackmap.js";
 
 /**
  * The llvm-readobj major versions whose `--stackmap` output this file reproduces. From 14 to 19
@@ -20,6 +21,7 @@ export function isReadobjVersion(major: number): major is ReadobjVersion {
  * 0-based inside `#` for ConstantIndex but 1-based in the list headings.
  */
 export function formatBlobLikeReadobj(blob: StackMapBlob): string {
+  requireArgument(blob instanceof StackMapBlob, "blob", blob, "a StackMapBlob (from parseStackMapSection)");
   const out: string[] = [];
   out.push(`LLVM StackMap Version: ${blob.version}`);
   out.push(`Num Functions: ${blob.numFunctions}`);

@@ -1,6 +1,6 @@
-import { MalformedInputError } from "../errors.js";
+import { InvalidArgumentError, MalformedInputError, requireArgument } from "../errors.js";
 import { locationKind } from "../safepoints/frame-descriptors.js";
-import { LocationKind, type StackMapBlob } from "./llvm-stackmap.js";
+import { LocationKind, StackMapBlob } from "./llvm-stackmap.js";
 import {
   DEFAULT_DEOPT_STATEPOINT_ID_U32,
   DEFAULT_STATEPOINT_ID_U32,
@@ -121,6 +121,11 @@ export function decodeStatepoint(
   r: number,
   recognition: StatepointRecognition = DEFAULT_STATEPOINT_RECOGNITION,
 ): StatepointShape | undefined {
+  requireArgument(blob instanceof StackMapBlob, "blob", blob, "a StackMapBlob (from parseStackMapSection)");
+  // A record the blob does not have is no "not a statepoint" (undefined): that answer would be wrong.
+  if (!(Number.isInteger(r) && r >= 0 && r < blob.numRecords)) {
+    throw new InvalidArgumentError("record index", String(r), `a whole number in [0, ${blob.numRecords}) (the blob's records)`);
+  }
   const shape = new Int32Array(SHAPE_SLOTS);
   if (!matchStatepoint(blob, r, recognition.statepointIds.has(blob.recordIdBigInt(r)), shape)) return undefined;
   return {

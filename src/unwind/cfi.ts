@@ -1,5 +1,5 @@
 import { ByteView } from "../bytes/byte-view.js";
-import { InvalidArgumentError, MalformedInputError, UnsupportedInputError, hex } from "../errors.js";
+import { InvalidArgumentError, MalformedInputError, UnsupportedInputError, hex, requireArgument } from "../errors.js";
 import { DwarfCursor } from "./dwarf-cursor.js";
 import type { Cie, Fde } from "./eh-frame.js";
 import { readEncodedPointer } from "./pointer-encoding.js";
@@ -172,6 +172,7 @@ export function cfiTable(fde: Fde): CfiRow[] {
 }
 
 function checkAddress(fde: Fde, address: number): void {
+  requireArgument(typeof fde === "object" && fde !== null && typeof fde.pcBegin === "number", "fde", fde, "an Fde (EhFrame.findFde(address))");
   if (!(address >= fde.pcBegin && address < fde.pcBegin + fde.pcRange)) {
     throw new InvalidArgumentError(
       "address",

@@ -1,7 +1,7 @@
 import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
-import { ByteView } from "../bytes/byte-view.js";
-import { InvalidArgumentError, MalformedInputError, UnsupportedInputError, hex } from "../errors.js";
+import { ByteView, requireBytes } from "../bytes/byte-view.js";
+import { InvalidArgumentError, MalformedInputError, UnsupportedInputError, hex, requireArgument } from "../errors.js";
 import { DwarfCursor } from "./dwarf-cursor.js";
 import {
   DW_EH_PE_ABSPTR,
@@ -165,6 +165,8 @@ export class EhFrame {
 }
 
 export function parseEhFrame(bytes: Uint8Array, options: ParseEhFrameOptions): EhFrame {
+  requireBytes(bytes, ".eh_frame bytes");
+  requireArgument(typeof options === "object" && options !== null, "options", options, "{ sectionAddress, ... } (where the section is loaded)");
   const { sectionAddress, resolvePcBegin } = options;
   const architecture = options.architecture ?? X86_64;
   if (!Number.isSafeInteger(sectionAddress) || sectionAddress < 0) {
