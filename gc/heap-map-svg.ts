@@ -1,4 +1,4 @@
-import { hex } from "../src/errors.js";
+import { InvalidArgumentError, hex, requireArgument } from "../src/errors.js";
 import { BYTES_IN_BLOCK, BYTES_IN_LINE, LARGE_PAGES_IN_BLOCK, LINES_IN_BLOCK, LOG_LINES_IN_BLOCK, LOG_LINES_IN_LARGE_PAGE } from "./heap-constants.js";
 import { BLOCK_STATE_NAMES, BLOCK_UNALLOCATED, type BlockStateName, type HeapSpace } from "./heap-space.js";
 import type { Hole } from "./immix-allocator.js";
@@ -89,11 +89,22 @@ export function buildHeapMap(space: HeapSpace, unusedHoles: readonly Hole[] = []
 }
 
 export interface HeapMapSvgOptions {
-  /** Blocks per row of the grid (default 16). */
+  /** Blocks per row of the grid (default 16; 1 to MAX_BLOCKS_PER_ROW). */
   blocksPerRow?: number;
-  /** Pixels per line cell (default 3); a block is 16 x 16 cells. */
+  /** Pixels per line cell (default 3; 1 to MAX_CELL_PX); a block is 16 x 16 cells. */
   cellPx?: number;
   title?: string;
+}
+
+/** Bounds of the picture's options: beyond them the picture is no use (and its coordinates overflow). */
+export const MAX_BLOCKS_PER_ROW = 4096;
+export const MAX_CELL_PX = 64;
+
+/** An option that must be a whole number in [1, max]: 0, a fraction or NaN drew a broken picture. */
+function wholeOption(name: string, value: number, max: number): number {
+  if (!(Number.isInteger(value) && value >= 1 && value <= max))
+    throw new InvalidArgumentError(`options.${name}`, String(value), `a whole number from 1 to ${max}`);
+  return value;
 }
 
 /** Fill of each LINE_* kind, and what the legend calls it. */
@@ -164,8 +175,9 @@ function wrap(text: string, widthPx: number, px: number, bold = false): string[]
  * width (estimated conservatively), so nothing is cut off at the right edge.
  */
 export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}): string {
-  const perRow = options.blocksPerRow ?? 16;
-  const cell = options.cellPx ?? 3;
+  requireArgument(typeof map === "object" && map !== null && Array.isArray(map.blocks), "map", map, "a HeapMap (collector.heapMap())");
+  const perRow = wholeOption("blocksPerRow", options.blocksPerRow ?? 16, MAX_BLOCKS_PER_ROW);
+  const cell = wholeOption("cellPx", options.cellPx ?? 3, MAX_CELL_PX);
   const blockPx = LINES_PER_ROW * cell;
   const gap = Math.max(2, cell);
   const rows = Math.max(1, Math.ceil(map.blocks.length / perRow));

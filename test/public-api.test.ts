@@ -111,6 +111,11 @@ describe("the public entries and an argument of the wrong kind", () => {
         () => api.describeLlvmMaps("x", undefined as unknown as api.StackMapBlob[], undefined as unknown as api.FrameDescriptors, () => ""),
         "blobs: found undefined, expected an array of StackMapBlob",
       ],
+      [
+        "plimmixMapLength(undefined, ...)",
+        () => api.plimmixMapLength(undefined as unknown as (a: number) => bigint, 8, 64),
+        "readWord: found undefined, expected a function",
+      ],
     ];
     for (const [name, call, message] of cases) {
       expect(call, name).toThrow(api.InvalidArgumentError);

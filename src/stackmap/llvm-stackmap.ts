@@ -2,7 +2,7 @@ import Long from "long";
 import { ByteView } from "../bytes/byte-view.js";
 import { littleEndianWords } from "../bytes/little-endian-words.js";
 import { uninitializedArray } from "../bytes/uninitialized-array.js";
-import { InvalidArgumentError, MalformedInputError, TruncatedInputError, hex } from "../errors.js";
+import { InvalidArgumentError, MalformedInputError, TruncatedInputError, hex, requireArgument } from "../errors.js";
 import { ROOT_TYPE_NONE, encodeLocationWord0 } from "../safepoints/frame-descriptors.js";
 
 /*
@@ -643,6 +643,7 @@ export function parseStackMapSection(bytes: Uint8Array, sectionOffset = 0): Stac
  * `plimmixMapLength`.
  */
 export function llvmStackMapLength(readWord: (address: number) => bigint, address: number, maxLengthBytes: number): number {
+  requireArgument(typeof readWord === "function", "readWord", readWord, "a function reading the 64-bit word at an address (a bigint)");
   if (!Number.isSafeInteger(address) || address <= 0) throw new InvalidArgumentError("stack map address", hex(address), "a non-null address");
   if (!Number.isSafeInteger(maxLengthBytes) || maxLengthBytes < 0) {
     throw new InvalidArgumentError("maxLengthBytes", String(maxLengthBytes), "a non-negative safe integer");

@@ -1,6 +1,6 @@
 import type Long from "long";
 import { ByteView } from "../bytes/byte-view.js";
-import { InvalidArgumentError, MalformedInputError, TruncatedInputError, UnsupportedInputError, hex } from "../errors.js";
+import { InvalidArgumentError, MalformedInputError, TruncatedInputError, UnsupportedInputError, hex, requireArgument } from "../errors.js";
 
 /*
  * The plimmix `_GC_MAP_` stack map, version 1 (../shared/notes/plimmix-format.md), as its LLVM
@@ -202,6 +202,7 @@ function requireZeroU32(u32At: (rel: number) => number, rel: number, at: (rel: n
  * them for the rest. Error offsets are relative to `address`.
  */
 export function plimmixMapLength(readWord: (address: number) => bigint, address: number, maxLengthBytes: number): number {
+  requireArgument(typeof readWord === "function", "readWord", readWord, "a function reading the 64-bit word at an address (a bigint)");
   if (!Number.isSafeInteger(address) || address <= 0 || address % 8 !== 0) {
     throw new InvalidArgumentError("_GC_MAP_ address", hex(address), "a non-null 8-aligned address (the label must be 8-aligned)");
   }

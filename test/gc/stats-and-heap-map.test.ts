@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { formatCycle } from "../../gc/gc-stats.js";
+import { InvalidArgumentError } from "../../src/errors.js";
 import { BYTES_IN_BLOCK, LINES_IN_BLOCK } from "../../gc/heap-constants.js";
 import { LINE_EVACUATED, LINE_FREE, LINE_LARGE, LINE_LIVE, renderHeapMapSvg } from "../../gc/heap-map-svg.js";
 import { allocOneLineObjects, keepOnly, makeHeap } from "./support/mock-vm.js";
@@ -54,5 +55,18 @@ describe("statistics and the heap map", () => {
     const dir = join(tmpdir(), "rootwalk-gc");
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "heap-map.svg"), svg);
+  });
+
+  it("refuses a map that is none and options that draw no picture, by name", () => {
+    const t = makeHeap({ sizeBytes: 4 * BYTES_IN_BLOCK });
+    const map = t.collector.heapMap();
+    expect(renderHeapMapSvg(map, { blocksPerRow: 1, cellPx: 1 })).toMatch(/^<svg/);
+    expect(() => renderHeapMapSvg(undefined as unknown as typeof map)).toThrow("map: found undefined, expected a HeapMap");
+    for (const blocksPerRow of [0, -3, 1.5, Number.NaN, 4097]) {
+      expect(() => renderHeapMapSvg(map, { blocksPerRow }), String(blocksPerRow)).toThrow(InvalidArgumentError);
+    }
+    for (const cellPx of [0, -1, 2.5, Number.NaN, 65]) {
+      expect(() => renderHeapMapSvg(map, { cellPx }), String(cellPx)).toThrow(`options.cellPx: found ${cellPx}, expected a whole number from 1 to 64`);
+    }
   });
 });
