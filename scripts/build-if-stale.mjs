@@ -7,8 +7,10 @@
 // 40 s) only when a source under walker/scan-kernel/assembly/ is newer than the module itself.
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, writeFileSync, mkdirSync, copyFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
+process.chdir(join(dirname(fileURLToPath(import.meta.url)), ".."));
 const STAMP = "dist/.build-stamp";
 const KERNEL_SOURCES = "walker/scan-kernel/assembly";
 const KERNEL = "walker/scan-kernel/scan-kernel.wasm";
