@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, writeFileSync, mkdirSync, copyFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 process.chdir(join(dirname(fileURLToPath(import.meta.url)), ".."));
@@ -32,7 +33,7 @@ function mtimeMs(path) {
 }
 
 function run(what, command, args) {
-  console.error(`rootwalk: ${what}`);
+  process.stderr.write(`rootwalk: ${what}\n`);
   execFileSync(command, args, { stdio: "inherit" });
 }
 
