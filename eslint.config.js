@@ -12,7 +12,7 @@ export default defineConfig(
     languageOptions: {
       parserOptions: {
         // Typed rules: each file is checked with the tsconfig.json that includes it.
-        projectService: { allowDefaultProject: ["*.js", "vitest.config.ts"] },
+        projectService: { allowDefaultProject: ["*.js", "scripts/*.mjs", "vitest.config.ts"] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -91,7 +91,7 @@ function stack(frames: number, many: boolean): StackCorpus {
 
 /*
  * NOT rootwalk's number: a sketch of the walker's fast path, to show where the real walker's time
- * goes (bench/README.md, "Why the walk is slow"). Same table (SafepointTable.find) and the same
+ * goes (bench/HISTORY.md, "Why the walk was slow"). Same table (SafepointTable.find) and the same
  * descriptor columns, but monomorphic direct Uint32Array reads instead of Memory.readWord, no
  * Unwinder/RootPairs object traffic, and only the frame shape of this corpus (static frame size,
  * SP-relative Indirect roots; anything else throws). Reported as `sketchNsPerOp` only.
@@ -506,7 +506,7 @@ interface NativeScanRun {
  * records read, each stopped stack seen in place in the scan memory, every frame walked, every
  * root slot recorded; not the collector's visits of the roots, reported apart). With `stacks`
  * "copy", the measured alternative: each stack seen through a koffi view, which the scan kernel
- * copies into the scan memory at every scan (bench/README.md, "Native stacks"). After each scan the C reference
+ * copies into the scan memory at every scan (bench/HISTORY.md, "Native stacks"). After each scan the C reference
  * (bench/native/native-scan-ref.c, loaded into the same process) scans the same stopped stacks
  * with a copy of the same table and recipes, timed in C, and must find the same frames and root
  * pairs (the run fails otherwise). One sample per run: each run is its own process, so every

@@ -1,7 +1,11 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { type BenchCase, type CaseResult, type NativeScanResult, corpus, measureNativeScan } from "./corpus.js";
 import { ratiosSvg } from "./ratios-svg.js";
+import { type RunFigures, currentTable, replaceCurrentTable } from "./readme-table.js";
 import { type TimingOptions, sink } from "./timing.js";
 import { type VerifyOverheadResult, measureVerifyOverhead } from "./verify-overhead.js";
 import { ReferenceMismatchError } from "./walk-reference.js";
@@ -9,7 +13,8 @@ import { ReferenceMismatchError } from "./walk-reference.js";
 /*
  * `npm run bench [-- options]`: runs the corpus (bench/corpus.ts) and prints a table of ns/op,
  * rootwalk versus the native reference, and their ratio (lower is better). Writes
- * bench/results/latest.json and bench/results/ratios.svg.
+ * bench/results/latest.json and bench/results/ratios.svg, and (a full run without filters)
+ * the table of current numbers in bench/README.md.
  *
  *   --quick           the quick subset, short batches (well under 60 s)
  *   --json            print only one JSON object on stdout (progress goes to stderr)
@@ -96,8 +101,24 @@ function targetRatioOf(caseName: string): number | undefined {
   return undefined;
 }
 
+/** A full run's table of current numbers goes into bench/README.md (bench/readme-table.ts). */
+function rewriteReadmeTable(
+  results: readonly CaseResult[],
+  figures: RunFigures & { elapsedSeconds: number },
+  loadAverage: number,
+  log: (line: string) => void,
+): void {
+  const page = join(repoRoot(), "bench", "README.md");
+  const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot(), encoding: "utf8" }).stdout?.trim() || "unknown";
+  const facts = { dateIso: new Date().toISOString(), commit, node: process.version, loadAverage, elapsedSeconds: figures.elapsedSeconds };
+  const table = currentTable(results, figures, facts, targetRatioOf, TARGETS);
+  writeFileAtomic(page, replaceCurrentTable(readFileSync(page, "utf8"), table));
+  log("bench/README.md: the table of current numbers rewritten from this run");
+}
+
 async function main(): Promise<void> {
   const cli = parseArgs(process.argv.slice(2));
+  const loadAtStart = loadavg()[0]!;
   let cases: BenchCase[] = corpus();
   if (cli.list) {
     for (const c of cases) process.stdout.write(`${c.name}${c.quick ? "" : "  (full only)"}\n`);
@@ -136,7 +157,7 @@ async function main(): Promise<void> {
     );
   }
   if (cli.filters.length === 0 || cli.filters.some((f) => "NativeScan/frames-stack-copied".includes(f))) {
-    // The alternative to stacks in place (bench/README.md, "Native stacks"): a copy at every scan.
+    // The alternative to stacks in place (bench/HISTORY.md, "Native stacks"): a copy at every scan.
     nativeCopied = await measureNativeScan(cli.quick ? 3 : 5, "copy");
     results.push(nativeCopied.case);
     log(
@@ -201,6 +222,7 @@ async function main(): Promise<void> {
       join(resultsDir, "ratios.svg"),
       ratiosSvg(results, `rootwalk / native reference (lower is better), ${new Date().toISOString().slice(0, 10)}, node ${process.version}`, targetRatioOf),
     );
+    rewriteReadmeTable(results, summary, loadAtStart, log);
   }
 
   if (cli.json) {

@@ -60,7 +60,7 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
     frames = scanStackRoots(u, c.start, pairs, kernel);
     // The count is read once, as the C loop does: re-read in the loop condition, TurboFan kept
     // `sum` boxed (a heap number per root) in some compilations and not others, about 110 more
-    // instructions per frame (bench/README.md, "Issue 19: where the 16-site walk and the native
+    // instructions per frame (bench/HISTORY.md, "Issue 19: where the 16-site walk and the native
     // scan spend their time").
     const count = pairs.count;
     return frames + visitRootValues(pairs.baseValues, count) + count;
@@ -81,7 +81,7 @@ export function rootwalkWalk(c: StackCorpus): RootwalkWalk {
  * The collector's visit of the roots as the Walk cases model it: every base value read and added
  * (walk-ref.c's visit_roots adds them as u64). Four sums, not one: a float64 add waits 3 cycles
  * for the one before it, so a single sum cost 12 cycles per 4-root frame against C's integer adds
- * at 1 cycle (bench/README.md, "Issue 19: the 16-site walk's kernel loop and the harness's visit").
+ * at 1 cycle (bench/HISTORY.md, "Issue 19: the 16-site walk's kernel loop and the harness's visit").
  * Every partial sum stays exact on the bench's corpora (the values are multiples of 8 and every
  * sum is below 2^56, where doubles are 8 apart at most), so the result is the sequential sum's.
  */

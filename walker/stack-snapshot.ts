@@ -42,7 +42,7 @@ export interface StackSnapshotJson {
 }
 
 /** Where a person finds the format: the README section and the JSON Schema shipped in the package. */
-export const SNAPSHOT_FORMAT_REFERENCE = '(the stack snapshot format: README "Walk snapshots", schemas/stack-snapshot.schema.json in the package)';
+export const SNAPSHOT_FORMAT_REFERENCE = "(the stack snapshot format: docs/snapshot-format.md and schemas/stack-snapshot.schema.json in the package)";
 
 export type WalkMethod = SplitStackMethod | "naive";
 

@@ -6,7 +6,7 @@
 //
 // It reads a module as its author wrote it, BEFORE rewrite-statepoints-for-gc, and prints one JSON
 // object per line on stdout (src/toolchain/check-plugin.ts reads them; the kinds are documented in
-// README "Check"):
+// docs/cli.md "rootwalk check"):
 //
 //   {"finding":{"kind":K,"function":F,"strategy":S,"block":B,"line":"file:N"|null,
 //               "value":V,"call":C}}                     one per mistake

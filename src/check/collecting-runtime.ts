@@ -1,5 +1,5 @@
 /**
- * The runtime's entry points (src/native/runtime.c, README "Run": the ABI) during which the
+ * The runtime's entry points (src/native/runtime.c, docs/writing-programs.md "The runtime ABI") during which the
  * calling thread can stop for a collection: each polls, parks or collects. Not listed: gc_init
  * (nothing can be collected before it), thread_stuck_end (the thread's objects stay pinned until
  * it returns), no_gc_thread. The check plugin (src/check-plugin/gc-check.cpp COLLECTING_RUNTIME)

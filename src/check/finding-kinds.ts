@@ -1,6 +1,6 @@
 /**
  * The kinds of mistake `rootwalk check` reports, what each means and how to fix it: the one home
- * of these texts (the report prints them; README "Check" shows an example of each).
+ * of these texts (the report prints them; docs/cli.md "rootwalk check" shows an example of each).
  */
 export const FINDING_KINDS = {
   "no-gc-strategy": {

@@ -8,7 +8,7 @@ import { parseOptions } from "./options.js";
 
 /**
  * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--json] [--llvm VERSION]`
- * (README "Check"). IR files are one program, checked together; each binary is checked alone.
+ * (docs/cli.md "rootwalk check"). IR files are one program, checked together; each binary is checked alone.
  * Exit 0 when nothing is found, 1 with findings (and 1 with a one-line error for input it cannot
  * check: unreadable IR, IR already rewritten by rewrite-statepoints-for-gc).
  */

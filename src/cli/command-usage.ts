@@ -4,7 +4,7 @@
  * parsed exactly when its help lists it). A leaf: it imports nothing, so every command may read it.
  */
 
-/** `rootwalk run` (README "Run"; src/cli/run-command.ts). */
+/** `rootwalk run` (docs/cli.md "rootwalk run"; src/cli/run-command.ts). */
 export const RUN_USAGE =
   "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
 
@@ -52,7 +52,7 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
   },
   walk: {
     usage: "rootwalk walk SNAPSHOT.json [--json] [--method segments|find-ranges|geometry|naive]",
-    summary: 'walk a recorded stack (the snapshot format: README "Walk snapshots", schemas/stack-snapshot.schema.json) and print every frame and root',
+    summary: "walk a recorded stack (the snapshot format: docs/snapshot-format.md, schemas/stack-snapshot.schema.json) and print every frame and root",
     options: {
       "--json": "print {roots, transitions, frames, stoppedAt} as one JSON object",
       "--method segments|find-ranges|geometry|naive":

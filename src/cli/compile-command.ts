@@ -7,7 +7,7 @@ import type { CliIo } from "./process-io.js";
 
 /**
  * `rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm
- * VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o` (README "Compile"): rootwalk check
+ * VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o` (docs/cli.md "rootwalk compile"): rootwalk check
  * first (its findings are warnings, or errors under --strict-check), then opt/llc
  * (src/toolchain/compile-program.ts). Prints the object's path.
  */

@@ -3,7 +3,7 @@ import { RootwalkError, ToolError } from "../errors.js";
 import { EXIT_INTERRUPTED } from "./interrupt.js";
 
 /**
- * Exit codes of the `rootwalk` command (README "Exit codes"):
+ * Exit codes of the `rootwalk` command (docs/cli.md "Options, exit codes and output"):
  *   0 ok; 1 bad input or usage; 3 runtime or collector failure (and internal errors);
  *   4 verification failure (`--verify` found a broken heap or wrong roots).
  */

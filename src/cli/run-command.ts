@@ -15,7 +15,7 @@ import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_SAFEPOINT_TIMEOUT_MS, DEFAULT_THREADS
 import { type StackPlan, checkStackPlan } from "../native/stack-limits.js";
 
 /**
- * `rootwalk run` (options: RUN_USAGE in command-usage.ts; README "Run").
+ * `rootwalk run` (options: RUN_USAGE in command-usage.ts; docs/cli.md "rootwalk run").
  *
  * Compiles each `.ll` (statepoint: RS4GC + llc -O2; --plimmix: the plimmix plugin), takes each
  * `.o` and `.so` the user built as it is (src/native/program-input.ts), links them

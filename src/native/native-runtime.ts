@@ -72,7 +72,7 @@ export interface NativeRunOptions {
   /**
    * See each stopped stack through a koffi view, not in place in the scan memory, so the scan
    * kernel copies it into the scan memory at every scan (the bench's measured alternative;
-   * bench/README.md, "Native stacks").
+   * bench/HISTORY.md, "Native stacks").
    */
   copyStacks?: boolean;
   /** Write the heap map (SVG: blocks by lines, free / live / evacuated / large) here at the end. */

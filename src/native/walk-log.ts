@@ -9,11 +9,11 @@ import type { RuntimeLibrary } from "./runtime-library.js";
 import { BELOW_SP_BYTES, type StoppedThread, type StoppedThreads } from "./stopped-threads.js";
 import { HOST_ARCHITECTURE, R_REGS, type ThreadRecords } from "./thread-record.js";
 
-/** The environment variable that turns the walk log on (README, "Debugging a run"). */
+/** The environment variable that turns the walk log on (docs/cli.md "rootwalk run"). */
 export const WALK_LOG_VARIABLE = "ROOTWALK_WALK_LOG";
 
 /**
- * ROOTWALK_WALK_LOG=FILE (a debugging aid, README), attached to the root scanner: after each
+ * ROOTWALK_WALK_LOG=FILE (a debugging aid, docs/cli.md "rootwalk run"), attached to the root scanner: after each
  * collection's root scan, every stopped thread's whole stack is walked as `--walk unwind` does
  * and each frame (pc, SP, CFA, callee-saved registers, roots and their values) appended to FILE
  * as one JSON line, with, as `scan`, the walk the scanner itself made (the same stack, chunks and

@@ -41,7 +41,7 @@ import { ScanRecipes } from "./scan-recipes.js";
  *
  * `registerStackMapBytes` (src/loader/register-maps.ts) registers through it into an empty
  * registry; the descriptors the general unwinder and reports read are then decoded a block of
- * safepoints at a time on first use (src/loader/deferred-llvm-descriptors.ts; bench/README.md, "Issue 19, item 4:
+ * safepoints at a time on first use (src/loader/deferred-llvm-descriptors.ts; bench/HISTORY.md, "Issue 19, item 4:
  * registration through the kernel index"). The section fuzzer compares the index, the deferred
  * descriptors and registration's errors with the general path on every mutation.
  *

@@ -15,7 +15,7 @@ import { InvalidArgumentError, hex } from "../errors.js";
  *    probe reads one cache line, and a miss (which never reads a value) touches only the keys;
  *  - `addresses[i]` is slot i's key as a double (0 = empty): `find` of a double compares it with one
  *    load and one compare, as the C reference compares one u64, with no integer check (a double
- *    that is not an integer in [1, 2^53) equals no key). Measured (bench/README.md, "Lookup"): the
+ *    that is not an integer in [1, 2^53) equals no key). Measured (bench/HISTORY.md, "Issue 19, lookups"): the
  *    split-and-check path cost 64 instructions and 26 cycles per hit, this one 47 and 19. The
  *    price is 8 bytes per slot outside the scan path (the scan layout copies `keys` only);
  *  - linear probing; no deletion in place: removing entries rebuilds the table (registration and

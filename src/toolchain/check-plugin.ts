@@ -18,7 +18,7 @@ const CHECK_PLUGIN: LlvmPluginSpec = {
 
 const PASS_NAME = "rootwalk-check";
 
-/** One mistake as the plugin reports it (README "Check" says what each kind means). */
+/** One mistake as the plugin reports it (docs/cli.md "rootwalk check" says what each kind means). */
 export interface IrFinding {
   kind: string;
   function: string;

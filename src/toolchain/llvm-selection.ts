@@ -35,6 +35,15 @@ export interface LlvmSelection {
   tool(name: string): string;
 }
 
+/**
+ * The Debian/Ubuntu packages of LLVM `major` that `rootwalk run` needs (its tools, and its headers
+ * for the plugins), as `scripts/system-packages --check start` names them: that script owns the
+ * list, test/package/system-packages.test.ts holds this quote to it.
+ */
+export function llvmInstallCommand(major: number): string {
+  return `apt-get install -y llvm-${major} llvm-${major}-tools llvm-${major}-dev`;
+}
+
 /** `command --version` (stdout + stderr), or undefined if it does not run. */
 export function versionText(command: string): string | undefined {
   const result = spawnSync(command, ["--version"], { encoding: "utf8" });
@@ -84,7 +93,7 @@ class Selection implements LlvmSelection {
     throw new ToolError(
       name,
       `no LLVM ${this.major} build found (tried ${candidates.join(", ")}; LLVM chosen by ${this.chosenBy}); ` +
-        `install it with: apt-get install llvm-${this.major} llvm-${this.major}-tools`,
+        `install it with: ${llvmInstallCommand(this.major)} (in a rootwalk checkout: bash scripts/system-packages --install start)`,
     );
   }
 }
@@ -125,7 +134,7 @@ export function newestInstalledLlvm(): LlvmSelection {
   throw new ToolError(
     "llc",
     `no LLVM ${SUPPORTED_LLVM_MAJORS[0]}..${SUPPORTED_LLVM_MAJORS.at(-1)} found (tried llc-N, /usr/lib/llvm-N/bin/llc, llc); ` +
-      `install one with: apt-get install llvm-19 llvm-19-tools`,
+      `install one with: ${llvmInstallCommand(19)} (in a rootwalk checkout: bash scripts/system-packages --install start)`,
   );
 }
 

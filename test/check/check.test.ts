@@ -17,7 +17,7 @@ import { irSource } from "../support/ir-source.js";
 import { buildRunEntry, runNative } from "../support/native-run.js";
 
 /**
- * `rootwalk check` (README "Check") against a corpus: every kind of mistake in both styles (each
+ * `rootwalk check` (docs/cli.md "rootwalk check") against a corpus: every kind of mistake in both styles (each
  * file's header says what it is and what the check must report), and every correct program of
  * the project (demo, differential suite, runtime programs that are correct, program-fuzzer
  * seeds 1-24), which must give no finding. Runs under LLVM 14 and 19 (vitest.config.ts).

@@ -73,7 +73,7 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     for (const [text, expected] of [
       [
         "null",
-        /snapshot: found null, expected a JSON object with memory, functions and callsites \(the stack snapshot format: README "Walk snapshots", schemas\/stack-snapshot.schema.json in the package\)$/,
+        /snapshot: found null, expected a JSON object with memory, functions and callsites \(the stack snapshot format: docs\/snapshot-format.md and schemas\/stack-snapshot.schema.json in the package\)$/,
       ],
       ["[1]", /snapshot: found an array, expected a JSON object/],
       ['{"memory":[null],"functions":[],"callsites":[]}', /snapshot memory\[0\].*found null, expected an object/],

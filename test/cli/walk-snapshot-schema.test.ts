@@ -64,17 +64,16 @@ describe("the walk snapshot schema and example", () => {
     expect((JSON.parse(r.stdout) as { roots: unknown[] }).roots).toEqual(example.expectedRoots.map(({ slot, value }) => ({ slot, value })));
   });
 
-  it("a bad snapshot's message points to the README section and the shipped schema; the README documents every field", async () => {
+  it("a bad snapshot's message points to docs/snapshot-format.md and the shipped schema; that page documents every field", async () => {
     const bad = join(mkdtempSync(join(tmpdir(), "rootwalk-schema-")), "bad.json");
     writeFileSync(bad, "[]");
     const r = await run("walk", bad);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/README "Walk snapshots", schemas\/stack-snapshot.schema.json in the package\)$/m);
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("### Walk snapshots"));
+    expect(r.stderr).toMatch(/docs\/snapshot-format.md and schemas\/stack-snapshot.schema.json in the package\)$/m);
+    const section = readFileSync(join(ROOT, "docs/snapshot-format.md"), "utf8");
     expect(section.length).toBeGreaterThan(100);
     for (const field of Object.keys(schema["properties"] as object)) expect(section, field).toContain(`\`${field}\``);
     const packageFiles = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { files: string[] }).files;
-    expect(packageFiles).toContain("schemas");
+    expect(packageFiles).toEqual(expect.arrayContaining(["schemas", "docs"]));
   });
 });

@@ -7,19 +7,19 @@ import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 import { ENTRY, buildRunEntry } from "../support/native-run.js";
 
 /*
- * The two complete programs of README "Writing a program for rootwalk", taken from the README
+ * The two complete programs of docs/writing-programs.md, taken from that page
  * verbatim (the fenced block after each `<!-- readme-program: NAME -->`), run as a language
  * implementer would: --no-gc and --stress=1 --verify, under LLVM 14 and 19 (the README says the
  * same typed text works under both), each printing the result the README states.
  */
 
-const README = readFileSync(join(repoRoot(), "README.md"), "utf8");
+const README = readFileSync(join(repoRoot(), "docs/writing-programs.md"), "utf8");
 const scratch = mkdtempSync(join(tmpdir(), "rootwalk-readme-programs-"));
 
 /** The fenced block following `<!-- readme-program: name -->`. */
 function readmeProgram(name: string): string {
   const m = new RegExp(`<!-- readme-program: ${name.replace(/\./g, "\\.")} -->\\n\`\`\`llvm\\n([\\s\\S]*?)\`\`\`\\n`).exec(README);
-  if (m === null) throw new Error(`README.md has no program ${name}`);
+  if (m === null) throw new Error(`docs/writing-programs.md has no program ${name}`);
   return m[1]!;
 }
 

@@ -5,7 +5,7 @@ import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
 /*
  * ARCHITECTURE.md stays true: every path it names under src/, walker/, gc/ or test/ exists, so a
- * file moved or split without the page following fails here. README.md's Layout links the page.
+ * file moved or split without the page following fails here. README.md and docs/contributing.md link the page.
  */
 
 const ROOT = repoRoot();
@@ -33,9 +33,11 @@ describe("ARCHITECTURE.md", () => {
     ]);
   });
 
-  it("is linked from README.md's Layout section", () => {
+  it("is linked from README.md's Documentation list and docs/contributing.md's Layout", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const layout = readme.slice(readme.indexOf("## Layout"));
-    expect(layout.slice(0, layout.indexOf("\n## ", 5))).toContain("(ARCHITECTURE.md)");
+    const list = readme.slice(readme.indexOf("## Documentation"));
+    expect(list).toContain("[ARCHITECTURE.md](ARCHITECTURE.md)");
+    const contributing = readFileSync(join(ROOT, "docs/contributing.md"), "utf8");
+    expect(contributing.slice(contributing.indexOf("## Layout"))).toContain("(../ARCHITECTURE.md)");
   });
 });

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { llvmInstallCommand } from "../../src/toolchain/llvm-selection.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
 const ROOT = repoRoot();
@@ -157,6 +158,22 @@ export { registry, described, walked };`,
     const out = sh(process.execPath, ["example.mjs"], app).trim().split("\n");
     expect(out[0]).toMatch(/^\w+ at 0x[0-9a-f]+: frame \d+ bytes, root at \[sp\+\d+\]$/);
     expect(out.slice(1)).toEqual([expect.stringMatching(/^frame 0: root at 0x700001[0-9a-f]{2} = 0x12345000$/)]);
+  });
+
+  it("without the LLVM it needs, rootwalk run says what to install in one line; the package ships that script and the docs", () => {
+    for (const file of ["scripts/system-packages", "docs/cli.md", "docs/install.md", "docs/snapshot-format.md"])
+      expect(existsSync(join(installed, file)), file).toBe(true);
+    const bin = join(app, "node_modules", ".bin", "rootwalk");
+    const r = spawnSync(bin, ["run", join(ROOT, "test", "ll", "call-chain.ll")], {
+      cwd: app,
+      encoding: "utf8",
+      env: { ...process.env, ROOTWALK_CACHE_DIR: userCache, ROOTWALK_LLVM: "15" },
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(`install it with: ${llvmInstallCommand(15)} (in a rootwalk checkout: bash scripts/system-packages --install start)`);
+    const listed = spawnSync("bash", [join(installed, "scripts", "system-packages"), "--list", "start"], { cwd: app, encoding: "utf8" });
+    expect(listed.stdout.trim()).toBe("gcc g++ llvm-19 llvm-19-tools llvm-19-dev");
   });
 
   it("runs the installed bin: --version, help, and a compile that caches outside the package", () => {

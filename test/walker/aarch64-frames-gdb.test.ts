@@ -163,7 +163,7 @@ describe.each(["call-chain", "call-chain-frame-pointer"])("AArch64 %s stopped un
     expect(new Set(walk.roots.map((r) => r.value))).toEqual(new Set(objects));
     expect(walk.roots.length).toBe(frames.reduce((sum, f) => sum + d.pairCount[[...d.returnAddress].indexOf(f.pc)]!, 0));
 
-    // The same stack as a walk snapshot (README "Walk snapshots", architecture AArch64): `rootwalk
+    // The same stack as a walk snapshot (docs/snapshot-format.md, architecture AArch64): `rootwalk
     // walk` finds the same roots and stops at the return into main, which is no call site.
     const snapshotPath = join(dir, "snapshot.json");
     writeFileSync(snapshotPath, JSON.stringify(aarch64Snapshot(d, stack, stackBase, frames[0]!)));

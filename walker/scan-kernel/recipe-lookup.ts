@@ -10,7 +10,7 @@ export { RECIPE_NOT_FOUND } from "../../src/safepoints/recipe-record.js";
  * `findRecipes`): the probe a scan runs per frame, over a list of return addresses, each answered
  * with what the scan reads next, the recipe index of its cell. The single-address lookup of the
  * general unwinder and the registry stays SafepointTable.find in JavaScript: one call into the
- * kernel costs about as much as that whole probe (bench/README.md, "Lookup in the kernel").
+ * kernel costs about as much as that whole probe (bench/HISTORY.md, "Issue 19, lookups: the kernel's probe").
  *
  * The addresses and the answers are read and written in place, so both must be views on the
  * scan memory: `addressWords` two u32 per address (lo, hi), `recipes` one i32 per address.
