@@ -8,6 +8,7 @@ import { ratiosSvg } from "./ratios-svg.js";
 import { type RunFigures, currentTable, replaceCurrentTable } from "./readme-table.js";
 import { type TimingOptions, sink } from "./timing.js";
 import { type VerifyOverheadResult, measureVerifyOverhead } from "./verify-overhead.js";
+import { type CheckChainResult, measureCheckChain } from "./check-chain.js";
 import { ReferenceMismatchError } from "./walk-reference.js";
 
 /*
@@ -178,6 +179,13 @@ async function main(): Promise<void> {
     );
   }
 
+  let checkChain: CheckChainResult | null = null;
+  if (cli.filters.length === 0 || cli.filters.some((f) => "Check/chain-20k-functions".includes(f))) {
+    log("Check/chain-20k-functions: rootwalk check on a generated 20,000-deep call chain ...");
+    checkChain = measureCheckChain(cli.quick ? 1 : 3);
+    log(`Check/chain-20k-functions: ${checkChain.checkMs.toFixed(0)} ms (bound ${checkChain.boundMs} ms)`);
+  }
+
   const bytesPerSafepoint =
     results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ??
     results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ??
@@ -200,6 +208,8 @@ async function main(): Promise<void> {
     nativeStackCopiedRatio: nativeCopied?.case.ratio ?? null,
     verifyOverheadRatio: verifyOverhead?.verifyOverheadRatio ?? null,
     verifyOverhead,
+    /** `rootwalk check` (the CLI, one process) on bench/check-chain.ts's 20,000-function chain; the bench fails past its bound. */
+    checkChain20kMs: checkChain?.checkMs ?? null,
     walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,
     bytesPerSafepoint,
     scanPathBytesPerSafepoint: (results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["scanPathBytesPerSafepoint"] as number | undefined) ?? null,

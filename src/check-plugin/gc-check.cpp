@@ -9,7 +9,8 @@
 // docs/cli.md "rootwalk check"):
 //
 //   {"finding":{"kind":K,"function":F,"strategy":S,"block":B,"line":"file:N"|null,
-//               "value":V,"call":C}}                     one per mistake
+//               "value":V,"call":C}}                     one per mistake (C: the call, or for
+//                                                         interior-pointer-in-gcroot the slot)
 //   {"module":{"definesMain":b,"callsInit":b,"allocatesIn":F|null}}   facts for the gc_init rule
 //                                                         (decided over the whole program)
 //   {"error":"rewritten","function":F}                    the IR holds gc.statepoint calls already
@@ -19,23 +20,40 @@
 //
 // Calls that can collect: a call of a runtime entry point that can stop for a collection
 // (COLLECTING_RUNTIME), of a name given by the user, of a declared function with a GC strategy,
-// any indirect call, and (to a fixed point) a call of a defined function that makes such a call.
-// A defined function with a GC strategy that reaches none of these never stops for a collection
-// (a thread stops only inside the runtime), so calling it is not a safepoint that moves objects.
-// Never: intrinsics, inline asm, calls or callees marked "gc-leaf-function".
+// any indirect call, and (the least fixed point) a call of a defined function that makes such a
+// call. A defined function with a GC strategy that reaches none of these never stops for a
+// collection (a thread stops only inside the runtime), so calling it is not a safepoint that moves
+// objects. Never: intrinsics, inline asm, calls or callees marked "gc-leaf-function".
 //
 // What is a GC pointer: in statepoint style an addrspace(1) pointer. In gcroot style (any other
 // strategy, e.g. "plimmix") pointers are untyped, so GC pointers are the closure of: results of
 // gc_alloc and of functions with a gcroot strategy; values stored to or loaded from a gcroot slot
 // (an alloca given to llvm.gcroot); arguments a GC pointer is passed to and results of defined
-// functions that return one (to a fixed point over the module); and through GEPs, casts, phis,
-// selects and pointer loads from a GC pointer (a field of a GC object).
+// functions that return one; and through GEPs, casts, phis, selects and pointer loads from a GC
+// pointer (a field of a GC object).
 //
-// Liveness: per function, a backward dataflow over the tracked values (SSA values, and ordinary
-// stack slots holding GC pointers, whose loads are uses and whose direct stores are definitions).
-// A tracked value live just after a call that can collect, other than the call's own result, is
-// a finding. A comparison of a pointer with null is not a use (a stale copy compared with null
-// only is harmless). Each (kind, function, value) is reported once, at its first such call.
+// Linear time: both fixed points above, and which functions read or write a plain global (below),
+// are worklists over the call sites gathered in one sweep (CallSites): a function or value is
+// revisited only when something new reaches it, never by re-sweeping the module (a 20,000-deep
+// call chain took minutes that way; bench/check-chain.ts times it).
+//
+// Liveness: per function, a backward dataflow over the tracked values, each with the kind it
+// gives when live just after a call that can collect (other than the call's own result):
+//   - no strategy: every GC pointer (no-gc-strategy);
+//   - gcroot style: a GC pointer that was, or derives from one that was, stored to or loaded
+//     from a gcroot slot (stale-gcroot-copy), any other GC pointer (unrooted-gc-pointer);
+//   - statepoint style: GC pointers are relocated, except one made by inttoptr (its own base to
+//     RS4GC: inttoptr-gc-pointer); a derived pointer is correct;
+//   - with a strategy: a struct or array SSA value holding a GC pointer (gc-pointer-in-aggregate);
+//   - any: integers made from GC pointers (integer-across-safepoint), ordinary stack slots holding
+//     GC pointers (gc-pointer-in-stack-slot), and globals a GC pointer is stored into that no
+//     gc_add_global registers (gc-pointer-in-plain-global): a slot or global is used by a load of
+//     it (a global also by a call of a function that reads it) and defined by a whole store;
+//     a global counts only where a GC pointer may be in it (a forward may-analysis).
+// Besides liveness: a pointer into the middle of a GC object passed to a call that can collect
+// (interior-pointer-argument) or stored into a gcroot slot (interior-pointer-in-gcroot).
+// A comparison of a pointer with null is not a use (a stale copy compared with null only is
+// harmless). Each (kind, function, value) is reported once, at its first such call.
 //
 // Build: g++ -shared -fPIC -O2 -fno-rtti $(llvm-config --cxxflags) gc-check.cpp (see
 // src/toolchain/check-plugin.ts; -fno-rtti because libLLVM is built without RTTI).
@@ -79,6 +97,7 @@ const char *const COLLECTING_RUNTIME[] = {"gc_alloc",        "gc_safepoint",    
                                           "gc_thread_join",  "thread_stuck_start", "gc_add_global"};
 const char *const ALLOCATOR = "gc_alloc";
 const char *const INIT = "gc_init";
+const char *const REGISTER_GLOBAL = "gc_add_global";
 const char *const ENTRY = "rw_main";
 const char *const LEAF_ATTRIBUTE = "gc-leaf-function";
 
@@ -125,28 +144,61 @@ const Function *calledFunction(const CallBase &call) {
 }
 
 
+/**
+ * The direct call sites of each function (through pointer casts), gathered in one sweep: the
+ * bottom-up passes below follow them from callee to callers, each edge a bounded number of times,
+ * so the check is linear in the module's size (a 20,000-deep call chain included).
+ */
+class CallSites {
+public:
+  explicit CallSites(Module &module) {
+    for (Function &f : module)
+      for (Instruction &i : instructions(f))
+        if (auto *call = dyn_cast<CallBase>(&i))
+          if (const Function *callee = calledFunction(*call)) sites[callee].push_back(call);
+  }
+
+  ArrayRef<const CallBase *> of(const Function *callee) const {
+    auto found = sites.find(callee);
+    return found == sites.end() ? ArrayRef<const CallBase *>() : ArrayRef<const CallBase *>(found->second);
+  }
+
+private:
+  DenseMap<const Function *, SmallVector<const CallBase *, 2>> sites;
+};
+
 class CollectingCalls {
 public:
-  CollectingCalls(Module &module, const std::vector<std::string> &userNames) {
+  CollectingCalls(Module &module, const std::vector<std::string> &userNames, const CallSites &sites) {
     for (const char *name : COLLECTING_RUNTIME) names.insert(name);
     for (const std::string &name : userNames) names.insert(name);
     // A function with a GC strategy whose body is elsewhere may collect; a defined one collects
     // only if it makes a collecting call (a thread stops only in the runtime), found below.
     for (Function &f : module)
       if (f.isDeclaration() && f.hasGC()) names.insert(f.getName());
-    // Callers to a fixed point (the least one: mutual recursion alone does not collect).
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (Function &f : module) {
-        if (f.isDeclaration() || names.count(f.getName()) != 0) continue;
-        for (Instruction &i : instructions(f)) {
-          auto *call = dyn_cast<CallBase>(&i);
-          if (call != nullptr && canCollect(*call)) {
-            names.insert(f.getName());
-            changed = true;
-            break;
-          }
+    // The least fixed point (mutual recursion alone does not collect): the functions that make a
+    // collecting call themselves, then, from each function newly known to collect, its callers
+    // (a worklist over the reverse call graph: each function enters it at most once).
+    std::vector<const Function *> work;
+    for (Function &f : module) {
+      if (f.isDeclaration() || names.count(f.getName()) != 0) continue;
+      for (Instruction &i : instructions(f)) {
+        auto *call = dyn_cast<CallBase>(&i);
+        if (call != nullptr && canCollect(*call)) {
+          names.insert(f.getName());
+          work.push_back(&f);
+          break;
         }
+      }
+    }
+    while (!work.empty()) {
+      const Function *callee = work.back();
+      work.pop_back();
+      for (const CallBase *call : sites.of(callee)) {
+        const Function *caller = call->getFunction();
+        if (names.count(caller->getName()) != 0 || !canCollect(*call)) continue;
+        names.insert(caller->getName());
+        work.push_back(caller);
       }
     }
   }
@@ -192,26 +244,41 @@ bool isGcrootSlot(const AllocaInst &slot) {
   return false;
 }
 
-/** The alloca a pointer addresses through casts and GEPs, if any. */
-const AllocaInst *slotOf(const Value *pointer) {
+/** The object a pointer addresses through casts and GEPs: an alloca, a global, or anything else. */
+const Value *baseObjectOf(const Value *pointer) {
   for (;;) {
     if (auto *gep = dyn_cast<GEPOperator>(pointer)) pointer = gep->getPointerOperand();
     else if (auto *cast = dyn_cast<BitCastOperator>(pointer)) pointer = cast->getOperand(0);
-    else return dyn_cast<AllocaInst>(pointer);
+    else return pointer;
   }
+}
+
+/** The alloca a pointer addresses through casts and GEPs, if any. */
+const AllocaInst *slotOf(const Value *pointer) { return dyn_cast<AllocaInst>(baseObjectOf(pointer)); }
+
+/** The gcroot slot a store or load addresses, or null. */
+const AllocaInst *gcrootSlotOf(const Value *pointer) {
+  const AllocaInst *slot = slotOf(pointer);
+  return slot != nullptr && isGcrootSlot(*slot) ? slot : nullptr;
 }
 
 /**
  * GC pointers of the whole module (see the header comment). Statepoint style needs no closure:
  * its GC pointers are exactly the addrspace(1) ones, and both rules are applied everywhere.
+ * The closure is a worklist: the seeds of one sweep, then each value newly found follows its
+ * users, the callee arguments it is passed to, and (returned) the results of its function's call
+ * sites; each value enters the worklist once.
  */
 class GcPointers {
 public:
-  explicit GcPointers(Module &module) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (Function &f : module)
-        if (!f.isDeclaration()) changed |= closeFunction(f);
+  GcPointers(Module &module, const CallSites &sites) : sites(sites) {
+    for (Function &f : module)
+      if (!f.isDeclaration())
+        for (Instruction &i : instructions(f)) seed(i);
+    while (!work.empty()) {
+      const Value *value = work.back();
+      work.pop_back();
+      follow(*value);
     }
   }
 
@@ -221,67 +288,83 @@ public:
     return values.count(value) != 0;
   }
 
+  /** The value, or one it is derived from (casts, GEPs, phis, selects), was loaded from or stored to a gcroot slot. */
+  bool wasInGcrootSlot(const Value *value) const {
+    SmallPtrSet<const Value *, 8> visited;
+    SmallVector<const Value *, 8> todo{value};
+    while (!todo.empty()) {
+      const Value *v = todo.pop_back_val();
+      if (!visited.insert(v).second) continue;
+      if (rooted.count(v) != 0) return true;
+      if (auto *gep = dyn_cast<GEPOperator>(v)) todo.push_back(gep->getPointerOperand());
+      else if (auto *cast = dyn_cast<CastInst>(v)) todo.push_back(cast->getOperand(0));
+      else if (auto *phi = dyn_cast<PHINode>(v)) todo.append(phi->incoming_values().begin(), phi->incoming_values().end());
+      else if (auto *select = dyn_cast<SelectInst>(v)) todo.append({select->getTrueValue(), select->getFalseValue()});
+    }
+    return false;
+  }
+
 private:
   bool add(const Value *value) {
     if (!value->getType()->isPointerTy() || isa<Constant>(value)) return false;
-    return values.insert(value).second;
+    if (!values.insert(value).second) return false;
+    work.push_back(value);
+    return true;
   }
 
-  static bool isSeed(const Instruction &i, const SmallPtrSetImpl<const Function *> &gcRoots) {
-    if (auto *call = dyn_cast<CallBase>(&i)) {
-      const Function *callee = calledFunction(*call);
-      if (callee == nullptr) return false;
-      return callee->getName() == ALLOCATOR || (callee->hasGC() && !isStatepointStrategy(callee->getGC())) || gcRoots.count(callee) != 0;
-    }
-    if (auto *load = dyn_cast<LoadInst>(&i)) {
-      const AllocaInst *slot = slotOf(load->getPointerOperand());
-      return slot != nullptr && isGcrootSlot(*slot);
-    }
-    return false;
-  }
-
-  /** One forward sweep over `f`; true when anything new was found. */
-  bool closeFunction(Function &f) {
-    bool changed = false;
-    for (Instruction &i : instructions(f)) {
-      if (isSeed(i, returnsGcPointer)) changed |= add(&i);
-      if (auto *store = dyn_cast<StoreInst>(&i)) {
-        const AllocaInst *slot = slotOf(store->getPointerOperand());
-        if (slot != nullptr && isGcrootSlot(*slot)) changed |= add(store->getValueOperand());
-      }
-      if (isGcPointer(&i)) {
-        for (const User *user : i.users()) changed |= propagate(*user, &i);
-      }
-      if (auto *call = dyn_cast<CallBase>(&i)) changed |= markArguments(*call);
-      if (auto *ret = dyn_cast<ReturnInst>(&i))
-        if (ret->getReturnValue() != nullptr && values.count(ret->getReturnValue()) != 0) changed |= returnsGcPointer.insert(&f).second;
-    }
-    for (Argument &argument : f.args())
-      if (values.count(&argument) != 0)
-        for (const User *user : argument.users()) changed |= propagate(*user, &argument);
-    return changed;
-  }
-
-  bool propagate(const User &user, const Value *from) {
-    // Not through an addrspacecast out of addrspace(1) or an inttoptr: those hide the pointer.
-    if (isa<AddrSpaceCastInst>(user) && from->getType()->getPointerAddressSpace() == 1) return false;
-    if (isa<GetElementPtrInst>(user) || isa<BitCastInst>(user) || isa<AddrSpaceCastInst>(user) || isa<PHINode>(user)) return add(&user);
-    if (auto *select = dyn_cast<SelectInst>(&user)) return select->getCondition() != from && add(select);
-    if (auto *load = dyn_cast<LoadInst>(&user)) return add(load); // a pointer field of a GC object
-    return false;
-  }
-
-  bool markArguments(const CallBase &call) {
+  static bool isSeedCall(const CallBase &call) {
     const Function *callee = calledFunction(call);
-    if (callee == nullptr || callee->isDeclaration()) return false;
-    bool changed = false;
-    for (unsigned k = 0; k < call.arg_size() && k < callee->arg_size(); k++)
-      if (values.count(call.getArgOperand(k)) != 0) changed |= add(callee->getArg(k));
-    return changed;
+    return callee != nullptr && (callee->getName() == ALLOCATOR || (callee->hasGC() && !isStatepointStrategy(callee->getGC())));
   }
 
+  /** The rules that need no other GC pointer: allocations, gcroot slots, addrspace(1) values. */
+  void seed(Instruction &i) {
+    if (auto *call = dyn_cast<CallBase>(&i))
+      if (isSeedCall(*call)) add(call);
+    if (auto *load = dyn_cast<LoadInst>(&i))
+      if (gcrootSlotOf(load->getPointerOperand()) != nullptr) {
+        rooted.insert(load);
+        add(load);
+      }
+    if (auto *store = dyn_cast<StoreInst>(&i))
+      if (gcrootSlotOf(store->getPointerOperand()) != nullptr) {
+        rooted.insert(store->getValueOperand());
+        add(store->getValueOperand());
+      }
+    if (isGcPointer(&i) && values.count(&i) == 0)
+      for (const User *user : i.users()) propagate(*user, &i);
+  }
+
+  /** The rules from one GC pointer of `values`. */
+  void follow(const Value &value) {
+    for (const User *user : value.users()) {
+      propagate(*user, &value);
+      if (auto *call = dyn_cast<CallBase>(user)) {
+        const Function *callee = calledFunction(*call);
+        if (callee == nullptr || callee->isDeclaration()) continue;
+        for (unsigned k = 0; k < call->arg_size() && k < callee->arg_size(); k++)
+          if (call->getArgOperand(k) == &value) add(callee->getArg(k));
+      }
+      if (auto *ret = dyn_cast<ReturnInst>(user))
+        if (returnsGcPointer.insert(ret->getFunction()).second)
+          for (const CallBase *call : sites.of(ret->getFunction())) add(call);
+    }
+  }
+
+  void propagate(const User &user, const Value *from) {
+    // Not through an addrspacecast out of addrspace(1) or an inttoptr: those hide the pointer.
+    if (isa<AddrSpaceCastInst>(user) && from->getType()->getPointerAddressSpace() == 1) return;
+    if (isa<GetElementPtrInst>(user) || isa<BitCastInst>(user) || isa<AddrSpaceCastInst>(user) || isa<PHINode>(user)) add(&user);
+    else if (auto *select = dyn_cast<SelectInst>(&user)) {
+      if (select->getCondition() != from) add(select);
+    } else if (auto *load = dyn_cast<LoadInst>(&user)) add(load); // a pointer field of a GC object
+  }
+
+  const CallSites &sites;
   SmallPtrSet<const Value *, 32> values;
+  SmallPtrSet<const Value *, 16> rooted; // loaded from or stored to a gcroot slot
   SmallPtrSet<const Function *, 8> returnsGcPointer;
+  std::vector<const Value *> work;
 };
 
 /** An integer (or untracked pointer) made from a GC pointer: ptrtoint, then arithmetic on it. */
@@ -315,25 +398,175 @@ bool isInteriorPointer(const Value *value, const GcPointers &gc, SmallPtrSetImpl
   return false;
 }
 
+/** A statepoint GC pointer made by inttoptr (through GEPs, casts, phis, selects): RS4GC takes it for its own base. */
+bool isMadeByInttoptr(const Value *value) {
+  SmallPtrSet<const Value *, 8> visited;
+  SmallVector<const Value *, 8> todo{value};
+  while (!todo.empty()) {
+    const Value *v = todo.pop_back_val();
+    if (!visited.insert(v).second) continue;
+    if (isa<IntToPtrInst>(v)) return true;
+    if (auto *gep = dyn_cast<GetElementPtrInst>(v)) todo.push_back(gep->getPointerOperand());
+    else if (isa<BitCastInst>(v) || isa<AddrSpaceCastInst>(v)) todo.push_back(cast<Instruction>(v)->getOperand(0));
+    else if (auto *phi = dyn_cast<PHINode>(v)) todo.append(phi->incoming_values().begin(), phi->incoming_values().end());
+    else if (auto *select = dyn_cast<SelectInst>(v)) todo.append({select->getTrueValue(), select->getFalseValue()});
+  }
+  return false;
+}
+
+/** A struct or array type holding an addrspace(1) pointer: RS4GC relocates no such SSA value. */
+bool holdsStatepointPointer(Type *type) {
+  if (auto *pointer = dyn_cast<PointerType>(type)) return pointer->getAddressSpace() == 1;
+  if (auto *array = dyn_cast<ArrayType>(type)) return holdsStatepointPointer(array->getElementType());
+  if (auto *structure = dyn_cast<StructType>(type)) {
+    for (Type *element : structure->elements())
+      if (holdsStatepointPointer(element)) return true;
+  }
+  return false;
+}
+
+/**
+ * A first-class aggregate holding a GC pointer: in statepoint style by its type; in gcroot style
+ * one an insertvalue put a GC pointer into (through insertvalue chains).
+ */
+bool isGcAggregate(const Value *value, const GcPointers &gc, bool statepoint) {
+  Type *type = value->getType();
+  if (!type->isStructTy() && !type->isArrayTy()) return false;
+  if (statepoint) return holdsStatepointPointer(type);
+  for (auto *insert = dyn_cast<InsertValueInst>(value); insert != nullptr; insert = dyn_cast<InsertValueInst>(insert->getAggregateOperand()))
+    if (gc.isGcPointer(insert->getInsertedValueOperand())) return true;
+  return false;
+}
+
+// ---- Globals that hold a GC pointer without gc_add_global -----------------------------------
+
+/**
+ * The globals a GC pointer is stored into and that no gc_add_global call registers (the
+ * collector neither sees nor updates them), and for each function the ones it reads, directly or
+ * through its callees (bottom-up over the reverse call graph: a function is revisited only when
+ * its set grows, at most once per global).
+ */
+class PlainGcGlobals {
+public:
+  PlainGcGlobals(Module &module, const GcPointers &gc, const CallSites &sites) {
+    SmallPtrSet<const Value *, 8> registered;
+    for (Function &f : module)
+      for (Instruction &i : instructions(f))
+        if (auto *call = dyn_cast<CallBase>(&i))
+          if (calls(*call, REGISTER_GLOBAL) && call->arg_size() > 0) registered.insert(baseObjectOf(call->getArgOperand(0)));
+    for (Function &f : module)
+      for (Instruction &i : instructions(f)) {
+        auto *store = dyn_cast<StoreInst>(&i);
+        if (store == nullptr || !gc.isGcPointer(store->getValueOperand())) continue;
+        auto *global = dyn_cast<GlobalVariable>(baseObjectOf(store->getPointerOperand()));
+        if (global != nullptr && registered.count(global) == 0 && index.count(global) == 0) {
+          index[global] = globals.size();
+          globals.push_back(global);
+        }
+      }
+    if (globals.empty()) return;
+    summarize(module, sites, readers, [&](const Instruction &i) {
+      auto *load = dyn_cast<LoadInst>(&i);
+      return load != nullptr ? globalOf(load->getPointerOperand()) : -1;
+    });
+    summarize(module, sites, writers, [&](const Instruction &i) {
+      auto *store = dyn_cast<StoreInst>(&i);
+      return store != nullptr && gc.isGcPointer(store->getValueOperand()) ? globalOf(store->getPointerOperand()) : -1;
+    });
+  }
+
+  const std::vector<const GlobalVariable *> &all() const { return globals; }
+
+  /** The global a load or store addresses, as its index in all(), or -1. */
+  int globalOf(const Value *pointer) const {
+    auto found = index.find(baseObjectOf(pointer));
+    return found == index.end() ? -1 : static_cast<int>(found->second);
+  }
+
+  /** The globals of all() that `f` reads, itself or through calls (empty when none). */
+  const BitVector &readBy(const Function *f) const { return lookup(readers, f); }
+
+  /** The globals of all() that `f` stores a GC pointer into, itself or through calls. */
+  const BitVector &writtenBy(const Function *f) const { return lookup(writers, f); }
+
+private:
+  using Summary = DenseMap<const Function *, BitVector>;
+
+  const BitVector &lookup(const Summary &summary, const Function *f) const {
+    auto found = summary.find(f);
+    return found == summary.end() ? none : found->second;
+  }
+
+  /** Each function's globals that `direct` gives for one of its instructions, then its callees' too. */
+  template <typename Direct> void summarize(Module &module, const CallSites &sites, Summary &summary, Direct direct) {
+    std::vector<const Function *> work;
+    for (Function &f : module)
+      for (Instruction &i : instructions(f)) {
+        int k = direct(i);
+        if (k < 0) continue;
+        BitVector &set = summary[&f];
+        if (set.empty()) {
+          set.resize(globals.size());
+          work.push_back(&f);
+        }
+        set.set(k);
+      }
+    while (!work.empty()) {
+      const Function *callee = work.back();
+      work.pop_back();
+      BitVector set = summary[callee]; // a copy: inserting a caller may move the map's entries
+      for (const CallBase *call : sites.of(callee)) {
+        BitVector &callerSet = summary[call->getFunction()];
+        if (callerSet.empty()) callerSet.resize(globals.size());
+        BitVector before = callerSet;
+        callerSet |= set;
+        if (callerSet != before) work.push_back(call->getFunction());
+      }
+    }
+  }
+
+  std::vector<const GlobalVariable *> globals;
+  DenseMap<const Value *, unsigned> index;
+  Summary readers, writers;
+  BitVector none;
+};
+
 // ---- Liveness across the calls that can collect ---------------------------------------------
 
-enum class Kind { NoGcStrategy, IntegerAcrossSafepoint, StaleGcrootCopy, InteriorPointerArgument, GcPointerInStackSlot };
+enum class Kind {
+  NoGcStrategy,
+  IntegerAcrossSafepoint,
+  StaleGcrootCopy,
+  UnrootedGcPointer,
+  InteriorPointerArgument,
+  InteriorPointerInGcroot,
+  GcPointerInStackSlot,
+  GcPointerInPlainGlobal,
+  GcPointerInAggregate,
+  InttoptrGcPointer,
+};
 
 const char *kindName(Kind kind) {
   switch (kind) {
   case Kind::NoGcStrategy: return "no-gc-strategy";
   case Kind::IntegerAcrossSafepoint: return "integer-across-safepoint";
   case Kind::StaleGcrootCopy: return "stale-gcroot-copy";
+  case Kind::UnrootedGcPointer: return "unrooted-gc-pointer";
   case Kind::InteriorPointerArgument: return "interior-pointer-argument";
+  case Kind::InteriorPointerInGcroot: return "interior-pointer-in-gcroot";
   case Kind::GcPointerInStackSlot: return "gc-pointer-in-stack-slot";
+  case Kind::GcPointerInPlainGlobal: return "gc-pointer-in-plain-global";
+  case Kind::GcPointerInAggregate: return "gc-pointer-in-aggregate";
+  case Kind::InttoptrGcPointer: return "inttoptr-gc-pointer";
   }
   return "?";
 }
 
+/** A mistake: `value` and where it shows, `at` (a call that can collect, or a store into a gcroot slot). */
 struct Finding {
   Kind kind;
   const Value *value;
-  const CallBase *call;
+  const Instruction *at;
 };
 
 bool isNullComparison(const Instruction &user) {
@@ -341,36 +574,47 @@ bool isNullComparison(const Instruction &user) {
   return compare != nullptr && compare->isEquality() && (isa<ConstantPointerNull>(compare->getOperand(0)) || isa<ConstantPointerNull>(compare->getOperand(1)));
 }
 
-/** The slot a store writes as a whole (its address is the alloca through casts and zero GEPs). */
-const AllocaInst *wholeSlotStored(const StoreInst &store) {
+/** The slot or global a store writes as a whole (its address is it through casts and zero GEPs). */
+const Value *wholeObjectStored(const StoreInst &store) {
   const Value *pointer = store.getPointerOperand();
   for (;;) {
     auto *gep = dyn_cast<GEPOperator>(pointer);
     if (gep != nullptr && gep->hasAllZeroIndices()) pointer = gep->getPointerOperand();
     else if (auto *cast = dyn_cast<BitCastOperator>(pointer)) pointer = cast->getOperand(0);
-    else return dyn_cast<AllocaInst>(pointer);
+    else return pointer;
   }
 }
 
+/** Memory objects tracked as a whole (loads use them, whole stores define them), not as SSA operands. */
+bool isMemoryObject(const Value *value) { return isa<AllocaInst>(value) || isa<GlobalVariable>(value); }
+
 /**
- * The tracked values of one function (SSA values and stack slots, each with the kind of finding
- * it gives when live across a collecting call) and a backward liveness over them.
+ * The tracked values of one function (SSA values, stack slots and plain globals, each with the
+ * kind of finding it gives when live across a collecting call) and a backward liveness over them.
  */
 class FunctionCheck {
 public:
-  FunctionCheck(Function &f, const GcPointers &gc, const CollectingCalls &collecting) : f(f), gc(gc), collecting(collecting) {
+  FunctionCheck(Function &f, const GcPointers &gc, const CollectingCalls &collecting, const PlainGcGlobals &globals)
+      : f(f), gc(gc), collecting(collecting), globals(globals) {
     StringRef strategy = f.hasGC() ? StringRef(f.getGC()) : StringRef();
-    bool gcroot = f.hasGC() && !isStatepointStrategy(strategy);
+    bool statepoint = f.hasGC() && isStatepointStrategy(strategy);
     trackHiddenPointers();
-    if (!f.hasGC() || gcroot) trackGcPointers(f.hasGC() ? Kind::StaleGcrootCopy : Kind::NoGcStrategy);
+    if (!f.hasGC()) trackGcPointers([](const Value *) { return Kind::NoGcStrategy; });
+    else if (!statepoint)
+      trackGcPointers([&](const Value *v) { return gc.wasInGcrootSlot(v) ? Kind::StaleGcrootCopy : Kind::UnrootedGcPointer; });
+    else trackInttoptrPointers();
+    if (f.hasGC()) trackAggregates(statepoint);
     trackStackSlots();
+    for (unsigned k : globals.readBy(&f).set_bits()) track(globals.all()[k], Kind::GcPointerInPlainGlobal);
   }
 
   std::vector<Finding> run() {
     std::vector<Finding> out;
     for (BasicBlock &block : f)
-      for (Instruction &i : block)
+      for (Instruction &i : block) {
         if (isCollectingCall(i)) interiorArguments(cast<CallBase>(i), out);
+        if (auto *store = dyn_cast<StoreInst>(&i)) interiorPointerInGcroot(*store, out);
+      }
     if (!items.empty()) liveAcrossCalls(out);
     return out;
   }
@@ -393,11 +637,24 @@ private:
       if (hidden.count(&i) != 0) track(&i, Kind::IntegerAcrossSafepoint);
   }
 
-  void trackGcPointers(Kind kind) {
+  template <typename KindOf> void trackGcPointers(KindOf kindOf) {
     for (Argument &argument : f.args())
-      if (gc.isGcPointer(&argument)) track(&argument, kind);
+      if (gc.isGcPointer(&argument)) track(&argument, kindOf(&argument));
     for (Instruction &i : instructions(f))
-      if (!isa<AllocaInst>(i) && gc.isGcPointer(&i)) track(&i, kind);
+      if (!isa<AllocaInst>(i) && gc.isGcPointer(&i)) track(&i, kindOf(&i));
+  }
+
+  /** Statepoint style relocates its GC pointers, except one made by inttoptr (its own base, stale). */
+  void trackInttoptrPointers() {
+    for (Instruction &i : instructions(f))
+      if (gc.isGcPointer(&i) && isMadeByInttoptr(&i)) track(&i, Kind::InttoptrGcPointer);
+  }
+
+  void trackAggregates(bool statepoint) {
+    for (Argument &argument : f.args())
+      if (isGcAggregate(&argument, gc, statepoint)) track(&argument, Kind::GcPointerInAggregate);
+    for (Instruction &i : instructions(f))
+      if (isGcAggregate(&i, gc, statepoint)) track(&i, Kind::GcPointerInAggregate);
   }
 
   void trackStackSlots() {
@@ -417,26 +674,44 @@ private:
     }
   }
 
-  /** Calls `visit(item)` for each tracked item `i` uses (a load of a tracked slot uses the slot). */
-  template <typename Visit> void forEachUse(const Instruction &i, Visit visit) const {
-    if (auto *load = dyn_cast<LoadInst>(&i)) {
-      const AllocaInst *slot = slotOf(load->getPointerOperand());
-      if (slot != nullptr && itemOf(slot) >= 0) visit(itemOf(slot));
-    }
-    if (isNullComparison(i)) return;
-    for (const Use &operand : i.operands())
-      if (!isa<AllocaInst>(operand.get()) && itemOf(operand.get()) >= 0) visit(itemOf(operand.get()));
+  /** The collector takes a gcroot slot's value for an object's start. */
+  void interiorPointerInGcroot(const StoreInst &store, std::vector<Finding> &out) {
+    if (gcrootSlotOf(store.getPointerOperand()) == nullptr) return;
+    SmallPtrSet<const Value *, 8> visited;
+    if (isInteriorPointer(store.getValueOperand(), gc, visited)) out.push_back({Kind::InteriorPointerInGcroot, store.getValueOperand(), &store});
   }
 
-  /** The tracked item `i` defines (its own value, or the slot it stores to as a whole), or -1. */
+  /**
+   * Calls `visit(item)` for each tracked item `i` uses: a load of a tracked slot or global uses
+   * it, and so does a call of a function that reads a tracked global.
+   */
+  template <typename Visit> void forEachUse(const Instruction &i, Visit visit) const {
+    if (auto *load = dyn_cast<LoadInst>(&i)) {
+      int k = itemOf(baseObjectOf(load->getPointerOperand()));
+      if (k >= 0) visit(k);
+    }
+    if (auto *call = dyn_cast<CallBase>(&i))
+      if (const Function *callee = calledFunction(*call))
+        for (unsigned g : globals.readBy(callee).set_bits())
+          if (itemOf(globals.all()[g]) >= 0) visit(itemOf(globals.all()[g]));
+    if (isNullComparison(i)) return;
+    for (const Use &operand : i.operands())
+      if (!isMemoryObject(operand.get()) && itemOf(operand.get()) >= 0) visit(itemOf(operand.get()));
+  }
+
+  /** The tracked item `i` defines (its own value, or the slot or global it stores to as a whole), or -1. */
   int definedItem(const Instruction &i) const {
     if (!isa<AllocaInst>(i) && itemOf(&i) >= 0) return itemOf(&i);
-    if (auto *store = dyn_cast<StoreInst>(&i))
-      if (const AllocaInst *slot = wholeSlotStored(*store)) return itemOf(slot);
+    if (auto *store = dyn_cast<StoreInst>(&i)) {
+      const Value *object = wholeObjectStored(*store);
+      if (isMemoryObject(object)) return itemOf(object);
+    }
     return -1;
   }
 
   void liveAcrossCalls(std::vector<Finding> &out);
+  DenseMap<const Instruction *, BitVector> globalsHeldAtCalls() const;
+  void holdStep(const Instruction &i, BitVector &held) const;
 
   int itemOf(const Value *value) const {
     auto found = index.find(value);
@@ -451,7 +726,8 @@ private:
   Function &f;
   const GcPointers &gc;
   const CollectingCalls &collecting;
-  std::vector<Finding> items; // call == nullptr: the kind this value gives
+  const PlainGcGlobals &globals;
+  std::vector<Finding> items; // at == nullptr: the kind this value gives
   DenseMap<const Value *, unsigned> index;
 };
 
@@ -497,6 +773,7 @@ void FunctionCheck::liveAcrossCalls(std::vector<Finding> &out) {
       }
     }
   }
+  DenseMap<const Instruction *, BitVector> held = globalsHeldAtCalls();
   std::map<unsigned, Finding> first; // item -> its first call (in function order)
   DenseMap<const Instruction *, unsigned> order;
   for (Instruction &i : instructions(f)) order[&i] = order.size();
@@ -507,9 +784,9 @@ void FunctionCheck::liveAcrossCalls(std::vector<Finding> &out) {
       if (isCollectingCall(i)) {
         const CallBase *call = cast<CallBase>(&i);
         for (unsigned k : live.set_bits()) {
-          if (items[k].value == call) continue;
+          if (items[k].value == call || (isa<GlobalVariable>(items[k].value) && !held[call].test(k))) continue;
           auto known = first.find(k);
-          if (known == first.end() || order[call] < order[known->second.call]) first[k] = {items[k].kind, items[k].value, call};
+          if (known == first.end() || order[call] < order[known->second.at]) first[k] = {items[k].kind, items[k].value, call};
         }
       }
       if (isa<PHINode>(i)) continue;
@@ -521,14 +798,83 @@ void FunctionCheck::liveAcrossCalls(std::vector<Finding> &out) {
   for (auto &entry : first) out.push_back(entry.second);
 }
 
+bool hasBit(const BitVector &set, unsigned k) { return k < set.size() && set.test(k); }
+
+/** The tracked globals `i` puts a GC pointer into (set), or clears with a whole store of anything else (reset). */
+void FunctionCheck::holdStep(const Instruction &i, BitVector &held) const {
+  if (auto *store = dyn_cast<StoreInst>(&i)) {
+    int k = itemOf(baseObjectOf(store->getPointerOperand()));
+    if (k >= 0 && isa<GlobalVariable>(items[k].value)) {
+      if (gc.isGcPointer(store->getValueOperand())) held.set(k);
+      else if (wholeObjectStored(*store) == items[k].value) held.reset(k);
+    }
+  }
+  if (auto *call = dyn_cast<CallBase>(&i))
+    if (const Function *callee = calledFunction(*call))
+      for (unsigned g : globals.writtenBy(callee).set_bits())
+        if (itemOf(globals.all()[g]) >= 0) held.set(itemOf(globals.all()[g]));
+}
+
+/**
+ * For each call that can collect, the tracked globals that may hold a GC pointer just before it
+ * (a forward may-analysis): a global is held after a store of a GC pointer into it or a call of
+ * a function that makes one, and no longer after a whole store of anything else (null); at entry
+ * it is held unless this function (or a callee) writes it, in which case a store comes first.
+ * A global that holds nothing yet when the program collects is not stale.
+ */
+DenseMap<const Instruction *, BitVector> FunctionCheck::globalsHeldAtCalls() const {
+  DenseMap<const Instruction *, BitVector> heldAt;
+  BitVector atEntry(items.size());
+  bool any = false;
+  for (unsigned k = 0; k < items.size(); k++)
+    if (auto *global = dyn_cast<GlobalVariable>(items[k].value)) {
+      any = true;
+      if (!hasBit(globals.writtenBy(&f), globals.globalOf(global))) atEntry.set(k);
+    }
+  if (!any) return heldAt;
+  DenseMap<const BasicBlock *, BitVector> heldOut;
+  auto heldIn = [&](const BasicBlock &block) {
+    if (&block == &f.getEntryBlock()) return atEntry;
+    BitVector in(items.size());
+    for (const BasicBlock *pred : predecessors(&block)) {
+      auto found = heldOut.find(pred);
+      if (found != heldOut.end()) in |= found->second;
+    }
+    return in;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (BasicBlock &block : f) {
+      BitVector held = heldIn(block);
+      for (Instruction &i : block) holdStep(i, held);
+      auto found = heldOut.find(&block);
+      if (found == heldOut.end() || found->second != held) {
+        heldOut[&block] = held;
+        changed = true;
+      }
+    }
+  }
+  for (BasicBlock &block : f) {
+    BitVector held = heldIn(block);
+    for (Instruction &i : block) {
+      if (isCollectingCall(i)) heldAt[&i] = held;
+      holdStep(i, held);
+    }
+  }
+  return heldAt;
+}
+
 // ---- The pass -------------------------------------------------------------------------------
 
 void printFinding(const Finding &finding, const Function &f, const Module &module) {
-  const BasicBlock *block = finding.call->getParent();
+  const BasicBlock *block = finding.at->getParent();
+  // The call that can collect, or (a store into a gcroot slot) the slot.
+  auto *store = dyn_cast<StoreInst>(finding.at);
+  std::string at = store != nullptr ? operandText(*store->getPointerOperand(), module) : callText(*cast<CallBase>(finding.at), module);
   outs() << "{\"finding\":{\"kind\":\"" << kindName(finding.kind) << "\",\"function\":" << jsonString(f.getName())
          << ",\"strategy\":" << (f.hasGC() ? jsonString(f.getGC()) : std::string("null"))
-         << ",\"block\":" << jsonString(operandText(*block, module)) << ",\"line\":" << lineText(*finding.call)
-         << ",\"value\":" << jsonString(operandText(*finding.value, module)) << ",\"call\":" << jsonString(callText(*finding.call, module))
+         << ",\"block\":" << jsonString(operandText(*block, module)) << ",\"line\":" << lineText(*finding.at)
+         << ",\"value\":" << jsonString(operandText(*finding.value, module)) << ",\"call\":" << jsonString(at)
          << "}}\n";
 }
 
@@ -566,11 +912,13 @@ struct GcCheckPass : PassInfoMixin<GcCheckPass> {
       outs() << "{\"error\":\"rewritten\",\"function\":" << jsonString(f->getName()) << "}\n";
       return PreservedAnalyses::all();
     }
-    CollectingCalls collecting(module, userCollects);
-    GcPointers gc(module);
+    CallSites sites(module);
+    CollectingCalls collecting(module, userCollects, sites);
+    GcPointers gc(module, sites);
+    PlainGcGlobals globals(module, gc, sites);
     for (Function &f : module) {
       if (f.isDeclaration()) continue;
-      for (const Finding &finding : FunctionCheck(f, gc, collecting).run()) printFinding(finding, f, module);
+      for (const Finding &finding : FunctionCheck(f, gc, collecting, globals).run()) printFinding(finding, f, module);
     }
     printModuleFacts(module);
     return PreservedAnalyses::all();

@@ -26,7 +26,9 @@ export function findingLine(f: CheckFinding): string {
         ? `the call of ${f.call} has no safepoint record`
         : f.kind === "interior-pointer-argument"
           ? `${f.value} is passed to ${f.call}`
-          : `${f.value} is live across ${f.call.startsWith("@") ? `the call of ${f.call}` : `an ${f.call}`}`;
+          : f.kind === "interior-pointer-in-gcroot"
+            ? `${f.value} is stored into the gcroot slot ${f.call}`
+            : `${f.value} is live across ${f.call.startsWith("@") ? `the call of ${f.call}` : `an ${f.call}`}`;
   const site = f.kind === "missing-gc-init" ? "" : ` in @${f.function}${where}${line}`;
   return `${f.file}: ${f.kind}${site}: ${what}`;
 }

@@ -14,13 +14,39 @@ export const FINDING_KINDS = {
     fix: "keep the pointer itself live across the call and make the integer after it",
   },
   "stale-gcroot-copy": {
-    meaning: "an SSA copy of a GC pointer is used after a call that can collect: the collector updates the gcroot slot, not this copy",
-    fix: "store the pointer in a gcroot slot before the call and load it again from the slot after the call",
+    meaning:
+      "gcroot style: an SSA copy of a pointer that was stored to or loaded from a gcroot slot is used after a call that can collect: the collector updates the slot, not this copy",
+    fix: "load the pointer again from its gcroot slot after the call and use that",
+  },
+  "unrooted-gc-pointer": {
+    meaning:
+      "gcroot style: a GC pointer that was never stored in a gcroot slot (an allocation's result, an argument, a field read) is used after a call that can collect: no stack map entry covers it, the collector neither keeps its object alive nor updates it",
+    fix: "store the pointer in a gcroot slot (an alloca given to llvm.gcroot) before the call and load it from the slot after the call",
   },
   "interior-pointer-argument": {
     meaning:
       "a pointer into the middle of a GC object is passed to a call that can collect: in the callee it is a base, and the collector takes every base for an object's address",
     fix: "pass the object's pointer and the offset as two arguments, and make the interior pointer in the callee",
+  },
+  "interior-pointer-in-gcroot": {
+    meaning:
+      "gcroot style: a pointer into the middle of a GC object (a getelementptr with a non-zero offset) is stored into a gcroot slot: the collector takes every gcroot slot's value for an object's start",
+    fix: "root the object's pointer and make the interior pointer (getelementptr) after each load from the slot",
+  },
+  "gc-pointer-in-plain-global": {
+    meaning:
+      "a GC pointer is stored into a global that no gc_add_global call registers, and the global is read after a call that can collect: the collector neither keeps the object alive nor updates the global",
+    fix: "register the global once, before storing into it: call void @gc_add_global(ptr @the_global) (its address, an 8-aligned pointer-sized slot)",
+  },
+  "gc-pointer-in-aggregate": {
+    meaning:
+      "a first-class aggregate (a struct or array SSA value, e.g. insertvalue into { ptr addrspace(1), i64 }) holding a GC pointer is live across a call that can collect: rewrite-statepoints-for-gc and gcroot slots relocate pointers, not aggregates",
+    fix: "keep the GC pointer as its own SSA value across the call (extractvalue before it, insertvalue after it), or (gcroot style) in a gcroot slot",
+  },
+  "inttoptr-gc-pointer": {
+    meaning:
+      "statepoint style: a GC pointer made by inttoptr is live across a call that can collect: rewrite-statepoints-for-gc takes it for its own base, but it is almost always an interior or stale address, and the collector takes every base for an object's start",
+    fix: "derive the pointer from the object's pointer with getelementptr (keep the offset as an integer), so it is relocated with its base",
   },
   "gc-pointer-in-stack-slot": {
     meaning:
@@ -52,5 +78,6 @@ export interface CheckFinding {
   line: string | null;
   /** The value held across the call (IR), or null. */
   value: string | null;
+  /** The call that can collect; for interior-pointer-in-gcroot, the gcroot slot stored into. */
   call: string;
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { checkIrProgram } from "../../src/check/ir-check.js";
 import { checkBinary } from "../../src/check/binary-check.js";
 import { COLLECTING_RUNTIME_ENTRY_POINTS } from "../../src/check/collecting-runtime.js";
-import type { CheckFinding } from "../../src/check/finding-kinds.js";
+import { FINDING_KINDS, FINDING_KIND_NAMES, type CheckFinding } from "../../src/check/finding-kinds.js";
 import { runCli } from "../../src/cli/main.js";
 import { compileProgram } from "../../src/toolchain/compile-program.js";
 import { findLlvmTool, linkSharedLibrary, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
@@ -14,6 +14,7 @@ import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
 import { NATIVE_PROGRAMS } from "../native-programs/programs.js";
 import { generateProgram, renderProgram } from "../fuzz-programs/generate.js";
 import { irSource } from "../support/ir-source.js";
+import { chainModule } from "../../bench/check-chain.js";
 import { buildRunEntry, runNative } from "../support/native-run.js";
 
 /**
@@ -47,6 +48,12 @@ const MISTAKES: readonly Mistake[] = [
   { file: "pl-interior-pointer-argument.ll", kind: "interior-pointer-argument", function: "rw_main", value: "%mid", call: "@read_later" },
   { file: "sp-gc-pointer-in-stack-slot.ll", kind: "gc-pointer-in-stack-slot", function: "rw_main", value: "%keep", call: "@gc_collect" },
   { file: "pl-gc-pointer-in-stack-slot.ll", kind: "gc-pointer-in-stack-slot", function: "rw_main", value: "%keep", call: "@gc_collect" },
+  { file: "pl-unrooted-gc-pointer.ll", kind: "unrooted-gc-pointer", function: "rw_main", value: "%o", call: "@gc_collect" },
+  { file: "pl-interior-pointer-in-gcroot.ll", kind: "interior-pointer-in-gcroot", function: "rw_main", value: "%tail", call: "%r" },
+  { file: "sp-gc-pointer-in-plain-global.ll", kind: "gc-pointer-in-plain-global", function: "rw_main", value: "@cache", call: "@gc_collect" },
+  { file: "pl-gc-pointer-in-plain-global.ll", kind: "gc-pointer-in-plain-global", function: "rw_main", value: "@last", call: "@gc_collect" },
+  { file: "sp-gc-pointer-in-aggregate.ll", kind: "gc-pointer-in-aggregate", function: "rw_main", value: "%pair", call: "@gc_collect" },
+  { file: "sp-inttoptr-gc-pointer.ll", kind: "inttoptr-gc-pointer", function: "rw_main", value: "%field", call: "@gc_collect" },
   { file: "sp-missing-gc-init.ll", kind: "missing-gc-init", function: "rw_main", value: null, call: "no call of @gc_init in the program" },
   { file: "pl-missing-gc-init.ll", kind: "missing-gc-init", function: "rw_main", value: null, call: "no call of @gc_init in the program" },
   // The runtime suite's own bad programs.
@@ -89,13 +96,54 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
         if (m.line !== undefined) expect(findings[0]!.line).toBe(m.line);
       });
     }
-    it("covers every IR kind in both styles (stale gcroot copies exist in the gcroot style only)", () => {
+    it("covers every IR kind, in both styles where the style can make the mistake", () => {
       const covered = new Set(MISTAKES.map((m) => `${m.file.startsWith("sp-") ? "sp" : m.file.startsWith("pl-") ? "pl" : "runtime"} ${m.kind}`));
-      for (const kind of ["no-gc-strategy", "integer-across-safepoint", "interior-pointer-argument", "gc-pointer-in-stack-slot", "missing-gc-init"]) {
+      const both = [
+        "no-gc-strategy",
+        "integer-across-safepoint",
+        "interior-pointer-argument",
+        "gc-pointer-in-stack-slot",
+        "gc-pointer-in-plain-global",
+        "missing-gc-init",
+      ];
+      for (const kind of both) {
         expect(covered).toContain(`sp ${kind}`);
         expect(covered).toContain(`pl ${kind}`);
       }
-      expect(covered).toContain("pl stale-gcroot-copy");
+      // Only gcroot code has gcroot slots; only statepoint code relocates SSA values (inttoptr's
+      // result then counts as a base; an aggregate is not relocated).
+      const gcrootOnly = ["stale-gcroot-copy", "unrooted-gc-pointer", "interior-pointer-in-gcroot"];
+      const statepointOnly = ["gc-pointer-in-aggregate", "inttoptr-gc-pointer"];
+      for (const kind of gcrootOnly) expect(covered).toContain(`pl ${kind}`);
+      for (const kind of statepointOnly) expect(covered).toContain(`sp ${kind}`);
+      const irKinds = FINDING_KIND_NAMES.filter((k) => k !== "call-without-safepoint");
+      expect([...both, ...gcrootOnly, ...statepointOnly].sort()).toEqual([...irKinds].sort());
+    });
+    it("names each kind after what the program did: a copy of a rooted pointer is stale-gcroot-copy, a pointer never rooted is unrooted-gc-pointer", () => {
+      // pl-stale-gcroot-copy.ll loads %copy from its gcroot slot; pl-unrooted-gc-pointer.ll never
+      // stores %o in one (it was reported as stale-gcroot-copy before the kinds were split).
+      const kinds = (file: string): string[] => checkIrProgram([corpus(file)]).map((f) => `${f.kind} ${f.value}`);
+      expect(kinds("pl-stale-gcroot-copy.ll")).toEqual(["stale-gcroot-copy %copy"]);
+      expect(kinds("pl-unrooted-gc-pointer.ll")).toEqual(["unrooted-gc-pointer %o"]);
+      expect(FINDING_KINDS["stale-gcroot-copy"].meaning).toMatch(/stored to or loaded from a gcroot slot/);
+      expect(FINDING_KINDS["unrooted-gc-pointer"].meaning).toMatch(/never stored in a gcroot slot/);
+      expect(FINDING_KINDS["gc-pointer-in-plain-global"].fix).toMatch(/gc_add_global/);
+    });
+    it("a 2,000-deep call chain (written callee last): the chain's calls collect exactly when its leaf allocates", () => {
+      // The plugin finds collecting callers bottom-up over the call graph; the bench times the
+      // 20,000-deep chain (bench/check-chain.ts, checkChain20kMs), no test here is timed.
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const findings = (leafAllocates: boolean): string[] => {
+          const file = join(dir, `chain-${leafAllocates}.ll`);
+          writeFileSync(file, chainModule(2_000, { pointer: "i8 addrspace(1)*", leafAllocates, holdIntegerAcrossChain: true }));
+          return checkIrProgram([file]).map((f) => `${f.kind} @${f.function} ${f.value} ${f.call}`);
+        };
+        expect(findings(true)).toEqual(["integer-across-safepoint @rw_main %key @f1999"]);
+        expect(findings(false)).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
     it("reads bitcode (.bc) as well, and keeps the source line", () => {
       const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
@@ -204,7 +252,7 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       const lines = bad.stdout.trimEnd().split("\n");
       expect(lines[0]).toMatch(/: stale-gcroot-copy in @rw_main, %entry: %copy is live across the call of @gc_collect$/);
       expect(lines[1]).toMatch(/^ {2}why: /);
-      expect(lines[2]).toMatch(/^ {2}fix: store the pointer in a gcroot slot/);
+      expect(lines[2]).toMatch(/^ {2}fix: load the pointer again from its gcroot slot after the call/);
       expect(lines[3]).toMatch(/^check: 1 finding in .* \(1 stale-gcroot-copy\)$/);
       const clean = await cli(["check", corpus("pl-correct-edges.ll")]);
       expect(clean).toMatchObject({ code: 0, stderr: "" });
