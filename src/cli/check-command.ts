@@ -3,7 +3,7 @@ import { programInputKind } from "../native/program-input.js";
 import type { CheckFinding } from "../check/finding-kinds.js";
 import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from "../check/check-report.js";
 import { COMMAND_USAGE } from "./command-usage.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { parseOptions } from "./options.js";
 
 /**

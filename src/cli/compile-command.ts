@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "../errors.js";
 import { COMMAND_USAGE } from "./command-usage.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { parseOptions } from "./options.js";
 import { checkOutputPath } from "./output-path.js";
 import type { CliIo } from "./process-io.js";

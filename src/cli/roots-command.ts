@@ -10,7 +10,7 @@ import { ModuleMap, type Mapping } from "../unwind/module-map.js";
 import { type FrameReport, type WalkEnd, type WalkReport, visitFrames } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { Unwinder } from "../../walker/unwinder.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";

@@ -4,7 +4,7 @@ import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
 import { parseStressEvery } from "./parse-stress.js";
 import { parseOptions } from "./options.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { RUN_OPTIONS, RUN_USAGE } from "./command-usage.js";
 import { InvalidArgumentError } from "../errors.js";
 import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";

@@ -85,6 +85,15 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     }
   });
 
+  it("a snapshot file missing one of memory, functions and callsites names that one", async () => {
+    const whole = { memory: [], functions: [], callsites: [], entryRaSlot: "0x7000" };
+    for (const missing of ["memory", "functions", "callsites"] as const) {
+      const path = join(scratch, `no-${missing}.json`);
+      writeFileSync(path, JSON.stringify({ ...whole, [missing]: undefined }));
+      expectOneLine(await run("walk", path), 1, new RegExp(`: snapshot: found no ${missing}, expected a ${missing} array \\(the stack snapshot format`));
+    }
+  });
+
   it("a bad -o or --svg path is refused before compiling or running", async () => {
     expectOneLine(
       await run("sim", "--svg", "/nonexistent-folder/heap.svg"),
