@@ -210,6 +210,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const stopReportingInterrupts = reportInterruptsWhile("rootwalk run", io.stderr);
     const r = await runNativeProgram({
       program: library,
+      programFiles: parsed.programs,
       runtime,
       heapBytes: parsed.heapBytes,
       stressEvery: parsed.stressEvery,

@@ -192,6 +192,19 @@ describe("compiler diagnostics come first, binary input is never echoed", () => 
     expect((await run("compile", "/bin/ls", "-o", join(scratch, "ls.o"))).stderr).toMatch(/source: found \/bin\/ls, expected LLVM IR .*; this is an ELF file/);
   });
 
+  it("a program with no rw_main (an empty .ll) names the user's file, not the cached library", () => {
+    buildRunEntry();
+    const empty = join(scratch, "empty.ll");
+    writeFileSync(empty, "");
+    const r = spawnSync(process.execPath, [CLI, "run", empty], { encoding: "utf8", timeout: 120_000 });
+    expectOneLine(
+      { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr.replace(/^rootwalk: building .*\n/gm, "") },
+      1,
+      new RegExp(`^rootwalk run: ${empty}: no function rw_main \\(the program must define i64 @rw_main\\(\\)\\)$`),
+    );
+    expect(r.stderr).not.toMatch(/prog-[0-9a-f]+\.so/);
+  }, 120_000);
+
   it("an object that cannot be copied to -o names the user's path, not the cached object", async () => {
     // checkOutputPath passes /proc for root (access() says writable), and creating a file there
     // fails: the copy's error carried the cache path (Node's copyfile error names the source).
