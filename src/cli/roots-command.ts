@@ -7,7 +7,7 @@ import { registerObjectFile } from "../loader/register-maps.js";
 import type { Memory } from "../memory/memory.js";
 import { type RegistrySnapshot, SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap, type Mapping } from "../unwind/module-map.js";
-import { type FrameReport, type WalkEnd, type WalkReport, visitFrames } from "../../walker/frame-report.js";
+import { type FrameReport, type WalkEnd, type WalkReport, frameReportJson, visitFrames } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { Unwinder } from "../../walker/unwinder.js";
 import { refuseSpecialFile } from "../loader/input-file.js";
@@ -301,18 +301,7 @@ const JSON_FORMAT: RootsFormat = {
   begin: '{"threads":[',
   frame(tid, thread, f) {
     const head = f.index === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : ",";
-    return (
-      head +
-      JSON.stringify({
-        kind: f.kind,
-        pc: hex(f.pc),
-        sp: hex(f.sp),
-        cfa: f.cfa === null ? null : hex(f.cfa),
-        function: f.function ?? null,
-        registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
-        roots: f.roots.map((r) => (r.register !== undefined ? { register: r.register, value: hex(r.value) } : { slot: hex(r.slot), value: hex(r.value) })),
-      })
-    );
+    return head + JSON.stringify(frameReportJson(f));
   },
   threadEnd(tid, thread, frames, _roots, end) {
     const head = frames === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : "";

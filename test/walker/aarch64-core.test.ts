@@ -141,7 +141,7 @@ describe("the managed part of each AArch64 core's stack, walked with the cross-c
     const memory = new SimulatedMemory(from, sizeBytes);
     for (let at = from; at < from + sizeBytes; at += 8) memory.writeWordBigInt(at, c.walk.memory.readWordBigInt(at));
     const registers = RegisterContext.from(
-      Object.fromEntries(Object.entries(frames[first]!.registers).filter(([, v]) => v !== null)) as Record<string, number>,
+      Object.fromEntries(Object.entries(frames[first]!.registers).filter(([, v]) => v !== null)) as Record<string, bigint>,
       AARCH64,
     );
     const result = walkStack(c.walk.snapshot, memory, [{ sp: from, ra: frames[first]!.pc, registers, boundaryRa: mainFrame.pc }], {
