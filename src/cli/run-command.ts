@@ -1,3 +1,5 @@
+import { hostArchitecture } from "../arch/host-architecture.js";
+import { parseTargetOption } from "../arch/target-option.js";
 import { resolve } from "node:path";
 import { reportInterruptsWhile } from "./interrupt.js";
 import { parseDurationMs } from "./parse-duration.js";
@@ -75,12 +77,29 @@ function parseThreadCount(text: string): number {
   return n;
 }
 
+/**
+ * `run --target`: the program runs in this process, natively, so it is built for the machine
+ * rootwalk runs on (src/arch/host-architecture.ts) and `--target` can only name that one; an
+ * AArch64 program runs in the arm64 Node (on x86-64, under qemu-user: README "Run").
+ */
+function checkRunTarget(text: string): void {
+  const target = parseTargetOption(text);
+  const host = hostArchitecture();
+  if (target === host) return;
+  throw new InvalidArgumentError(
+    "--target",
+    text,
+    `${host.name}, the machine rootwalk runs on (run executes the program natively; to run ${target.name} code, run rootwalk in ${target.nodeArch} Node, under qemu-user on another machine: README "Run")`,
+  );
+}
+
 /** Reads `rootwalk run`'s arguments by its option table (src/cli/options.ts), then checks each value. */
 export function parseRunArguments(args: readonly string[]): RunArguments {
   const o = parseOptions(RUN_OPTIONS, args);
   const walk = o.value("--walk") ?? "chunks";
   if (walk !== "chunks" && walk !== "unwind") throw new InvalidArgumentError("--walk", walk, "chunks | unwind");
   for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .o or .so)");
+  if (o.has("--target")) checkRunTarget(o.value("--target")!);
   const out: RunArguments = {
     programs: o.positional,
     plimmix: o.has("--plimmix"),
