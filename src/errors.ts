@@ -134,14 +134,21 @@ export function withContext<T extends RootwalkError>(error: T, context: string):
   return error;
 }
 
-/** Two safepoints with the same absolute return address, from two modules or two records. */
+/**
+ * Two safepoints with the same absolute return address, from two modules or two records. `advice`
+ * (after a "; ") says how to register both when that is possible.
+ */
 export class DuplicateSafepointError extends RootwalkError {
   constructor(
     readonly returnAddress: number,
     readonly first: string,
     readonly second: string,
+    advice?: string,
   ) {
-    super("DUPLICATE_SAFEPOINT", `return address ${hex(returnAddress)}: found in ${second}, expected it only once (already registered by ${first})`);
+    super(
+      "DUPLICATE_SAFEPOINT",
+      `return address ${hex(returnAddress)}: found in ${second}, expected it only once (already registered by ${first})${advice === undefined ? "" : `; ${advice}`}`,
+    );
   }
 }
 

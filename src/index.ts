@@ -54,6 +54,8 @@ export { RootPairs, collectFrameRoots } from "../walker/frame-roots.js";
 export { relocateRootPairs } from "../walker/relocate-roots.js";
 export { StackRootScanner, type ThreadStack } from "../walker/stack-root-scanner.js";
 export { walkStack, type WalkResult } from "../walker/walk-stack.js";
+export { loadStackSnapshot, type LoadedSnapshot, type StackSnapshotJson, type WalkMethod } from "../walker/stack-snapshot.js";
+export { loadStackSnapshotFile } from "../walker/stack-snapshot-file.js";
 export { type SplitStacks, type Stacklet, type SplitStackRange } from "../walker/split-stacks.js";
 
 // The collector (gc/).

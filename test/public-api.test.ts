@@ -131,3 +131,29 @@ describe("the public entries and an argument of the wrong kind", () => {
     }
   });
 });
+
+/*
+ * An embedder walks the same snapshot files as `rootwalk walk` (docs/snapshot-format.md): the
+ * library's loader reads the file the CLI reads, and walkStack over it finds what the CLI prints
+ * for the shipped example (2 frames, roots [0x7010] = 0x50000000 and [0x7028] = 0x50000040).
+ */
+describe("loadStackSnapshotFile", () => {
+  const example = new URL("../schemas/stack-snapshot.example.json", import.meta.url).pathname;
+
+  it("loads the shipped example, and walkStack over it finds the CLI's frames and roots", () => {
+    const loaded = api.loadStackSnapshotFile(example);
+    const walk = api.walkStack(loaded.registry.snapshot(), loaded.memory, loaded.start, { mode: "lenient" });
+    expect(walk.frames).toHaveLength(2);
+    expect(walk.roots.map((r) => [api.hex(r.slot), api.hex(r.value)])).toEqual([
+      ["0x7010", "0x50000000"],
+      ["0x7028", "0x50000040"],
+    ]);
+  });
+
+  it("refuses a file that is no snapshot with the path first", () => {
+    expect(() => api.loadStackSnapshotFile("/nonexistent/snapshot.json")).toThrow("/nonexistent/snapshot.json: found ENOENT, expected a readable file");
+    const text = new URL("../package.json", import.meta.url).pathname;
+    expect(() => api.loadStackSnapshotFile(text)).toThrow(api.InvalidArgumentError);
+    expect(() => api.loadStackSnapshotFile(text)).toThrow(/package\.json: snapshot: found no memory, expected a memory array/);
+  });
+});

@@ -1,7 +1,8 @@
+import { hex } from "../src/errors.js";
 import type { Memory } from "../src/memory/memory.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import type { CalleeSavedName } from "./register-context.js";
-import { contextRegisterIndex, readSlot } from "./slot.js";
+import { contextRegisterIndex, readSlot, readSlotExact } from "./slot.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 
 /**
@@ -18,8 +19,8 @@ export interface FrameReport {
   /** The caller's SP; null for a frame #0 the walk could not climb (no CFI at its PC). */
   cfa: number | null;
   function: string | undefined;
-  /** The architecture's callee-saved registers as they are in this frame (null: not known). */
-  registers: Partial<Record<CalleeSavedName, number | null>>;
+  /** The architecture's callee-saved registers as they are in this frame, all 64 bits (null: not known). */
+  registers: Partial<Record<CalleeSavedName, bigint | null>>;
   /**
    * Each root's value and where it lives: a stack slot's address, or (`register`) a callee-saved
    * register of the walk's starting context that no frame below saved (the value is in the
@@ -94,8 +95,34 @@ function frameFunction(u: Unwinder): string | undefined {
 function frameRegisters(u: Unwinder, memory: Memory): FrameReport["registers"] {
   const registers = {} as FrameReport["registers"];
   u.architecture.calleeSavedNames.forEach((name, k) => {
-    const v = readSlot(u.regSlot(k), memory, u.contexts);
-    registers[name as CalleeSavedName] = Number.isNaN(v) ? null : v;
+    registers[name as CalleeSavedName] = readSlotExact(u.regSlot(k), memory, u.contexts) ?? null;
   });
   return registers;
+}
+
+/**
+ * A frame as JSON, for `rootwalk roots --json` and the walk log (ROOTWALK_WALK_LOG): every
+ * address, register and root value a hex string ("0x7ffd…"), registers exact to 64 bits (a JSON
+ * number holds 53 bits: a register above 2^53 came out rounded).
+ */
+export function frameReportJson(f: FrameReport): FrameReportJson {
+  return {
+    kind: f.kind,
+    pc: hex(f.pc),
+    sp: hex(f.sp),
+    cfa: f.cfa === null ? null : hex(f.cfa),
+    function: f.function ?? null,
+    registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
+    roots: f.roots.map((r) => (r.register !== undefined ? { register: r.register, value: hex(r.value) } : { slot: hex(r.slot), value: hex(r.value) })),
+  };
+}
+
+export interface FrameReportJson {
+  kind: FrameReport["kind"];
+  pc: string;
+  sp: string;
+  cfa: string | null;
+  function: string | null;
+  registers: Record<string, string | null>;
+  roots: ({ register: CalleeSavedName; value: string } | { slot: string; value: string })[];
 }

@@ -108,8 +108,9 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError("snapshot", jsonKind(value), `a JSON object with memory, functions and callsites ${SNAPSHOT_FORMAT_REFERENCE}`);
   }
-  if (!Array.isArray(json.memory) || !Array.isArray(json.functions) || !Array.isArray(json.callsites)) {
-    throw new InvalidArgumentError("snapshot", "missing memory, functions or callsites", `memory, functions and callsites arrays ${SNAPSHOT_FORMAT_REFERENCE}`);
+  // Each required array by name: the one missing, not the three it might be.
+  for (const field of ["memory", "functions", "callsites"] as const) {
+    if (json[field] === undefined) throw new InvalidArgumentError("snapshot", `no ${field}`, `a ${field} array ${SNAPSHOT_FORMAT_REFERENCE}`);
   }
   checkObjects(json.memory, "memory", false);
   checkObjects(json.functions, "functions", false);

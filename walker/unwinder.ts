@@ -1,4 +1,5 @@
 import { InvalidArgumentError, RootwalkError, hex } from "../src/errors.js";
+import { addressArgument } from "../src/bytes/address-argument.js";
 import { readU64 } from "../src/bytes/word-codec.js";
 import { type Memory, flatWords } from "../src/memory/memory.js";
 import type { Architecture } from "../src/arch/architecture.js";
@@ -147,10 +148,9 @@ export const DEFAULT_MAX_DEPTH = 4_000_000;
  * an SP or return address that is no whole number in [0, 2^53) was walked as given, a fraction
  * giving frames at fractional addresses, a string an empty walk (walkStack checks its start; the
  * Unwinder's own init takes registers as they are, a core's thread whose SP is kernel garbage
- * included, and ends that walk on it). Each is an InvalidArgumentError naming the field.
+ * included, and ends that walk on it). Each is an InvalidArgumentError naming the field. A bigint
+ * below 2^53 (an address read as a 64-bit word) is taken as the number it is exactly.
  */
-const ADDRESS_TEXT = "an address: a whole number in [0, 2^53)";
-
 function checkUnwinderOptions(options: UnwinderOptions): void {
   if (typeof options !== "object" || options === null) throw new InvalidArgumentError("options", String(options), '{ mode: "strict" | "lenient", ... }');
   if (options.mode !== "strict" && options.mode !== "lenient") throw new InvalidArgumentError("options.mode", String(options.mode), "strict | lenient");
@@ -159,17 +159,20 @@ function checkUnwinderOptions(options: UnwinderOptions): void {
     throw new InvalidArgumentError("options.maxDepth", String(depth), "a whole number of frames, 1 or more");
 }
 
-export function checkWalkStart(chunk: ManagedChunk | undefined, name: string): void {
+/** A caller's walk start or chunk, checked, with every address a plain number (the same object when all were). */
+export function checkWalkStart(chunk: ManagedChunk | undefined, name: string): ManagedChunk {
   if (typeof chunk !== "object" || chunk === null) throw new InvalidArgumentError(name, String(chunk), "{ sp, ra, registers? }");
+  let checked = chunk;
   for (const field of ["sp", "ra", "boundaryRa", "stackTop"] as const) {
-    const value = chunk[field];
-    if ((value !== undefined || field === "sp" || field === "ra") && !(Number.isSafeInteger(value) && value! >= 0)) {
-      throw new InvalidArgumentError(`${name}.${field}`, typeof value === "string" ? JSON.stringify(value) : String(value), ADDRESS_TEXT);
-    }
+    const value: unknown = chunk[field];
+    if (value === undefined && field !== "sp" && field !== "ra") continue;
+    const address = addressArgument(value, `${name}.${field}`);
+    if (address !== value) checked = { ...checked, [field]: address };
   }
   if (chunk.registers !== undefined && typeof (chunk.registers as Partial<RegisterContext> | null)?.isKnown !== "function") {
     throw new InvalidArgumentError(`${name}.registers`, String(chunk.registers), "a RegisterContext (RegisterContext.from({ rbx: ... }))");
   }
+  return checked;
 }
 
 const MAX_FUNCTION_BYTES = 1 << 20;

@@ -34,12 +34,13 @@ export interface WalkStackOptions extends UnwinderOptions {
 }
 
 /** Walks a whole stack once and collects every frame and root (for dumps and tests). */
-export function walkStack(snapshot: RegistrySnapshot, memory: Memory, start: WalkStart | readonly ManagedChunk[], options: WalkStackOptions): WalkResult {
+export function walkStack(snapshot: RegistrySnapshot, memory: Memory, given: WalkStart | readonly ManagedChunk[], options: WalkStackOptions): WalkResult {
   checkSnapshotArgument(snapshot);
   if (typeof (memory as Partial<Memory> | null)?.readWord !== "function" || typeof memory.contains !== "function")
     throw new InvalidArgumentError("memory", describeValue(memory), "a Memory (new SimulatedMemory(base, sizeBytes), or an object with its methods)");
-  if (Array.isArray(start)) start.forEach((chunk, i) => checkWalkStart(chunk, `chunks[${i}]`));
-  else checkWalkStart(start as ManagedChunk | undefined, "start");
+  const start = Array.isArray(given)
+    ? given.map((chunk: ManagedChunk, i) => checkWalkStart(chunk, `chunks[${i}]`))
+    : checkWalkStart(given as ManagedChunk | undefined, "start");
   if (options?.crossCheck ?? crossCheckByDefault()) crossCheckScan(snapshot, memory, start, options);
   const u = new Unwinder(snapshot, memory, options);
   const pairs = new RootPairs();

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { runCheckPlugin, runReadingEitherPointers, type IrFinding, type ModuleFacts } from "../toolchain/check-plugin.js";
 import { findLlvmTool } from "../toolchain/llvm-toolchain.js";
 import { activeLlvm, type LlvmSelection } from "../toolchain/llvm-selection.js";
+import type { Architecture } from "../arch/architecture.js";
 import type { CheckFinding, FindingKind } from "./finding-kinds.js";
 
 /**
@@ -15,6 +16,8 @@ import type { CheckFinding, FindingKind } from "./finding-kinds.js";
 export interface IrCheckOptions {
   collects?: readonly string[];
   llvm?: LlvmSelection;
+  /** The machine the IR is checked for (opt -mtriple); default: the IR's own triple. */
+  target?: Architecture;
 }
 
 export function checkIrProgram(files: readonly string[], options: IrCheckOptions = {}): CheckFinding[] {
@@ -32,7 +35,11 @@ export function checkIrProgram(files: readonly string[], options: IrCheckOptions
 }
 
 function findingsOf(irPath: string, label: string, options: IrCheckOptions, llvm: LlvmSelection): CheckFinding[] {
-  const report = runCheckPlugin(irPath, { llvm, ...(options.collects ? { collects: options.collects } : {}) });
+  const report = runCheckPlugin(irPath, {
+    llvm,
+    ...(options.collects ? { collects: options.collects } : {}),
+    ...(options.target ? { target: options.target } : {}),
+  });
   const findings = report.findings.map((f) => fromPlugin(f, label));
   const missingInit = missingGcInit(report.facts, label);
   if (missingInit !== undefined) findings.push(missingInit);

@@ -1,13 +1,15 @@
+import type { Architecture } from "../arch/architecture.js";
+import { parseTargetOption } from "../arch/target-option.js";
 import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
 import { programInputKind } from "../native/program-input.js";
 import type { CheckFinding } from "../check/finding-kinds.js";
 import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from "../check/check-report.js";
 import { COMMAND_USAGE } from "./command-usage.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { parseOptions } from "./options.js";
 
 /**
- * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--json] [--llvm VERSION]`
+ * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--target x86-64|aarch64] [--json] [--llvm VERSION]`
  * (docs/cli.md "rootwalk check"). IR files are one program, checked together; each binary is checked alone.
  * Exit 0 when nothing is found, 1 with findings (and 1 with a one-line error for input it cannot
  * check: unreadable IR, IR already rewritten by rewrite-statepoints-for-gc).
@@ -16,6 +18,8 @@ import { parseOptions } from "./options.js";
 export interface CheckCommandOptions {
   collects: readonly string[];
   json: boolean;
+  /** `--target`: the machine the IR is checked for (opt -mtriple). */
+  target?: Architecture;
 }
 
 export function parseCollects(values: readonly string[]): string[] {
@@ -23,7 +27,7 @@ export function parseCollects(values: readonly string[]): string[] {
 }
 
 /** Checks `programs` (IR together, each binary alone). */
-export async function checkPrograms(programs: readonly string[], collects: readonly string[]): Promise<CheckResult> {
+export async function checkPrograms(programs: readonly string[], collects: readonly string[], target?: Architecture): Promise<CheckResult> {
   if (programs.length === 0)
     throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);
   const kinds = programs.map((program) => {
@@ -40,7 +44,7 @@ export async function checkPrograms(programs: readonly string[], collects: reado
   const checked: string[] = [];
   if (sources.length > 0) {
     const { checkIrProgram } = await import("../check/ir-check.js");
-    findings.push(...checkIrProgram(sources, { collects }));
+    findings.push(...checkIrProgram(sources, { collects, ...(target !== undefined ? { target } : {}) }));
     checked.push(sources.join(" + "));
   }
   if (binaries.length > 0) {
@@ -52,7 +56,7 @@ export async function checkPrograms(programs: readonly string[], collects: reado
 }
 
 export async function checkCommand(programs: readonly string[], options: CheckCommandOptions, io: { stdout: (t: string) => void }): Promise<number> {
-  const result = await checkPrograms(programs, options.collects);
+  const result = await checkPrograms(programs, options.collects, options.target);
   io.stdout(options.json ? formatCheckJson(result) : formatCheckText(result));
   return result.findings.length > 0 ? 1 : 0;
 }
@@ -61,11 +65,17 @@ export async function checkCommand(programs: readonly string[], options: CheckCo
  * What `compile` and `run` do before building: check the IR sources, print each finding as a
  * warning on stderr, and say whether the build may go on (not with findings under --strict-check).
  */
-export async function checkBeforeBuild(sources: readonly string[], strict: boolean, stderr: (t: string) => void, prefix: string): Promise<boolean> {
+export async function checkBeforeBuild(
+  sources: readonly string[],
+  strict: boolean,
+  stderr: (t: string) => void,
+  prefix: string,
+  target?: Architecture,
+): Promise<boolean> {
   if (sources.length === 0) return true;
   let result: CheckResult;
   try {
-    result = await checkPrograms(sources, []);
+    result = await checkPrograms(sources, [], target);
   } catch (error) {
     const { RewrittenIrError } = await import("../toolchain/check-plugin.js");
     if (error instanceof RewrittenIrError) {
@@ -91,5 +101,6 @@ export async function checkCli(args: readonly string[], io: { stdout: (t: string
   for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .bc, .o or .so)");
   const { requestLlvm } = await import("../toolchain/llvm-selection.js");
   requestLlvm(o.value("--llvm"));
-  return checkCommand(o.positional, { collects: parseCollects(o.values("--collects")), json: o.has("--json") }, io);
+  const target = o.has("--target") ? { target: parseTargetOption(o.value("--target")!) } : {};
+  return checkCommand(o.positional, { collects: parseCollects(o.values("--collects")), json: o.has("--json"), ...target }, io);
 }

@@ -6,11 +6,13 @@
 
 /** `rootwalk run` (docs/cli.md "rootwalk run"; src/cli/run-command.ts). */
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--target x86-64|aarch64] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
 
 /** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
 export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--plimmix": 'compile .ll sources as gc "plimmix" gcroot code (default: gc "statepoint-example" through RewriteStatepointsForGC)',
+  "--target x86-64|aarch64":
+    'the machine to build for: only the one rootwalk runs on (run executes natively; AArch64 programs run in the arm64 Node under qemu-user, docs/aarch64.md)',
   "--llc-flag=FLAG": "one more llc flag, after the defaults (repeatable)",
   "--opt-flag=FLAG": "one more opt flag for statepoint code (repeatable)",
   "--stress[=N]": "collect at every N-th gc_safepoint and allocation (N = 1 when omitted; only after '='), evacuating every movable object; implies --poison",
@@ -74,11 +76,13 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
   },
   compile: {
     usage:
-      "rootwalk compile [--statepoint | --plimmix] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o",
+      "rootwalk compile [--statepoint | --plimmix] [--target x86-64|aarch64] [--llc-flag FLAG]... [--opt-flag FLAG]... [--llvm VERSION] [--no-check | --strict-check] FILE.ll -o OUT.o",
     summary: "compile a program for rootwalk (llc -O2, default options); rootwalk check runs first and its findings are warnings",
     options: {
       "--statepoint": 'gc "statepoint-example" code: opt -passes=rewrite-statepoints-for-gc first (without it such code gets no stack maps: a warning)',
       "--plimmix": 'gc "plimmix" gcroot code: llc with rootwalk\'s plugin (built on first use)',
+      "--target x86-64|aarch64":
+        "the machine to compile for: llc and opt get -mtriple=x86_64-linux-gnu or aarch64-linux-gnu (default: llc's default target; --plimmix: x86-64 only)",
       "--llc-flag FLAG": "one more llc flag, after the defaults (repeatable)",
       "--opt-flag FLAG": "one more opt flag for --statepoint (repeatable)",
       "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
@@ -88,11 +92,12 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     },
   },
   check: {
-    usage: "rootwalk check PROGRAM.ll|.bc...|PROGRAM.o|.so [--collects NAME,...]... [--json] [--llvm VERSION]",
+    usage: "rootwalk check PROGRAM.ll|.bc...|PROGRAM.o|.so [--collects NAME,...]... [--target x86-64|aarch64] [--json] [--llvm VERSION]",
     summary:
       "find GC-safety mistakes before the program runs: a function without a GC strategy holding a GC pointer, an integer made from one, a stale gcroot copy, an interior pointer argument, a GC pointer in a stack slot (each across a call that can collect), no gc_init; a .o/.so: calls that can collect without a safepoint record. Exit 0 clean, 1 findings",
     options: {
       "--collects NAME,...": "more functions that can collect (external functions the check cannot see into; repeatable)",
+      "--target x86-64|aarch64": "the machine the IR is checked for (opt -mtriple; default: the IR's own triple), as compile --target builds it",
       "--json": "print {programs, findings: [...], counts} as one JSON object",
       "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
     },

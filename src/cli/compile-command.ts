@@ -1,6 +1,8 @@
+import { parseTargetOption } from "../arch/target-option.js";
+import { X86_64 } from "../arch/x86-64.js";
 import { InvalidArgumentError } from "../errors.js";
 import { COMMAND_USAGE } from "./command-usage.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { parseOptions } from "./options.js";
 import { checkOutputPath } from "./output-path.js";
 import type { CliIo } from "./process-io.js";
@@ -24,10 +26,14 @@ export async function compileCli(args: readonly string[], io: CliIo): Promise<nu
   requestLlvm(o.value("--llvm"));
   activeLlvm(); // a bad --llvm is the one line, before any warning about the source
   const mode = o.has("--statepoint") ? "statepoint" : o.has("--plimmix") ? "plimmix" : "plain";
+  const target = o.has("--target") ? parseTargetOption(o.value("--target")!) : undefined;
+  if (target !== undefined && mode === "plimmix" && target !== X86_64)
+    throw new InvalidArgumentError("--target", o.value("--target")!, `${X86_64.name} with --plimmix (the plimmix plugin and _GC_MAP_ are x86-64 only)`);
   const { checkBeforeBuild } = await import("./check-command.js");
-  if (!o.has("--no-check") && !(await checkBeforeBuild(o.positional, o.has("--strict-check"), io.stderr, "rootwalk compile"))) return 1;
+  if (!o.has("--no-check") && !(await checkBeforeBuild(o.positional, o.has("--strict-check"), io.stderr, "rootwalk compile", target))) return 1;
   await compileProgramTo(o.positional[0]!, output, {
     mode,
+    ...(target !== undefined ? { target } : {}),
     llcFlags: o.values("--llc-flag"),
     optFlags: o.values("--opt-flag"),
     onWarning: (line) => io.stderr(`rootwalk: ${line}\n`),

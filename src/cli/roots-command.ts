@@ -1,16 +1,16 @@
 import { statSync } from "node:fs";
 import { CoreFile, type CoreThread } from "../elf/core-file.js";
-import { checkProgramMachine, coreMappingsFromMemory, mappingsUnderSysroot, readMappedFile } from "../elf/core-mappings.js";
+import { type CoreLibraries, checkProgramMachine, coreLibraries, mappingsUnderSysroot, readMappedFile } from "../elf/core-mappings.js";
 import { type ElfIdentity, readElfIdentity } from "../elf/elf-identity.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
 import type { Memory } from "../memory/memory.js";
 import { type RegistrySnapshot, SafepointRegistry } from "../safepoints/registry.js";
 import { ModuleMap, type Mapping } from "../unwind/module-map.js";
-import { type FrameReport, type WalkEnd, type WalkReport, visitFrames } from "../../walker/frame-report.js";
+import { type FrameReport, type WalkEnd, type WalkReport, frameReportJson, visitFrames } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { Unwinder } from "../../walker/unwinder.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -55,6 +55,8 @@ interface OpenedCore {
   core: CoreFile;
   snapshot: RegistrySnapshot;
   modules: ModuleMap;
+  /** What a walk that ends in unmapped code adds: the libraries not found, and how to give them. */
+  unmappedHint: string | undefined;
 }
 
 /** The N of `--max-depth N`: frames walked per thread at most. */
@@ -81,13 +83,11 @@ function openCore(corePath: string, executable: string | undefined, sysroot: str
  * auxiliary vector, and the libraries come from the dynamic linker's list in the core's memory,
  * looked for under SYSROOT first (src/elf/core-mappings.ts).
  */
-function registerModules(core: CoreFile, executable: string | undefined, sysroot: string | undefined): { snapshot: RegistrySnapshot; modules: ModuleMap } {
+function registerModules(core: CoreFile, executable: string | undefined, sysroot: string | undefined): Omit<OpenedCore, "core"> {
   if (core.files.length === 0 && executable === undefined)
     throw new InvalidArgumentError("core", "no NT_FILE note (a qemu-user core names no mapped files)", "EXECUTABLE, the program the core was written by");
-  const files: Mapping[] =
-    core.files.length === 0
-      ? coreMappingsFromMemory(core, executable!, { ...(sysroot !== undefined ? { sysroot } : {}) })
-      : kernelCoreMappings(core, executable, sysroot);
+  const libraries = core.files.length === 0 ? coreLibraries(core, executable!, { ...(sysroot !== undefined ? { sysroot } : {}) }) : undefined;
+  const files: Mapping[] = libraries?.mappings ?? kernelCoreMappings(core, executable, sysroot);
   // The vDSO (clock_gettime, gettimeofday, the signal return on some kernels) has no file: its
   // image and CFI come from the core's memory.
   const vdso = core.vdsoImage();
@@ -116,7 +116,19 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
     const elf = m.elf(); // the file's one whole read, kept by the module for its CFI
     if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, elf.bytes, { path: m.path, loadBias: m.loadBias });
   }
-  return { snapshot: registry.snapshot(), modules };
+  return { snapshot: registry.snapshot(), modules, unmappedHint: libraries === undefined ? undefined : missingLibrariesHint(libraries) };
+}
+
+/**
+ * A qemu-user core names no mapped files: libraries of the dynamic linker's list that were found
+ * nowhere leave their code unmapped, and a walk ends in it. Says which, and the option that
+ * finds them (the interpreter's sysroot is tried first: src/elf/core-mappings.ts).
+ */
+function missingLibrariesHint(libraries: CoreLibraries): string | undefined {
+  const { missing, sysroot } = libraries;
+  if (missing.length === 0) return undefined;
+  const where = sysroot === undefined ? "" : ` under ${sysroot}`;
+  return `a qemu-user core names no mapped files, and ${missing.length} of the program's libraries (${missing[0]}${missing.length > 1 ? ", ..." : ""}) were not found${where}: give the folder they are under with --sysroot DIR (qemu-aarch64's -L)`;
 }
 
 /**
@@ -180,7 +192,9 @@ function walkThread(opened: OpenedCore, t: CoreThread, maxDepth: number, visit: 
   const memory = opened.core.memory;
   const u = new Unwinder(opened.snapshot, memory, { mode: "lenient", modules: opened.modules, maxDepth, architecture });
   const { sp, pc } = architecture.coreRegisters;
-  return visitFrames(u, memory, { sp: Number(r[sp]!), ra: Number(r[pc]!), registers, pcIsExact: true }, visit);
+  const end = visitFrames(u, memory, { sp: Number(r[sp]!), ra: Number(r[pc]!), registers, pcIsExact: true }, visit);
+  if (opened.unmappedHint === undefined || u.stopReason !== "no-unwind-info" || opened.modules.moduleAt(u.stoppedAt) !== undefined) return end;
+  return { ...end, stopDetail: `${end.stopDetail}; ${opened.unmappedHint}` };
 }
 
 /** Every thread of a core, walked and kept whole (tests and the library; the command streams). */
@@ -301,18 +315,7 @@ const JSON_FORMAT: RootsFormat = {
   begin: '{"threads":[',
   frame(tid, thread, f) {
     const head = f.index === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : ",";
-    return (
-      head +
-      JSON.stringify({
-        kind: f.kind,
-        pc: hex(f.pc),
-        sp: hex(f.sp),
-        cfa: f.cfa === null ? null : hex(f.cfa),
-        function: f.function ?? null,
-        registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : hex(v)])),
-        roots: f.roots.map((r) => (r.register !== undefined ? { register: r.register, value: hex(r.value) } : { slot: hex(r.slot), value: hex(r.value) })),
-      })
-    );
+    return head + JSON.stringify(frameReportJson(f));
   },
   threadEnd(tid, thread, frames, _roots, end) {
     const head = frames === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : "";

@@ -1,10 +1,12 @@
+import { hostArchitecture } from "../arch/host-architecture.js";
+import { parseTargetOption } from "../arch/target-option.js";
 import { resolve } from "node:path";
 import { reportInterruptsWhile } from "./interrupt.js";
 import { parseDurationMs } from "./parse-duration.js";
 import { parseSize } from "./parse-size.js";
 import { parseStressEvery } from "./parse-stress.js";
 import { parseOptions } from "./options.js";
-import { refuseSpecialFile } from "./input-file.js";
+import { refuseSpecialFile } from "../loader/input-file.js";
 import { RUN_OPTIONS, RUN_USAGE } from "./command-usage.js";
 import { InvalidArgumentError } from "../errors.js";
 import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";
@@ -75,12 +77,29 @@ function parseThreadCount(text: string): number {
   return n;
 }
 
+/**
+ * `run --target`: the program runs in this process, natively, so it is built for the machine
+ * rootwalk runs on (src/arch/host-architecture.ts) and `--target` can only name that one; an
+ * AArch64 program runs in the arm64 Node (on x86-64, under qemu-user: docs/aarch64.md "`rootwalk run` on AArch64").
+ */
+function checkRunTarget(text: string): void {
+  const target = parseTargetOption(text);
+  const host = hostArchitecture();
+  if (target === host) return;
+  throw new InvalidArgumentError(
+    "--target",
+    text,
+    `${host.name}, the machine rootwalk runs on (run executes the program natively; to run ${target.name} code, run rootwalk in ${target.nodeArch} Node, under qemu-user on another machine: docs/aarch64.md)`,
+  );
+}
+
 /** Reads `rootwalk run`'s arguments by its option table (src/cli/options.ts), then checks each value. */
 export function parseRunArguments(args: readonly string[]): RunArguments {
   const o = parseOptions(RUN_OPTIONS, args);
   const walk = o.value("--walk") ?? "chunks";
   if (walk !== "chunks" && walk !== "unwind") throw new InvalidArgumentError("--walk", walk, "chunks | unwind");
   for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .o or .so)");
+  if (o.has("--target")) checkRunTarget(o.value("--target")!);
   const out: RunArguments = {
     programs: o.positional,
     plimmix: o.has("--plimmix"),
@@ -210,6 +229,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const stopReportingInterrupts = reportInterruptsWhile("rootwalk run", io.stderr);
     const r = await runNativeProgram({
       program: library,
+      programFiles: parsed.programs,
       runtime,
       heapBytes: parsed.heapBytes,
       stressEvery: parsed.stressEvery,

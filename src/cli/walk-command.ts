@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
-import { InvalidArgumentError, MalformedInputError, RootwalkError, hex, withContext } from "../errors.js";
-import { loadStackSnapshot, type StackSnapshotJson, type WalkMethod } from "../../walker/stack-snapshot.js";
+import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
+import type { WalkMethod } from "../../walker/stack-snapshot.js";
+import { loadStackSnapshotFile } from "../../walker/stack-snapshot-file.js";
 import { walkStack } from "../../walker/walk-stack.js";
 import { describeSlot } from "../../walker/slot.js";
 import { X86_64 } from "../arch/x86-64.js";
-import { refuseSpecialFile } from "./input-file.js";
 import { COMMAND_USAGE } from "./command-usage.js";
 import { parseOptions } from "./options.js";
 import type { CliIo } from "./process-io.js";
@@ -16,16 +15,8 @@ export const WALK_METHODS: readonly WalkMethod[] = ["segments", "find-ranges", "
  * shared/fixtures/split-stack) leniently, as a dump tool does, and prints every frame and root.
  */
 export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean): string {
-  let parsed: StackSnapshotJson;
-  refuseSpecialFile(path, "a readable file");
+  const loaded = loadStackSnapshotFile(path);
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8")) as StackSnapshotJson;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code) throw new InvalidArgumentError(path, (e as NodeJS.ErrnoException).code!, "a readable file");
-    throw new MalformedInputError(`${path}: JSON`, 0, (e as Error).message, "a stack snapshot in JSON");
-  }
-  try {
-    const loaded = loadStackSnapshot(parsed);
     const split = loaded.splitStacks(method);
     const snapshot = loaded.registry.snapshot();
     const result = walkStack(snapshot, loaded.memory, loaded.start, { mode: "lenient", ...(split ? { splitStacks: split } : {}) });

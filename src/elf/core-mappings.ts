@@ -4,7 +4,7 @@ import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { InvalidArgumentError, RootwalkError } from "../errors.js";
 import type { CoreFile, CoreMappedFile } from "./core-file.js";
-import { PT_DYNAMIC, PT_LOAD } from "./elf-constants.js";
+import { PT_DYNAMIC, PT_INTERP, PT_LOAD } from "./elf-constants.js";
 import { ElfFile } from "./elf-file.js";
 
 /*
@@ -42,9 +42,43 @@ const MAX_LINK_MAP_ENTRIES = 4096;
 const MAX_NAME_BYTES = 4096;
 
 export interface CoreMappingOptions {
-  /** Where library paths are looked for first (qemu-user's -L directory). */
+  /**
+   * Where library paths are looked for first (qemu-user's -L directory). Without one, the
+   * sysroot that holds the program's interpreter is used when there is one (interpreterSysroot).
+   */
   sysroot?: string;
   readFile?: (path: string) => Uint8Array;
+}
+
+/** The mappings of a core without NT_FILE, where its libraries were looked for, and which were found nowhere. */
+export interface CoreLibraries {
+  mappings: CoreMappedFile[];
+  /** The sysroot used: the one given, the interpreter's, or undefined (paths read as they are). */
+  sysroot: string | undefined;
+  /** Libraries of the dynamic linker's list that were found nowhere (their frames end a walk). */
+  missing: string[];
+}
+
+/** The conventional sysroot of a machine's cross libraries (Debian's, and qemu-user's -L): /usr/aarch64-linux-gnu. */
+function crossSysroot(core: CoreFile): string {
+  return `/usr/${core.architecture.linuxTriple}`;
+}
+
+/**
+ * The sysroot a qemu-user program ran with, found from its interpreter (PT_INTERP, e.g.
+ * /lib/ld-linux-aarch64.so.1): undefined when the interpreter at its own path is of the core's
+ * machine (a native core), else the cross sysroot when it holds that interpreter (of the core's
+ * machine), else undefined (none installed: the libraries stay unfound and the walk says so).
+ */
+export function interpreterSysroot(core: CoreFile, program: ElfFile, readFile: (path: string) => Uint8Array = readMappedFile): string | undefined {
+  const interp = program.programHeaders.find((p) => p.type === PT_INTERP);
+  if (interp === undefined) return undefined; // statically linked: no libraries
+  const bytes = program.bytes.subarray(interp.offset, interp.offset + interp.fileSize);
+  const end = bytes.indexOf(0);
+  const path = new TextDecoder().decode(end < 0 ? bytes : bytes.subarray(0, end));
+  if (!path.startsWith("/") || libraryFile(path, core, undefined, readFile) !== undefined) return undefined;
+  const sysroot = crossSysroot(core);
+  return libraryFile(join(sysroot, path), core, undefined, readFile) === undefined ? undefined : sysroot;
 }
 
 /**
@@ -57,11 +91,12 @@ export function readMappedFile(path: string): Uint8Array {
   return readFileSync(path);
 }
 
-/** The program's and its libraries' mappings in a core without NT_FILE (see above). */
-export function coreMappingsFromMemory(core: CoreFile, executable: string, options: CoreMappingOptions = {}): CoreMappedFile[] {
+/** The program's and its libraries' mappings in a core without NT_FILE (see above), with the sysroot used and the libraries found nowhere. */
+export function coreLibraries(core: CoreFile, executable: string, options: CoreMappingOptions = {}): CoreLibraries {
   const readFile = options.readFile ?? readMappedFile;
   const program = ElfFile.parse(readFile(executable));
   checkProgramMachine(core, executable, program.machine);
+  const sysroot = options.sysroot ?? interpreterSysroot(core, program, readFile);
   const entry = core.auxv.get(AT_ENTRY);
   if (entry === undefined)
     throw new InvalidArgumentError(
@@ -70,12 +105,14 @@ export function coreMappingsFromMemory(core: CoreFile, executable: string, optio
       "the auxiliary vector that places the program (a core without NT_FILE has nothing else)",
     );
   const programBias = entry - program.entry;
-  const out = segmentMappings(program, programBias, executable);
+  const mappings = segmentMappings(program, programBias, executable);
+  const missing: string[] = [];
   for (const library of linkMapEntries(core, program, programBias)) {
-    const found = libraryFile(library.name, core, options.sysroot, readFile);
-    if (found !== undefined) out.push(...segmentMappings(found.elf, library.bias, found.path));
+    const found = libraryFile(library.name, core, sysroot, readFile);
+    if (found !== undefined) mappings.push(...segmentMappings(found.elf, library.bias, found.path));
+    else missing.push(library.name);
   }
-  return out;
+  return { mappings, sysroot, missing };
 }
 
 /** Refuses EXECUTABLE unless it is a program for the core's machine (e_machine `machine`). */

@@ -57,6 +57,7 @@ export const SHF_INFO_LINK = 0x40;
 export const PT_NULL = 0;
 export const PT_LOAD = 1;
 export const PT_DYNAMIC = 2;
+export const PT_INTERP = 3;
 export const PT_NOTE = 4;
 
 // p_flags

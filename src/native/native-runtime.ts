@@ -45,6 +45,8 @@ export type { NativeRunResult } from "./run-result.js";
 export interface NativeRunOptions {
   /** The linked program (prog-*.so) and the runtime it depends on (librwruntime-*.so). */
   program: string;
+  /** The user's files the program was built from (`run`'s arguments): what messages about the program name. */
+  programFiles?: readonly string[];
   runtime: string;
   heapBytes: number;
   /** Collect at every Nth gc_safepoint and every Nth gc_alloc (0: off), evacuating everything. */
@@ -145,6 +147,11 @@ function loadProgram(path: string): void {
   }
 }
 
+/** The program as its user knows it: the files it was built from, else the linked library. */
+function programName(options: NativeRunOptions): string {
+  return options.programFiles !== undefined && options.programFiles.length > 0 ? options.programFiles.join(", ") : options.program;
+}
+
 /** With --no-gc, a collection is an error: the heap is full. */
 const NO_GC_SCANNER: RootScanner = {
   scanRoots() {
@@ -174,7 +181,7 @@ async function runMain(
     await new Promise<void>((resolvePromise, reject) => {
       (runtime.rwRunMain as unknown as { async: (...args: unknown[]) => void }).async(options.program, (err: unknown, status: unknown) => {
         if (err) reject(err);
-        else if (status !== 0) reject(new RootwalkError("GC", `${options.program}: no function rw_main (the program must define i64 @rw_main())`));
+        else if (status !== 0) reject(new RootwalkError("GC", `${programName(options)}: no function rw_main (the program must define i64 @rw_main())`));
         else resolvePromise();
       });
     });

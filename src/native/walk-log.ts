@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { type WalkReport, reportWalk } from "../../walker/frame-report.js";
+import { type FrameReportJson, type WalkReport, frameReportJson, reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import type { RootScanEvent, RootScanObserver } from "../../walker/stack-root-scanner.js";
 import { Unwinder } from "../../walker/unwinder.js";
@@ -50,12 +50,13 @@ export class WalkLog implements RootScanObserver {
   scanned(scan: RootScanEvent): void {
     if (scan.reason !== "collection") return;
     const threads = this.stopped.threads().map((s) => ({ thread: s.index, ...this.walksOf(s) }));
+    // Addresses and registers as hex strings (frameReportJson): 64-bit values, exact.
     this.collections++;
     appendFileSync(this.path, `${JSON.stringify({ collection: this.collections, threads })}\n`);
     this.rwWalkLogged(this.collections);
   }
 
-  private walksOf(s: StoppedThread): WalkReport & { scan: WalkReport } {
+  private walksOf(s: StoppedThread): LoggedWalk & { scan: LoggedWalk } {
     const snapshot = this.registry.snapshot();
     const modules = this.modules.modules;
     const chunk = s.stack.chunks[0]!;
@@ -69,6 +70,13 @@ export class WalkLog implements RootScanObserver {
       registers,
     });
     const scan = reportWalk(new Unwinder(snapshot, s.stack.memory, { mode: "strict", modules }), s.stack.memory, s.stack.chunks);
-    return { ...whole, scan };
+    return { ...loggedWalk(whole), scan: loggedWalk(scan) };
   }
+}
+
+/** One walk as the log writes it: its frames as JSON (hex strings), then how it ended. */
+type LoggedWalk = Omit<WalkReport, "frames"> & { frames: FrameReportJson[] };
+
+function loggedWalk(w: WalkReport): LoggedWalk {
+  return { ...w, frames: w.frames.map(frameReportJson) };
 }

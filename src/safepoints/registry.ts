@@ -136,6 +136,13 @@ export class RegistrySnapshot {
   }
 }
 
+/**
+ * Two modules at the same addresses: each .o starts at 0 until it is placed, so two objects
+ * collide unless each is registered at the address it is loaded at.
+ */
+const TWO_MODULES_ADVICE =
+  "to register both, give each the address it is loaded at: { loadBias } (registerObjectFile(registry, bytes, { path, loadBias }); an unlinked .o starts at 0)";
+
 export class SafepointRegistry {
   private current = RegistrySnapshot.EMPTY;
   private nextHandle = 1;
@@ -198,7 +205,7 @@ export class SafepointRegistry {
         );
       }
       const other = this.current.moduleBySlot[otherSlot]!;
-      throw new DuplicateSafepointError(ra, `module "${other.name}"`, `module "${map.name}"`);
+      throw new DuplicateSafepointError(ra, `module "${other.name}"`, `module "${map.name}"`, TWO_MODULES_ADVICE);
     }
     this.current = new RegistrySnapshot(this.current.modules.set(handle, module), table, [...this.current.moduleBySlot, module]);
     return handle;

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "../errors.js";
+import { addressArgument } from "../bytes/address-argument.js";
 import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { FLAG_FRAME_POINTER_CFA, locationDwarfReg, locationKind } from "./frame-descriptors.js";
 import { type RegisteredModule, type RegistrySnapshot, checkSnapshotArgument } from "./registry.js";
@@ -72,19 +72,15 @@ function describe(module: RegisteredModule, i: number): SafepointInfo {
 }
 
 /**
- * The safepoint at `returnAddress` (absolute), or undefined when none is registered there. An
- * address that is no whole number in [0, 2^53) is an InvalidArgumentError: "none there" would
- * be a wrong answer for a caller's fraction or string (a bigint: convert it with Number first).
+ * The safepoint at `returnAddress` (absolute), or undefined when none is registered there. The
+ * address is a whole number in [0, 2^53) or a bigint in that range (taken exactly); anything else
+ * is an InvalidArgumentError: "none there" would be a wrong answer for a caller's fraction or
+ * string, and a bigint at or above 2^53 is named as the bigint it is.
  */
-export function safepointAt(snapshot: RegistrySnapshot, returnAddress: number): SafepointInfo | undefined {
+export function safepointAt(snapshot: RegistrySnapshot, returnAddress: number | bigint): SafepointInfo | undefined {
   checkSnapshotArgument(snapshot);
-  if (!(Number.isSafeInteger(returnAddress) && returnAddress >= 0))
-    throw new InvalidArgumentError(
-      "returnAddress",
-      typeof returnAddress === "string" ? JSON.stringify(returnAddress) : String(returnAddress),
-      "an address: a whole number in [0, 2^53)",
-    );
-  const found = snapshot.lookup(returnAddress);
+  const address = addressArgument(returnAddress, "returnAddress");
+  const found = snapshot.lookup(address);
   return found === undefined ? undefined : describe(found.module, found.index);
 }
 

@@ -1,3 +1,4 @@
+import type { Architecture } from "../arch/architecture.js";
 import { join } from "node:path";
 import { InvalidArgumentError, ToolError } from "../errors.js";
 import { findLlvmTool, runTool } from "./llvm-toolchain.js";
@@ -54,6 +55,8 @@ export interface RunCheckPluginOptions {
   /** Functions the user says can collect, besides the runtime's (`--collects`). */
   collects?: readonly string[];
   llvm?: LlvmSelection;
+  /** The machine the IR is read for: opt's `-mtriple` (`--target`); default the IR's own. */
+  target?: Architecture;
 }
 
 /** Characters a name cannot hold: they end a pass parameter or the pipeline text. */
@@ -75,7 +78,12 @@ export function runCheckPlugin(irPath: string, options: RunCheckPluginOptions = 
   const pass = collects.length === 0 ? PASS_NAME : `${PASS_NAME}<${collects.join(";")}>`;
   let stdout: string;
   try {
-    stdout = runReadingEitherPointers(findLlvmTool("opt", llvm), [`-load-pass-plugin=${plugin}`, `-passes=${pass}`, "-disable-output", irPath], llvm);
+    const triple = options.target === undefined ? [] : [`-mtriple=${options.target.linuxTriple}`];
+    stdout = runReadingEitherPointers(
+      findLlvmTool("opt", llvm),
+      [...triple, `-load-pass-plugin=${plugin}`, `-passes=${pass}`, "-disable-output", irPath],
+      llvm,
+    );
   } catch (error) {
     throw unreadableIr(error, irPath);
   }

@@ -44,7 +44,7 @@ describe("COMMAND --help lists every option with its meaning", () => {
       const args =
         key.includes(" ") || (key.includes("=") && !key.includes("["))
           ? [
-              `${name}=${key.includes("SECONDS") ? "1" : key.includes("SIZE") ? "4M" : key.includes("chunks") ? "chunks" : key.includes("VERSION") ? "19" : key.endsWith(" N") ? "4" : "x"}`,
+              `${name}=${key.includes("SECONDS") ? "1" : key.includes("SIZE") ? "4M" : key.includes("chunks") ? "chunks" : key.includes("aarch64") ? (process.arch === "arm64" ? "aarch64" : "x86-64") : key.includes("VERSION") ? "19" : key.endsWith(" N") ? "4" : "x"}`,
             ]
           : [name];
       expect(() => parseRunArguments(["p.ll", ...args]), key).not.toThrow();

@@ -85,6 +85,15 @@ describe("mistakes a person makes end in one line and a documented exit code", (
     }
   });
 
+  it("a snapshot file missing one of memory, functions and callsites names that one", async () => {
+    const whole = { memory: [], functions: [], callsites: [], entryRaSlot: "0x7000" };
+    for (const missing of ["memory", "functions", "callsites"] as const) {
+      const path = join(scratch, `no-${missing}.json`);
+      writeFileSync(path, JSON.stringify({ ...whole, [missing]: undefined }));
+      expectOneLine(await run("walk", path), 1, new RegExp(`: snapshot: found no ${missing}, expected a ${missing} array \\(the stack snapshot format`));
+    }
+  });
+
   it("a bad -o or --svg path is refused before compiling or running", async () => {
     expectOneLine(
       await run("sim", "--svg", "/nonexistent-folder/heap.svg"),
@@ -182,6 +191,19 @@ describe("compiler diagnostics come first, binary input is never echoed", () => 
     }
     expect((await run("compile", "/bin/ls", "-o", join(scratch, "ls.o"))).stderr).toMatch(/source: found \/bin\/ls, expected LLVM IR .*; this is an ELF file/);
   });
+
+  it("a program with no rw_main (an empty .ll) names the user's file, not the cached library", () => {
+    buildRunEntry();
+    const empty = join(scratch, "empty.ll");
+    writeFileSync(empty, "");
+    const r = spawnSync(process.execPath, [CLI, "run", empty], { encoding: "utf8", timeout: 120_000 });
+    expectOneLine(
+      { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr.replace(/^rootwalk: building .*\n/gm, "") },
+      1,
+      new RegExp(`^rootwalk run: ${empty}: no function rw_main \\(the program must define i64 @rw_main\\(\\)\\)$`),
+    );
+    expect(r.stderr).not.toMatch(/prog-[0-9a-f]+\.so/);
+  }, 120_000);
 
   it("an object that cannot be copied to -o names the user's path, not the cached object", async () => {
     // checkOutputPath passes /proc for root (access() says writable), and creating a file there

@@ -1,4 +1,6 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   DuplicateSafepointError,
@@ -7,6 +9,7 @@ import {
   loadObjectStackMaps,
   registerObjectFile,
   registerStackMapBytes,
+  compileProgram,
 } from "../../src/index.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
 
@@ -50,5 +53,30 @@ describe("registering maps through the public API", () => {
     // Overlapping a registered module is an error naming both modules.
     expect(() => registerObjectFile(registry, bytes, { path: library })).toThrow(DuplicateSafepointError);
     expect(() => registerObjectFile(registry, bytes, { path: library })).toThrow(/gc_init@0x1000/);
+  });
+});
+
+/*
+ * Two objects of one program, each compiled alone: both start at address 0, so their return
+ * addresses collide (here: the same code under other names). The error must say how to register
+ * both (a loadBias each), and doing what it says must work.
+ */
+describe("two .o files whose return addresses collide", () => {
+  it("the error names both and says to give each its load address ({ loadBias }); with one, both register", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "rootwalk-collide-"));
+    const source = readFileSync(join(import.meta.dirname, "..", "ll", "call-chain.ll"), "utf8");
+    const renamed = join(scratch, "call-chain-b.ll");
+    writeFileSync(renamed, source.replaceAll("chain_f", "other_f"));
+    const a = readFileSync(compileCorpusEntry(corpusEntry("call-chain")));
+    const b = readFileSync(await compileProgram(renamed, { mode: "statepoint" }));
+    const registry = new SafepointRegistry();
+    registerObjectFile(registry, a, { path: "a.o" });
+    const register = () => registerObjectFile(registry, b, { path: "b.o" });
+    expect(register).toThrow(DuplicateSafepointError);
+    expect(register).toThrow(
+      /: found in module "b\.o", expected it only once \(already registered by module "a\.o"\); to register both, give each the address it is loaded at: \{ loadBias \}/,
+    );
+    registerObjectFile(registry, b, { path: "b.o", loadBias: 0x10_0000 });
+    expect(registry.snapshot().modules.size).toBe(2);
   });
 });

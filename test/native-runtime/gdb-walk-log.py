@@ -27,7 +27,10 @@ while len(stops) < hits and inferior.pid != 0:
     for t in log["threads"]:
         for fr in t["frames"] + t["scan"]["frames"]:
             for r in fr["roots"]:
-                slots[str(r["slot"])] = int.from_bytes(bytes(inferior.read_memory(r["slot"], 8)), "little")
+                if "slot" not in r:
+                    continue  # a root in a register of the starting context: no memory to read
+                slot = int(r["slot"], 16)  # the log writes addresses as hex strings
+                slots[str(slot)] = int.from_bytes(bytes(inferior.read_memory(slot, 8)), "little")
     stops.append({"collection": log["collection"], "threads": thread_frames(), "slots": slots})
     if len(stops) < hits:
         gdb.execute("continue", to_string=True)

@@ -54,7 +54,8 @@ process.exit(0);
 
 interface LoggedThread {
   thread: number;
-  frames: { sp: number }[];
+  /** The walk log writes addresses as hex strings. */
+  frames: { sp: string }[];
 }
 
 describe("native thread stacks in the scan memory", () => {
@@ -87,8 +88,8 @@ describe("native thread stacks in the scan memory", () => {
     for (const line of stops) {
       for (const t of (JSON.parse(line) as { threads: LoggedThread[] }).threads) {
         for (const f of t.frames) {
-          const region = regionOf(f.sp);
-          expect(region, `thread #${t.thread} SP 0x${f.sp.toString(16)} (scan memory at 0x${child.base.toString(16)})`).toBeGreaterThanOrEqual(0);
+          const region = regionOf(Number(f.sp));
+          expect(region, `thread #${t.thread} SP ${f.sp} (scan memory at 0x${child.base.toString(16)})`).toBeGreaterThanOrEqual(0);
           expect(region === 0, `thread #${t.thread} on region ${region}`).toBe(t.thread === 0);
           regionsSeen.add(region);
         }

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WalkReport } from "../../walker/frame-report.js";
-import { compareThreadWithGdb, type GdbThread } from "../support/gdb-compare.js";
+import { compareThreadWithGdb, readLoggedWalk, type GdbThread, type LoggedWalkJson } from "../support/gdb-compare.js";
 import { ENTRY, buildRunEntry, programArguments } from "../support/native-run.js";
 import { NATIVE_PROGRAMS } from "../native-programs/programs.js";
 
@@ -64,7 +64,11 @@ function stopsOf(name: string, walk: "unwind" | "chunks", flags: string[], hits:
   const logged = readFileSync(log, "utf8")
     .trim()
     .split("\n")
-    .map((line) => JSON.parse(line) as LoggedStop);
+    .map((line) => {
+      const stop = JSON.parse(line) as { collection: number; threads: (LoggedWalkJson & { thread: number; scan: LoggedWalkJson })[] };
+      const threads = stop.threads.map((t) => ({ ...readLoggedWalk(t), thread: t.thread, scan: readLoggedWalk(t.scan) }));
+      return { collection: stop.collection, threads } satisfies LoggedStop;
+    });
   const gdb = (JSON.parse(readFileSync(out, "utf8")) as { stops: GdbStop[] }).stops.map((s) => ({
     ...s,
     threads: s.threads.map((t) => ({ ...t, frames: t.frames.filter((f) => f.type !== "inline" && f.type !== "tailcall") })),

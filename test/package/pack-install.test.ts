@@ -1,5 +1,6 @@
 // The package as a user gets it: `npm pack`, installed from the tarball into an empty folder, then
-// the public API imported from plain ESM, a .mts consumer type-checked, and the `rootwalk` bin run.
+// the public API imported from plain ESM, a .mts consumer type-checked, and the `rootwalk` bin run;
+// and installed into a default `npm init -y` project (CommonJS), used through require.
 // Nothing may be written inside the installed package: its caches go to ROOTWALK_CACHE_DIR.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -14,6 +15,8 @@ const work = mkdtempSync(join(tmpdir(), "rootwalk-pack-"));
 const app = join(work, "app");
 const userCache = join(work, "user-cache");
 const installed = join(app, "node_modules", "rootwalk");
+const commonJsApp = join(work, "cjs-app");
+let tarballPath = "";
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
 function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -25,7 +28,8 @@ beforeAll(() => {
   const tarball = sh(npm, ["pack", "--silent", "--pack-destination", work], ROOT).trim().split("\n").at(-1)!;
   execFileSync("mkdir", ["-p", app]);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", type: "module", private: true }));
-  sh(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", join(work, tarball)], app);
+  tarballPath = join(work, tarball);
+  sh(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", tarballPath], app);
 }, 300_000);
 
 describe("the packed and installed package", () => {
@@ -185,5 +189,50 @@ export { registry, described, walked };`,
     expect(existsSync(out)).toBe(true);
     expect(readdirSync(join(userCache, "objects")).length).toBeGreaterThan(0);
     expect(existsSync(join(installed, ".cache"))).toBe(false);
+  });
+});
+
+/*
+ * A default `npm init -y` project is CommonJS: a .ts compiled there turns `import ... from
+ * "rootwalk"` into require("rootwalk"). The package exported only an "import" condition, so that
+ * compiled and then failed at run time (ERR_PACKAGE_PATH_NOT_EXPORTED, no hint). Node 20.19+
+ * loads an ES module by require (the package has no top-level await): it must work, under both
+ * TypeScript resolutions a CommonJS project uses (nodenext, and the classic commonjs/node10).
+ */
+describe("the installed package from CommonJS (a default npm init -y project)", () => {
+  beforeAll(() => {
+    execFileSync("mkdir", ["-p", commonJsApp]);
+    sh(npm, ["init", "-y"], commonJsApp);
+    sh(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", tarballPath], commonJsApp);
+  }, 300_000);
+
+  const USE_TS = `import { SafepointRegistry, listSafepoints, walkStack } from "rootwalk";
+console.log([typeof SafepointRegistry, typeof walkStack, listSafepoints(new SafepointRegistry().snapshot()).length].join(","));
+`;
+
+  it('is a CommonJS project, and require("rootwalk") gives the public API', () => {
+    expect((JSON.parse(readFileSync(join(commonJsApp, "package.json"), "utf8")) as { type?: string }).type ?? "commonjs").toBe("commonjs");
+    writeFileSync(
+      join(commonJsApp, "use.cjs"),
+      `const { SafepointRegistry, ImmixCollector } = require("rootwalk");\nconsole.log(typeof SafepointRegistry, typeof ImmixCollector);\n`,
+    );
+    const r = spawnSync(process.execPath, ["use.cjs"], { cwd: commonJsApp, encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe("function function");
+  });
+
+  it.each([
+    ["nodenext", ["--module", "nodenext", "--moduleResolution", "nodenext"]],
+    ["commonjs (node10 resolution)", ["--module", "commonjs", "--moduleResolution", "node10"]],
+  ])("a .ts compiled as CommonJS (--module %s) type-checks, and runs", (_name, moduleFlags) => {
+    writeFileSync(join(commonJsApp, "use.ts"), USE_TS);
+    const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const flags = ["--strict", "--skipLibCheck", "--target", "es2022", "--types", "node", "--typeRoots", join(ROOT, "node_modules", "@types")];
+    const compiled = spawnSync(process.execPath, [tsc, ...moduleFlags, ...flags, "use.ts"], { cwd: commonJsApp, encoding: "utf8" });
+    expect(compiled.stdout + compiled.stderr).toBe("");
+    expect(readFileSync(join(commonJsApp, "use.js"), "utf8")).toContain('require("rootwalk")');
+    const r = spawnSync(process.execPath, ["use.js"], { cwd: commonJsApp, encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe("function,function,0");
   });
 });

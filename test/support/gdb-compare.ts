@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import type { WalkReport } from "../../walker/frame-report.js";
+import type { FrameReportJson, WalkReport } from "../../walker/frame-report.js";
 
 /** gdb's view of one frame of a stopped thread (gdb-core.py). */
 export interface GdbFrame {
@@ -98,9 +98,10 @@ export function compareThreadWithGdb(
     if (caller?.sp != null) expect(f.cfa, `${label} frame #${i} CFA`).toBe(caller.sp);
     // gdb names the machine's callee-saved registers (rbx..r15, x19..x30), as the walk does.
     for (const [name, expected] of Object.entries(gf.registers)) {
-      const ours = (f.registers as Record<string, number | null | undefined>)[name];
+      const ours = (f.registers as Record<string, bigint | null | undefined>)[name];
       if (expected == null || ours == null) continue;
-      expect(ours, `${label} frame #${i} ${gf.name} ${name}`).toBe(expected);
+      // gdb's JSON numbers are read as doubles: compared as one (ours is exact).
+      expect(Number(ours), `${label} frame #${i} ${gf.name} ${name}`).toBe(expected);
       registers++;
     }
     frames++;
@@ -122,4 +123,28 @@ export function compareWithGdb(gdbThreads: readonly GdbThread[], walked: readonl
     registers += n.registers;
   }
   return { frames, registers };
+}
+
+/** A walk as the walk log (ROOTWALK_WALK_LOG) writes it: frames as frameReportJson, hex strings. */
+export type LoggedWalkJson = Omit<WalkReport, "frames"> & { frames: FrameReportJson[] };
+
+/** A logged walk read back: addresses as numbers, registers as exact bigints. */
+export function readLoggedWalk(w: LoggedWalkJson): WalkReport {
+  return {
+    ...w,
+    frames: w.frames.map((f, index) => ({
+      index,
+      kind: f.kind,
+      pc: Number(f.pc),
+      sp: Number(f.sp),
+      cfa: f.cfa === null ? null : Number(f.cfa),
+      function: f.function ?? undefined,
+      registers: Object.fromEntries(Object.entries(f.registers).map(([k, v]) => [k, v === null ? null : BigInt(v)])),
+      roots: f.roots.map((r) => ({
+        slot: "slot" in r ? Number(r.slot) : Number.NaN,
+        register: "register" in r ? r.register : undefined,
+        value: Number(r.value),
+      })),
+    })),
+  };
 }

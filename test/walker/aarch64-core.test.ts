@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -141,7 +141,7 @@ describe("the managed part of each AArch64 core's stack, walked with the cross-c
     const memory = new SimulatedMemory(from, sizeBytes);
     for (let at = from; at < from + sizeBytes; at += 8) memory.writeWordBigInt(at, c.walk.memory.readWordBigInt(at));
     const registers = RegisterContext.from(
-      Object.fromEntries(Object.entries(frames[first]!.registers).filter(([, v]) => v !== null)) as Record<string, number>,
+      Object.fromEntries(Object.entries(frames[first]!.registers).filter(([, v]) => v !== null)) as Record<string, bigint>,
       AARCH64,
     );
     const result = walkStack(c.walk.snapshot, memory, [{ sp: from, ra: frames[first]!.pc, registers, boundaryRa: mainFrame.pc }], {
@@ -186,10 +186,31 @@ describe("rootwalk roots on an AArch64 qemu-user core (the command)", () => {
     expect(r.stderr).toMatch(/no NT_FILE note .*EXECUTABLE/);
   });
 
-  it("without --sysroot the libraries are not found: the walk ends in libc naming the address, exit 0", async () => {
+  it("without --sysroot, the sysroot holding the program's interpreter is used: the same walk as with --sysroot", async () => {
     const c = crashed.get("csr")!;
-    const r = await runCli("roots", c.core, c.program);
+    const without = await runCli("roots", c.core, c.program);
+    expect(without.code, without.stderr).toBe(0);
+    const given = await runCli("roots", c.core, c.program, "--sysroot", SYSROOT);
+    expect(without.stdout).toBe(given.stdout);
+    expect(without.stdout).toMatch(/\n {2}\d+ frames, \d+ roots; end of stack\n$/);
+    expect(Number(/(\d+) frames/.exec(without.stdout)![1])).toBeGreaterThanOrEqual(8);
+  });
+
+  it("with no sysroot installed for its interpreter, the walk ends in libc and its stop names --sysroot, exit 0", async () => {
+    // The program as it is on a machine without the cross libraries: its interpreter path names
+    // no file here (same length, so the ELF stays whole).
+    const c = crashed.get("csr")!;
+    const bytes = readFileSync(c.program);
+    const interp = Buffer.from("/lib/ld-linux-aarch64.so.1\0");
+    const at = bytes.indexOf(interp);
+    expect(at).toBeGreaterThan(0);
+    Buffer.from("/lib/ld-linux-nowhere.so.1\0").copy(bytes, at);
+    const program = join(scratch, "csr-no-sysroot");
+    writeFileSync(program, bytes);
+    const r = await runCli("roots", c.core, program);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/1 frames, 0 roots; no-unwind-info: .* lies in no mapped module/);
+    expect(r.stdout).toMatch(
+      /1 frames, 0 roots; no-unwind-info: stop address 0x[0-9a-f]+ has no safepoint and lies in no mapped module; a qemu-user core names no mapped files, and \d+ of the program's libraries \(\/\S+libc\.so\.6[^)]*\) were not found: give the folder they are under with --sysroot DIR \(qemu-aarch64's -L\)\n$/,
+    );
   });
 });

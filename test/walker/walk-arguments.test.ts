@@ -61,6 +61,12 @@ const CASES: [string, () => unknown, string][] = [
   ["listSafepoints given the registry", () => api.listSafepoints(registry as unknown as api.RegistrySnapshot), SNAPSHOT],
   ["safepointAt at an address with a fraction", () => api.safepointAt(snapshot, ra + 0.5), `returnAddress: found ${ra + 0.5}, ${ADDRESS}`],
   ["safepointAt at a string", () => api.safepointAt(snapshot, String(ra) as unknown as number), `returnAddress: found "${ra}", ${ADDRESS}`],
+  ["safepointAt at a bigint at 2^60", () => api.safepointAt(snapshot, 2n ** 60n), `returnAddress: found a bigint ${2n ** 60n}n, ${ADDRESS}`],
+  [
+    "a return address that is a bigint past 2^64",
+    () => api.walkStack(snapshot, memory, { sp, ra: (2n ** 64n) as unknown as number }, { mode: "lenient" }),
+    `start.ra: found a bigint ${2n ** 64n}n, ${ADDRESS}`,
+  ],
   ["safepointAt given the registry", () => api.safepointAt(registry as unknown as api.RegistrySnapshot, ra), SNAPSHOT],
   [
     "a StackRootScanner given a snapshot",
@@ -89,6 +95,21 @@ describe("walkStack's arguments", () => {
   it.each(CASES)("%s is an InvalidArgumentError naming it", (_what, call, message) => {
     expect(call).toThrow(api.InvalidArgumentError);
     expect(call).toThrow(message);
+  });
+
+  // Addresses read as 64-bit words are often bigints (`0x34n`): one below 2^53 is that address.
+  it("safepointAt takes a bigint return address as the number it is", () => {
+    expect(api.safepointAt(snapshot, BigInt(ra))).toEqual(api.safepointAt(snapshot, ra));
+    expect(api.safepointAt(snapshot, BigInt(ra))?.returnAddress).toBe(ra);
+    expect(api.safepointAt(snapshot, 0x34n)).toBeUndefined();
+  });
+
+  it("walkStack takes bigint addresses in its start and chunks as the numbers they are", () => {
+    const big = (n: number) => BigInt(n) as unknown as number;
+    const walk = api.walkStack(snapshot, memory, { sp: big(sp), ra: big(ra) }, { mode: "lenient", maxDepth: 1 });
+    expect(walk.frames.map((f) => [f.sp, f.ra])).toEqual([[sp, ra]]);
+    const chunks = api.walkStack(snapshot, memory, [{ sp: big(sp), ra, stackTop: big(0x7000_1000) }], { mode: "lenient", maxDepth: 1 });
+    expect(chunks.frames.map((f) => [f.sp, f.ra])).toEqual([[sp, ra]]);
   });
 
   it("the same walk with right arguments still walks the frame", () => {
