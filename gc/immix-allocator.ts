@@ -15,7 +15,8 @@ export interface Hole {
  *
  * Native fast path: `hole()` gives `[cursor, limit)`; compiled code may bump-allocate objects of
  * at most one line (128 B, header included) inside it by itself, writing headers in the default
- * layout (object-model.ts; the memory is already zero), and must call back when an object does
+ * layout (object-model.ts; the memory is already zero) and setting each object's bit in the
+ * allocation bitmap (gc/allocation-bits.ts), and must call back when an object does
  * not fit: `setCursor(itsCursor)` then `alloc(...)`, then take `hole()` again. Anything above one
  * line always goes through `alloc` (medium objects may need the overflow block, large ones the
  * large-object space). After any call that may collect (alloc, collect) the hole is stale.
@@ -102,6 +103,7 @@ export class ImmixAllocator implements Mutator {
     }
     const address = start + this.model.headerBytes;
     this.model.initialize(this.space, address, pointerSlots, rawBytes);
+    this.space.allocationBits.set(address - this.space.base);
     return address;
   }
 
