@@ -66,13 +66,17 @@ export class ImmixAllocator implements Mutator {
   copyBudgetBytes = 0;
   /** Allocation bytes left before `owner.poll` (Infinity unless collecting every N bytes). */
   bytesUntilPoll = Infinity;
+  /** The heap's allocation bitmap (AllocationBits.bits), set for every object `alloc` makes. */
+  private readonly allocationBits: Uint8Array;
 
   constructor(
     private readonly space: HeapSpace,
     private readonly model: ObjectModel,
     private readonly owner: AllocationOwner | null,
     readonly copy: boolean,
-  ) {}
+  ) {
+    this.allocationBits = space.allocationBits.bits;
+  }
 
   alloc(pointerSlots: number, rawBytes: number): number {
     if (
@@ -103,7 +107,9 @@ export class ImmixAllocator implements Mutator {
     }
     const address = start + this.model.headerBytes;
     this.model.initialize(this.space, address, pointerSlots, rawBytes);
-    this.space.allocationBits.set(address - this.space.base);
+    // The object's allocation bit (gc/allocation-bits.ts), inline: one of these per allocation.
+    const granule = (address - this.space.base) >>> 3;
+    this.allocationBits[granule >>> 3]! |= 1 << (granule & 7);
     return address;
   }
 

@@ -136,6 +136,8 @@ export class ImmixCollector implements AllocationOwner {
    * the allocation bitmap (checkRoots): nothing is traced before (reused; grows by doubling).
    */
   private rootValues = new Float64Array(1024);
+  /** Roots of this collection's scan that lie in the heap where no object starts (the bitmap's test at each visit). */
+  private badRoots = 0;
   private readonly visitRoot = (base: number): void => {
     const n = this.rootsVisited++;
     if (n === this.rootValues.length) {
@@ -144,6 +146,7 @@ export class ImmixCollector implements AllocationOwner {
       this.rootValues = grown;
     }
     this.rootValues[n] = base;
+    if (isNonObjectStartInHeap(this.space, base)) this.badRoots++;
   };
   private readonly forwardRoot = (oldBase: number): number => this.forward(oldBase);
   private readonly largeIsLive = (firstPage: number): boolean =>
@@ -411,7 +414,7 @@ export class ImmixCollector implements AllocationOwner {
     const t0 = performance.now();
 
     // 0. The roots, each tested against the allocation bitmap before anything is traced or moved.
-    this.rootsVisited = 0;
+    this.rootsVisited = this.badRoots = 0;
     const tScan0 = performance.now();
     this.rootStarts = [];
     for (const s of this.scanners) {
@@ -442,7 +445,7 @@ export class ImmixCollector implements AllocationOwner {
 
     // 3-4. Trace.
     const tTrace0 = performance.now();
-    for (let r = 0; r < this.rootsVisited; r++) this.traceObject(this.rootValues[r]!);
+    this.traceRoots();
     this.drainMarkStack();
 
     // 5. Relocate roots.
@@ -548,7 +551,7 @@ export class ImmixCollector implements AllocationOwner {
   }
 
   /**
-   * Tests every root value of this collection's scan against the allocation bitmap (one bit test
+   * After the scan tested every root value against the allocation bitmap (visitRoot: one bit test
    * per root in the heap; nulls and values outside the heap keep traceObject's rules). When every
    * root is an object's address: null, and the collection goes on. Otherwise nothing has been
    * traced or moved yet and the collection is refused: with verify, as verification failures
@@ -562,11 +565,10 @@ export class ImmixCollector implements AllocationOwner {
     t0: number,
     tScan0: number,
   ): CycleStats | null {
+    const bad = this.badRoots;
+    if (bad === 0) return null;
     const space = this.space;
     const roots = this.rootValues;
-    let bad = 0;
-    for (let r = 0; r < this.rootsVisited; r++) if (isNonObjectStartInHeap(space, roots[r]!)) bad++;
-    if (bad === 0) return null;
     const failures: VerifyFailure[] = [];
     for (let r = 0; r < this.rootsVisited && failures.length < this.options.maxVerifyMessages; r++) {
       const value = roots[r]!;
@@ -705,6 +707,12 @@ export class ImmixCollector implements AllocationOwner {
     }
     if (this.options.allowForeignPointers && !space.contains(ref)) return ref;
     return this.badPointer(ref);
+  }
+
+  /** Traces every root value of this collection's scan (checked already), in visit order. */
+  private traceRoots(): void {
+    const roots = this.rootValues;
+    for (let r = 0; r < this.rootsVisited; r++) this.traceObject(roots[r]!);
   }
 
   private markAndPush(ref: number, start: number, size: number): void {
