@@ -138,6 +138,8 @@ export class ImmixCollector implements AllocationOwner {
   private rootValues = new Float64Array(1024);
   /** Roots of this collection's scan that lie in the heap where no object starts (the bitmap's test at each visit). */
   private badRoots = 0;
+  /** The last collection's refusal under verify (its roots counted as failures), null once one ran. */
+  private refusal: RootNotObjectError | null = null;
   private readonly visitRoot = (base: number): void => {
     const n = this.rootsVisited++;
     if (n === this.rootValues.length) {
@@ -377,6 +379,8 @@ export class ImmixCollector implements AllocationOwner {
       start = allocator.allocStorage(sizeBytes);
     }
     if (start < 0) {
+      // Not the heap's size: collections refused (verify) freed nothing. Say why.
+      if (this.refusal !== null) throw this.refusal;
       throw new HeapExhaustedError(this.space.usedBytes(), this.space.maxBytes, sizeBytes, this.space.base);
     }
     return start;
@@ -423,6 +427,7 @@ export class ImmixCollector implements AllocationOwner {
     }
     const refused = this.checkRoots(reason, before, poisonWrites, t0, tScan0);
     if (refused !== null) return refused;
+    this.refusal = null;
     // The scan phase includes the check: one bit test per root.
     const tCheck1 = performance.now();
 
@@ -576,10 +581,10 @@ export class ImmixCollector implements AllocationOwner {
       const location = { kind: "root" as const, index: r, description: this.describeRoot(r) };
       failures.push({ location, value, reason: describeNonObjectStart(space, this.model, value), expected: "an object's address", phase: "before" });
     }
-    if (before === null) {
-      const first = failures[0]!;
-      throw new RootNotObjectError(bad, failures.map(formatVerifyFailure), first.value, first.reason);
-    }
+    const first = failures[0]!;
+    const refusal = new RootNotObjectError(bad, failures.map(formatVerifyFailure), first.value, first.reason);
+    if (before === null) throw refusal;
+    this.refusal = refusal;
     // The verifier's look before the collection tests the same bitmap: it has named these roots
     // already, unless it ran out of room for messages; then the check's own failures stand.
     this.verifyFailures = poisonWrites.failures;

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { RootNotObjectError } from "../../gc/collector-error.js";
+import { BYTES_IN_BLOCK } from "../../gc/heap-constants.js";
+import { catchError } from "../support/catch-error.js";
 import { makeHeap } from "./support/mock-vm.js";
 
 /*
@@ -44,5 +47,18 @@ describe("the allocation bitmap", () => {
     expect(c.verifyHeap().messages).toEqual([
       `field +0x0 of object 0x${holder.toString(16)}: found 0x${(hidden + 16).toString(16)} not an object start: inside object 0x${hidden.toString(16)} (+0x10, which ends at 0x${(hidden + 24).toString(16)}), expected an object's address`,
     ]);
+  });
+
+  it("with verify, a heap filled while every collection is refused names the root, not a heap exhausted", () => {
+    const t = makeHeap({ verify: true, sizeBytes: 4 * BYTES_IN_BLOCK });
+    const { collector: c, mutator: m, scanner } = t;
+    const object = m.alloc(0, 32);
+    scanner.roots = [object + 16];
+    const error = catchError(() => {
+      for (let i = 0; i < 100_000; i++) m.alloc(0, 64);
+    });
+    expect(error).toBeInstanceOf(RootNotObjectError);
+    expect((error as Error).message).toMatch(/^collection refused, nothing moved: root #0: found 0x[0-9a-f]+ not an object start: inside object /);
+    expect(c.stats.totalVerifyFailures).toBeGreaterThan(0);
   });
 });
