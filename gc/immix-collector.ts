@@ -91,15 +91,19 @@ type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBy
  *
  * One collection, stop-the-world, single trace:
  *   0. with a quarantine (stress): check its poison, release the blocks held long enough;
+ *   0b. scanRoots of every scanner (the registered globals first): each base is kept and tested
+ *      against the allocation bitmap (allocation-bits.ts); a base in the heap where no object
+ *      starts refuses the collection before anything is traced or moved (checkRoots);
  *   1. select defragmentation candidates from the last sweep's histograms (defrag.ts);
  *   2. advance the line-mark epoch, clear the mark bitmap, retire every mutator's hole;
- *   3. scanRoots of every scanner (the registered globals first): each base is traced;
+ *   3. trace each base kept;
  *   4. drain the mark stack: an object in a candidate block is copied into clean blocks while the
  *      headroom lasts (a forwarding pointer left behind), anything else (pinned, out of headroom,
  *      not a candidate) is marked in place; lines are marked conservatively;
- *   5. updateRoots(forward) of every scanner; 6. sweep blocks (hole histograms, block states) and
- *      the large-object space, poison what was freed, quarantine and protect the freed blocks
- *      (stress); 7. grow the heap if it is fuller than the growth threshold.
+ *   5. updateRoots(forward) of every scanner; 6. the allocation bits become the mark bits, sweep
+ *      blocks (hole histograms, block states) and the large-object space, poison what was freed,
+ *      quarantine and protect the freed blocks (stress); 7. grow the heap if it is fuller than
+ *      the growth threshold.
  *
  * Mutators are thread-local allocators (`newMutator`); nothing here is thread-safe.
  */
