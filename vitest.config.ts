@@ -41,6 +41,7 @@ export const LLVM19_SUITES = [
   "test/native-runtime/walk-vs-gdb.test.ts",
   "test/walker/core/core-walk.test.ts",
   "test/check/check.test.ts",
+  "test/native-runtime/interior-roots.test.ts",
 ];
 
 const shared = {

@@ -48,3 +48,29 @@ export class HeapExhaustedError extends CollectorError {
     this.message = `heap exhausted: ${liveBytes} live bytes of ${maxHeapBytes} (an allocation of ${requestBytes} bytes did not fit after a full collection)`;
   }
 }
+
+/**
+ * A collection refused before anything was traced or moved: `count` roots hold a value inside the
+ * heap where no object starts (by the allocation bitmap, gc/allocation-bits.ts), e.g. a pointer
+ * into the middle of an object held as a root. The collector cannot know which object such a root
+ * keeps alive nor how to relocate it, and moving a "fake object" there would corrupt the heap.
+ * The message names the first such root (thread, frame function+offset, slot or register), its
+ * value and the object it points into (`inside object 0x... (+0x10, ...)`); `firstRoots` holds the
+ * first ones as one line each. Kind BAD_POINTER; `rootwalk run` and `sim` end with exit 3.
+ */
+export class RootNotObjectError extends CollectorError {
+  constructor(
+    readonly count: number,
+    readonly firstRoots: readonly string[],
+    value: number,
+    reason: string,
+  ) {
+    super("BAD_POINTER", "root", value, reason, "an object's address");
+    const more = count > 1 ? ` (and ${count - 1} more root${count > 2 ? "s" : ""} like it)` : "";
+    // A pointer into an object: say how a program keeps one across a safepoint instead.
+    const hint = reason.includes("inside object")
+      ? "; a pointer into an object must be kept as a derived pointer of the object's address, not as a root of its own"
+      : "";
+    this.message = `collection refused, nothing moved: ${firstRoots[0]}${more}${hint}`;
+  }
+}

@@ -17,6 +17,7 @@ import {
   MAX_HOLES_IN_BLOCK,
   MAX_LINE_EPOCH,
 } from "./heap-constants.js";
+import { AllocationBits } from "./allocation-bits.js";
 import { LargeObjectSpace } from "./large-object-space.js";
 import type { HeapMemory } from "./object-model.js";
 
@@ -51,6 +52,11 @@ export interface HeapRegion {
   byteOffset?: number;
   /** Page protection of this memory (native heaps), used by the stress quarantine. */
   protection?: MemoryProtection;
+  /**
+   * Memory for the allocation bitmap (gc/allocation-bits.ts), at least sizeBytes / 64 bytes,
+   * zeroed: native heaps pass memory the C allocation fast path sets bits in. Default: its own.
+   */
+  allocationBits?: ArrayBuffer;
 }
 
 /*
@@ -91,6 +97,8 @@ export interface BlockSweepSummary {
  *   lineAllocated  per line: the epoch in which a mutator was last handed the line (as part of a
  *                  hole) to allocate into; equal to `epoch` = allocated since the last collection
  *   markBits       one bit per 8-byte granule: the object starting there is marked
+ *   allocationBits one bit per 8-byte granule: an object (live or not yet swept) starts there
+ *                  (gc/allocation-bits.ts: its invariant and who sets and clears it)
  *
  * Line marks are epochs, not bits: a line is live iff `lineMarks[line] === epoch`; each
  * collection advances the epoch, so last cycle's marks become stale without a clearing pass.
@@ -117,6 +125,7 @@ export class HeapSpace implements HeapMemory {
   readonly lineEvacuated: Uint8Array;
   readonly lineAllocated: Uint8Array;
   readonly markBits: Uint32Array;
+  readonly allocationBits: AllocationBits;
   /** Marked lines / free lines summed over the blocks with a given number of holes (last sweep). */
   readonly markHistogram = new Uint32Array(MAX_HOLES_IN_BLOCK + 1);
   readonly availableHistogram = new Uint32Array(MAX_HOLES_IN_BLOCK + 1);
@@ -176,6 +185,14 @@ export class HeapSpace implements HeapMemory {
     this.lineEvacuated = new Uint8Array(this.totalLines);
     this.lineAllocated = new Uint8Array(this.totalLines);
     this.markBits = new Uint32Array(Math.ceil(sizeBytes / (1 << LOG_BYTES_IN_MARK_WORD)));
+    const bitsMemory = region.allocationBits;
+    if (bitsMemory !== undefined && !(bitsMemory instanceof ArrayBuffer && bitsMemory.byteLength >= AllocationBits.bytesFor(sizeBytes)))
+      throw new InvalidArgumentError(
+        "heap.allocationBits",
+        `${bitsMemory?.byteLength} bytes`,
+        `an ArrayBuffer of at least ${AllocationBits.bytesFor(sizeBytes)} bytes`,
+      );
+    this.allocationBits = new AllocationBits(sizeBytes, bitsMemory);
     this.freeBlocks = new Int32Array(this.totalBlocks);
     this.recyclable = new Int32Array(this.totalBlocks);
     this.los = new LargeObjectSpace(sizeBytes >>> LOG_BYTES_IN_LARGE_PAGE, () => this.immixTopBlock * LARGE_PAGES_IN_BLOCK);
@@ -251,6 +268,7 @@ export class HeapSpace implements HeapMemory {
     this.blockUnavailableLines[block] = 0;
     this.blockDefrag[block] = 0;
     this.clearMarkBits(block * BYTES_IN_BLOCK, BYTES_IN_BLOCK);
+    this.allocationBits.clear(block * BYTES_IN_BLOCK, (block + 1) * BYTES_IN_BLOCK);
     this.blocksInUse++;
     return block;
   }
@@ -267,6 +285,7 @@ export class HeapSpace implements HeapMemory {
     const offset = first * BYTES_IN_LARGE_PAGE;
     this.bytes.fill(0, offset, offset + pages * BYTES_IN_LARGE_PAGE);
     this.clearMarkBits(offset, pages * BYTES_IN_LARGE_PAGE);
+    this.allocationBits.clear(offset, offset + pages * BYTES_IN_LARGE_PAGE);
     return this.base + offset;
   }
 
@@ -332,6 +351,17 @@ export class HeapSpace implements HeapMemory {
     const state = this.blockState;
     for (let b = 0; b < this.immixTopBlock; b++) if (state[b] !== BLOCK_UNALLOCATED) state[b] = BLOCK_UNMARKED;
     this.recyclableHead = this.recyclableTail = 0;
+  }
+
+  /**
+   * After marking, before the sweep: the allocation bits of the used heap (Immix blocks below the
+   * top, the large-object space) become the mark bits, so only the objects this collection kept
+   * (marked in place or evacuation's new copies) still start an object; the dead, the freed and
+   * the old copies of evacuated objects no longer do.
+   */
+  keepMarkedAsAllocated(): void {
+    this.allocationBits.copyMarks(this.markBits, 0, this.immixTopBlock * BYTES_IN_BLOCK);
+    this.allocationBits.copyMarks(this.markBits, this.los.bottomPage * BYTES_IN_LARGE_PAGE, this.sizeBytes);
   }
 
   /** Clears the mark bits of `[offset, offset + sizeBytes)` (offsets from the base, 256-aligned). */

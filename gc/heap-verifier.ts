@@ -3,6 +3,7 @@ import { hex } from "../src/errors.js";
 import { BYTES_IN_LARGE_PAGE, BYTES_IN_LINE, LOG_BYTES_IN_BLOCK, LOG_BYTES_IN_LARGE_PAGE, LOG_BYTES_IN_LINE } from "./heap-constants.js";
 import { BLOCK_MARKED, BLOCK_REUSABLE, BLOCK_UNALLOCATED, type HeapSpace } from "./heap-space.js";
 import type { ObjectModel } from "./object-model.js";
+import { describeEnclosingObject } from "./object-start.js";
 import { TraversalIndex } from "./traversal-index.js";
 import { POISONED_OBJECT_REASON, describePoison, hasPoisonedHeader } from "./poison.js";
 
@@ -255,7 +256,8 @@ class FailureReport {
   /** A pointer read at (holder, slot) that is not a valid object. */
   badPointer(holder: number, slot: number, target: number, reason: string): void {
     this.failures++;
-    if (this.keepsMore) this.details.push({ location: this.where(holder, slot), value: target, reason, expected: "a live object" });
+    const expected = reason.startsWith(NOT_AN_OBJECT_START) ? "an object's address" : "a live object";
+    if (this.keepsMore) this.details.push({ location: this.where(holder, slot), value: target, reason, expected });
   }
 }
 
@@ -440,6 +442,14 @@ function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, req
   if (offset < space.los.bottomPage * BYTES_IN_LARGE_PAGE) {
     const state = block < space.immixTopBlock ? space.blockState[block]! : BLOCK_UNALLOCATED;
     if (state === BLOCK_UNALLOCATED) return "in a free block";
+    // The allocation bitmap (gc/allocation-bits.ts): no object starts here. A pointer into one is
+    // named with it, whether or not the object is reachable; before a collection anything else is
+    // no object either; after one, the checks below say why (a free line, an unmarked object).
+    if (!space.allocationBits.isSet(offset)) {
+      const inside = describeEnclosingObject(space, model, offset);
+      if (inside !== null) return inside;
+      if (!requireLive) return NO_OBJECT_START;
+    }
     const start = offset - headerBytes;
     if (start < block << LOG_BYTES_IN_BLOCK) return "at the start of a block, with no room for a header";
     if (model.isForwarded(space, address)) return `in evacuated memory (forwarded to ${hex(model.forwardee(space, address))})`;
@@ -458,12 +468,16 @@ function checkObjectAt(space: HeapSpace, model: ObjectModel, offset: number, req
     if (!space.isMarked(address)) return "not marked (between or inside dead objects)";
     return size;
   }
-  if (space.los.isObjectAt(offset, headerBytes)) {
+  if (space.los.isObjectAt(offset, headerBytes) && space.allocationBits.isSet(offset)) {
     const page = offset >>> LOG_BYTES_IN_LARGE_PAGE;
     const size = model.sizeBytes(space, address);
     if (size > space.los.runPages[page]! * BYTES_IN_LARGE_PAGE) return `with a size (${size} bytes) larger than its pages`;
     if (requireLive && !space.isMarked(address)) return "an unmarked large object";
     return size;
   }
-  return "between large objects";
+  return describeEnclosingObject(space, model, offset) ?? "between large objects";
 }
+
+/** How every reason for a value where no object starts begins (gc/object-start.ts). */
+const NOT_AN_OBJECT_START = "not an object start";
+const NO_OBJECT_START = `${NOT_AN_OBJECT_START}: in no object (free or dead memory)`;

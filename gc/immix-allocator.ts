@@ -15,7 +15,8 @@ export interface Hole {
  *
  * Native fast path: `hole()` gives `[cursor, limit)`; compiled code may bump-allocate objects of
  * at most one line (128 B, header included) inside it by itself, writing headers in the default
- * layout (object-model.ts; the memory is already zero), and must call back when an object does
+ * layout (object-model.ts; the memory is already zero) and setting each object's bit in the
+ * allocation bitmap (gc/allocation-bits.ts), and must call back when an object does
  * not fit: `setCursor(itsCursor)` then `alloc(...)`, then take `hole()` again. Anything above one
  * line always goes through `alloc` (medium objects may need the overflow block, large ones the
  * large-object space). After any call that may collect (alloc, collect) the hole is stale.
@@ -65,13 +66,17 @@ export class ImmixAllocator implements Mutator {
   copyBudgetBytes = 0;
   /** Allocation bytes left before `owner.poll` (Infinity unless collecting every N bytes). */
   bytesUntilPoll = Infinity;
+  /** The heap's allocation bitmap (AllocationBits.bits), set for every object `alloc` makes. */
+  private readonly allocationBits: Uint8Array;
 
   constructor(
     private readonly space: HeapSpace,
     private readonly model: ObjectModel,
     private readonly owner: AllocationOwner | null,
     readonly copy: boolean,
-  ) {}
+  ) {
+    this.allocationBits = space.allocationBits.bits;
+  }
 
   alloc(pointerSlots: number, rawBytes: number): number {
     if (
@@ -102,6 +107,9 @@ export class ImmixAllocator implements Mutator {
     }
     const address = start + this.model.headerBytes;
     this.model.initialize(this.space, address, pointerSlots, rawBytes);
+    // The object's allocation bit (gc/allocation-bits.ts), inline: one of these per allocation.
+    const granule = (address - this.space.base) >>> 3;
+    this.allocationBits[granule >>> 3]! |= 1 << (granule & 7);
     return address;
   }
 

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, hex } from "../src/errors.js";
-import { CollectorError, HeapExhaustedError } from "./collector-error.js";
+import { CollectorError, HeapExhaustedError, RootNotObjectError } from "./collector-error.js";
 import { NO_DEFRAG_THRESHOLD, defragThreshold, flagDefragCandidates } from "./defrag.js";
 import { type CycleStats, GcStats } from "./gc-stats.js";
 import { GlobalRoots, type SlotMemory } from "./global-roots.js";
@@ -9,6 +9,7 @@ import { BLOCK_UNALLOCATED, type BlockSweepSummary, type HeapRegion, HeapSpace }
 import { type GraphInspection, type VerifyFailure, formatVerifyFailure, inspectGraph } from "./heap-verifier.js";
 import { type AllocationOwner, ImmixAllocator, type Mutator } from "./immix-allocator.js";
 import { MarkStack } from "./mark-stack.js";
+import { describeNonObjectStart, isNonObjectStartInHeap } from "./object-start.js";
 import { describePoison, isPoisonedWord, poisonLargePages, poisonRange, poisonSweptBlocks } from "./poison.js";
 import { Quarantine } from "./quarantine.js";
 import { CopyLog } from "./copy-log.js";
@@ -90,15 +91,19 @@ type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBy
  *
  * One collection, stop-the-world, single trace:
  *   0. with a quarantine (stress): check its poison, release the blocks held long enough;
+ *   0b. scanRoots of every scanner (the registered globals first): each base is kept and tested
+ *      against the allocation bitmap (allocation-bits.ts); a base in the heap where no object
+ *      starts refuses the collection before anything is traced or moved (checkRoots);
  *   1. select defragmentation candidates from the last sweep's histograms (defrag.ts);
  *   2. advance the line-mark epoch, clear the mark bitmap, retire every mutator's hole;
- *   3. scanRoots of every scanner (the registered globals first): each base is traced;
+ *   3. trace each base kept;
  *   4. drain the mark stack: an object in a candidate block is copied into clean blocks while the
  *      headroom lasts (a forwarding pointer left behind), anything else (pinned, out of headroom,
  *      not a candidate) is marked in place; lines are marked conservatively;
- *   5. updateRoots(forward) of every scanner; 6. sweep blocks (hole histograms, block states) and
- *      the large-object space, poison what was freed, quarantine and protect the freed blocks
- *      (stress); 7. grow the heap if it is fuller than the growth threshold.
+ *   5. updateRoots(forward) of every scanner; 6. the allocation bits become the mark bits, sweep
+ *      blocks (hole histograms, block states) and the large-object space, poison what was freed,
+ *      quarantine and protect the freed blocks (stress); 7. grow the heap if it is fuller than
+ *      the growth threshold.
  *
  * Mutators are thread-local allocators (`newMutator`); nothing here is thread-safe.
  */
@@ -130,9 +135,24 @@ export class ImmixCollector implements AllocationOwner {
   private readonly copier: ImmixAllocator;
   private readonly markStack = new MarkStack();
   private readonly sweepSummary: BlockSweepSummary = { blocksFreed: 0, blocksFull: 0, blocksReusable: 0, markedLines: 0, reusableLines: 0 };
+  /**
+   * The collection's root values, in visit order, kept until every one has been checked against
+   * the allocation bitmap (checkRoots): nothing is traced before (reused; grows by doubling).
+   */
+  private rootValues = new Float64Array(1024);
+  /** Roots of this collection's scan that lie in the heap where no object starts (the bitmap's test at each visit). */
+  private badRoots = 0;
+  /** The last collection's refusal under verify (its roots counted as failures), null once one ran. */
+  private refusal: RootNotObjectError | null = null;
   private readonly visitRoot = (base: number): void => {
-    this.rootsVisited++;
-    this.traceObject(base);
+    const n = this.rootsVisited++;
+    if (n === this.rootValues.length) {
+      const grown = new Float64Array(n * 2);
+      grown.set(this.rootValues);
+      this.rootValues = grown;
+    }
+    this.rootValues[n] = base;
+    if (isNonObjectStartInHeap(this.space, base)) this.badRoots++;
   };
   private readonly forwardRoot = (oldBase: number): number => this.forward(oldBase);
   private readonly largeIsLive = (firstPage: number): boolean =>
@@ -363,6 +383,8 @@ export class ImmixCollector implements AllocationOwner {
       start = allocator.allocStorage(sizeBytes);
     }
     if (start < 0) {
+      // Not the heap's size: collections refused (verify) freed nothing. Say why.
+      if (this.refusal !== null) throw this.refusal;
       throw new HeapExhaustedError(this.space.usedBytes(), this.space.maxBytes, sizeBytes, this.space.base);
     }
     return start;
@@ -399,6 +421,20 @@ export class ImmixCollector implements AllocationOwner {
     const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages, this.describeRoot) : null;
     const t0 = performance.now();
 
+    // 0. The roots, each tested against the allocation bitmap before anything is traced or moved.
+    this.rootsVisited = this.badRoots = 0;
+    const tScan0 = performance.now();
+    this.rootStarts = [];
+    for (const s of this.scanners) {
+      this.rootStarts.push(this.rootsVisited);
+      s.scanRoots(this.visitRoot, "collection");
+    }
+    const refused = this.checkRoots(reason, before, poisonWrites, t0, tScan0);
+    if (refused !== null) return refused;
+    this.refusal = null;
+    // The scan phase includes the check: one bit test per root.
+    const tCheck1 = performance.now();
+
     // 1. Candidates, from the last sweep's histograms, before marking.
     const threshold = this.chooseDefragThreshold(forceDefrag);
     this.lastDefragCandidates = flagDefragCandidates(space, threshold, stress);
@@ -409,7 +445,7 @@ export class ImmixCollector implements AllocationOwner {
     this.copier.copyBudgetBytes = stress ? space.maxBytes : space.limitBytes;
     space.prepareMarking();
     this.headroomExhausted = false;
-    this.rootsVisited = this.markedObjects = this.markedBytes = 0;
+    this.markedObjects = this.markedBytes = 0;
     this.evacuatedObjects = this.evacuatedBytes = this.markedInPlaceInCandidates = 0;
     this.poisonedBytes = 0;
     // A quarantine keeps the last collections' logs (what lived where): this one starts afresh.
@@ -417,9 +453,8 @@ export class ImmixCollector implements AllocationOwner {
     else this.oldCopies.clear();
 
     // 3-4. Trace.
-    const tScan0 = performance.now();
-    for (const s of this.scanners) s.scanRoots(this.visitRoot, "collection");
-    const tScan1 = performance.now();
+    const tTrace0 = performance.now();
+    this.traceRoots();
     this.drainMarkStack();
 
     // 5. Relocate roots.
@@ -430,8 +465,9 @@ export class ImmixCollector implements AllocationOwner {
     if (poison) this.poisonOldCopies();
     this.quarantine?.keepCopies(this.oldCopies);
 
-    // 6. Sweep (and poison what it freed).
+    // 6. Sweep (and poison what it freed). What was not marked no longer starts an object.
     const tSweep0 = performance.now();
+    space.keepMarkedAsAllocated();
     const topBefore = space.immixTopBlock;
     if (poison) for (let b = 0; b < topBefore; b++) this.wasInUse[b] = space.blockState[b] === BLOCK_UNALLOCATED ? 0 : 1;
     const sweep = space.sweepBlocks(this.sweepSummary);
@@ -453,8 +489,8 @@ export class ImmixCollector implements AllocationOwner {
     const verifyFailures = this.finishVerification(before, poisonWrites);
 
     const phaseMs = {
-      scan: tScan1 - tScan0,
-      traceEvacuate: tSweep0 - tScan1,
+      scan: tCheck1 - tScan0,
+      traceEvacuate: tSweep0 - tTrace0,
       sweep: t1 - tSweep0,
       verify: before === null ? 0 : t0 - tVerify0 + (performance.now() - t1),
     };
@@ -521,6 +557,91 @@ export class ImmixCollector implements AllocationOwner {
       this.verifyFailures.push({ location: { kind: "graph" }, value: 0, reason, expected: "the same graph", phase: "after" });
     }
     return count;
+  }
+
+  /**
+   * After the scan tested every root value against the allocation bitmap (visitRoot: one bit test
+   * per root in the heap; nulls and values outside the heap keep traceObject's rules). When every
+   * root is an object's address: null, and the collection goes on. Otherwise nothing has been
+   * traced or moved yet and the collection is refused: with verify, as verification failures
+   * (the roots named, counted in a cycle that did nothing; the run goes on and ends with its
+   * failures); without, a RootNotObjectError naming the first such root.
+   */
+  private checkRoots(
+    reason: string,
+    before: GraphInspection | null,
+    poisonWrites: { count: number; failures: VerifyFailure[] },
+    t0: number,
+    tScan0: number,
+  ): CycleStats | null {
+    const bad = this.badRoots;
+    if (bad === 0) return null;
+    const space = this.space;
+    const roots = this.rootValues;
+    const failures: VerifyFailure[] = [];
+    for (let r = 0; r < this.rootsVisited && failures.length < this.options.maxVerifyMessages; r++) {
+      const value = roots[r]!;
+      if (!isNonObjectStartInHeap(space, value)) continue;
+      const location = { kind: "root" as const, index: r, description: this.describeRoot(r) };
+      failures.push({ location, value, reason: describeNonObjectStart(space, this.model, value), expected: "an object's address", phase: "before" });
+    }
+    const first = failures[0]!;
+    const refusal = new RootNotObjectError(bad, failures.map(formatVerifyFailure), first.value, first.reason);
+    if (before === null) throw refusal;
+    this.refusal = refusal;
+    // The verifier's look before the collection tests the same bitmap: it has named these roots
+    // already, unless it ran out of room for messages; then the check's own failures stand.
+    this.verifyFailures = poisonWrites.failures;
+    this.verifyMessages = this.verifyFailures.map(formatVerifyFailure);
+    const count = poisonWrites.count + Math.max(before.failures, bad);
+    const found = before.failures > 0 ? before.details : failures;
+    this.verifyFailures.push(...found.map((f) => ({ ...f, phase: "before" as const })));
+    this.verifyMessages.push(...found.map((f) => `before: ${formatVerifyFailure(f)}`));
+    const cycle = this.refusedCycle(`${reason}, refused: ${bad} root${bad === 1 ? "" : "s"} no object's address`, count, t0, tScan0);
+    cycle.poisonWrites = poisonWrites.count;
+    this.stats.record(cycle, this.verifyFailures);
+    return cycle;
+  }
+
+  /** The statistics of a collection refused before it traced anything: no work, the heap as it was. */
+  private refusedCycle(reason: string, verifyFailures: number, t0: number, tScan0: number): CycleStats {
+    const space = this.space;
+    const now = performance.now();
+    return {
+      phaseMs: { scan: now - tScan0, traceEvacuate: 0, sweep: 0, verify: tScan0 - t0 },
+      cycle: this.stats.collections + 1,
+      reason,
+      epoch: space.epoch,
+      pauseMs: now - t0,
+      rootsVisited: this.rootsVisited,
+      markedObjects: 0,
+      markedBytes: 0,
+      markedLines: 0,
+      defragCandidateBlocks: 0,
+      defragThresholdHoles: NO_DEFRAG_THRESHOLD,
+      evacuatedObjects: 0,
+      evacuatedBytes: 0,
+      markedInPlaceInCandidates: 0,
+      headroomExhausted: false,
+      blocksFreed: 0,
+      blocksFull: 0,
+      blocksReusable: 0,
+      blocksInUse: space.blocksInUse,
+      blocksFree: Math.max(0, Math.floor((space.limitBytes - space.usedBytes()) / BYTES_IN_BLOCK)),
+      reusableLines: 0,
+      largeObjects: space.los.objectCount,
+      largeBytes: space.los.pagesInUse * BYTES_IN_LARGE_PAGE,
+      largeFreedBytes: 0,
+      heapLimitBytes: space.limitBytes,
+      usedBytes: space.usedBytes(),
+      headroomBytes: space.headroomBytes,
+      grewToBytes: 0,
+      fragmentation: 0,
+      poisonedBytes: 0,
+      quarantinedBytes: (this.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
+      poisonWrites: 0,
+      verifyFailures,
+    };
   }
 
   /**
@@ -595,6 +716,12 @@ export class ImmixCollector implements AllocationOwner {
     }
     if (this.options.allowForeignPointers && !space.contains(ref)) return ref;
     return this.badPointer(ref);
+  }
+
+  /** Traces every root value of this collection's scan (checked already), in visit order. */
+  private traceRoots(): void {
+    const roots = this.rootValues;
+    for (let r = 0; r < this.rootsVisited; r++) this.traceObject(roots[r]!);
   }
 
   private markAndPush(ref: number, start: number, size: number): void {

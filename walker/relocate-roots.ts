@@ -1,3 +1,4 @@
+import { hex } from "../src/errors.js";
 import { WalkError } from "./unwinder.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { RegisterContext } from "./register-context.js";
@@ -32,7 +33,12 @@ export function relocateRootPairs(
     if (base === 0) continue;
     const newBase = forward(base);
     if (!Number.isSafeInteger(newBase) || newBase < 0) {
-      throw new WalkError(base, pairs.frameOf(i), `forwarding gave ${newBase} for base ${base}`, "a collector bug");
+      throw new WalkError(
+        base,
+        pairs.frameOf(i),
+        `forwarding gave ${Number.isSafeInteger(newBase) ? hex(newBase) : String(newBase)} for base ${hex(base)}`,
+        "a collector bug",
+      );
     }
     if (newBase === base) continue;
     writeSlot(pairs.baseSlots[i]!, newBase, memory, contexts);

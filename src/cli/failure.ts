@@ -1,4 +1,4 @@
-import { CollectorError, HeapExhaustedError } from "../../gc/collector-error.js";
+import { CollectorError, HeapExhaustedError, RootNotObjectError } from "../../gc/collector-error.js";
 import { RootwalkError, ToolError } from "../errors.js";
 import { EXIT_INTERRUPTED } from "./interrupt.js";
 
@@ -90,6 +90,8 @@ export function describeFailure(e: unknown): { line: string; exitCode: number; i
         : `try --heap ${spellHeapSize(suggestedHeapBytes(e.liveBytes, e.requestBytes, e.maxHeapBytes))}`;
     return { line: `heap exhausted: ${e.liveBytes} live bytes of ${e.maxHeapBytes}; ${advice}`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
   }
+  // A root that is no object's address: the program's mistake, named (the collection was refused).
+  if (e instanceof RootNotObjectError) return { line: e.message, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
   if (e instanceof CollectorError) return { line: `collector failure: ${firstLine(e.message)}`, exitCode: EXIT_RUNTIME_FAILURE, internal: false };
   // Ctrl-C reached the tool too (same process group): the user's interrupt, not a tool failure.
   if (e instanceof ToolError && /\(killed by SIGINT\)/.test(e.message)) return { line: "interrupted", exitCode: EXIT_INTERRUPTED, internal: false };

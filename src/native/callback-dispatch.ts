@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import koffi from "koffi";
-import { CollectorError, HeapExhaustedError } from "../../gc/collector-error.js";
+import { CollectorError, HeapExhaustedError, RootNotObjectError } from "../../gc/collector-error.js";
 import type { ImmixCollector } from "../../gc/immix-collector.js";
 import type { StackRootScanner } from "../../walker/stack-root-scanner.js";
 import { describeFailure } from "../cli/failure.js";
@@ -113,7 +113,7 @@ export class NativeCallbacks {
       // nothing more to do
     }
     // -1: the collector failed mid-collection (runtime.c adds why it stops: stale roots);
-    // -2: the message above says everything (heap exhausted, an internal error, ...).
-    return e instanceof CollectorError && !(e instanceof HeapExhaustedError) ? -1 : -2;
+    // -2: the message above says everything (heap exhausted, a refused root, an internal error, ...).
+    return e instanceof CollectorError && !(e instanceof HeapExhaustedError) && !(e instanceof RootNotObjectError) ? -1 : -2;
   }
 }

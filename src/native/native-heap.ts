@@ -1,4 +1,5 @@
 import koffi from "koffi";
+import { AllocationBits } from "../../gc/allocation-bits.js";
 import { BYTES_IN_BLOCK } from "../../gc/heap-constants.js";
 import { ImmixCollector } from "../../gc/immix-collector.js";
 import { RootwalkError, hex } from "../errors.js";
@@ -17,6 +18,9 @@ export function createNativeCollector(
   const heapBytes = Math.floor(options.heapBytes / BYTES_IN_BLOCK) * BYTES_IN_BLOCK;
   const heapPointer = runtime.rwHeapReserve(heapBytes) as bigint | null;
   if (heapPointer === null || heapPointer === 0n) throw new RootwalkError("GC", `cannot reserve a heap of ${heapBytes} bytes`);
+  // The allocation bitmap, in native memory: runtime.c's gc_alloc fast path sets its bits.
+  const bitsPointer = runtime.rwAllocationBits() as bigint | null;
+  if (bitsPointer === null || bitsPointer === 0n) throw new RootwalkError("GC", `cannot reserve the allocation bitmap of a ${heapBytes}-byte heap`);
   const protect = (address: number, bytes: number, accessible: boolean): void => {
     const e = runtime.rwHeapProtect(address, bytes, accessible ? 1 : 0) as number;
     if (e !== 0) throw new RootwalkError("GC", `mprotect(${hex(address)}, ${bytes}, ${accessible ? "read+write" : "none"}) failed: errno ${e}`);
@@ -27,6 +31,7 @@ export function createNativeCollector(
       base: Number(heapPointer),
       buffer: koffi.view(heapPointer, heapBytes),
       sizeBytes: heapBytes,
+      allocationBits: koffi.view(bitsPointer, AllocationBits.bytesFor(heapBytes)),
       protection: { protect: (a, n) => protect(a, n, false), unprotect: (a, n) => protect(a, n, true) },
     },
     options: { verify: options.verify, stress, poison: options.poison === true || stress, globalMemory: new GlobalSlotMemory() },

@@ -13,6 +13,7 @@ export interface RuntimeLibrary {
   rwStackRetire: NativeFunction;
   rwAddressOf: NativeFunction;
   rwHeapReserve: NativeFunction;
+  rwAllocationBits: NativeFunction;
   rwHeapProtect: NativeFunction;
   rwInitPath: NativeFunction;
   rwInitBase: NativeFunction;
@@ -37,6 +38,7 @@ export function loadRuntimeLibrary(path: string): RuntimeLibrary {
     rwStackRetire: bind("int rw_stack_retire(void *region)"),
     rwAddressOf: bind("uint64_t rw_address_of(void *p)"),
     rwHeapReserve: bind("void *rw_heap_reserve(uint64_t bytes)"),
+    rwAllocationBits: bind("void *rw_allocation_bits(void)"),
     rwHeapProtect: bind("int rw_heap_protect(uint64_t address, uint64_t bytes, int accessible)"),
     rwInitPath: bind("const char *rw_init_path(void)"),
     rwInitBase: bind("uint64_t rw_init_base(void)"),

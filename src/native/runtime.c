@@ -160,6 +160,11 @@ static uint64_t alloc_counter;
 static uint64_t safepoint_timeout_ms = 10000;
 static int poison_on;
 static uint64_t heap_start, heap_end; /* the reservation (rw_heap_reserve), for fault messages */
+/* The allocation bitmap (gc/allocation-bits.ts), shared with the collector: bit (g & 7) of byte
+ * g >> 3 is set when an object's address is at heap granule g = (address - heap_start) >> 3.
+ * The fast path below sets it for each object it makes; holes are whole 128-byte lines and a byte
+ * covers 64 bytes, so two threads never write the same byte (no atomics needed). */
+static uint8_t *allocation_bits;
 static struct sigaction previous_segv, previous_bus;
 
 static char init_path[4096];
@@ -464,6 +469,8 @@ void *rw_impl_gc_alloc(uint64_t pointer_slots, uint64_t raw_bytes, uint64_t *fra
     *header = (pointer_slots << 32) | (raw_bytes << 3);
     self->cursor = c + size;
     result = (void *)(uintptr_t)(c + 8);
+    uint64_t granule = (c + 8 - heap_start) >> 3;
+    allocation_bits[granule >> 3] |= (uint8_t)(1u << (granule & 7));
   } else {
     pthread_mutex_lock(&lock);
     stw_begin();
@@ -838,17 +845,27 @@ RW_EXPORT int rw_setup(void *callback, uint64_t stress, int disable_gc, uint64_t
   return 0;
 }
 
-/* The heap reservation: `bytes` rounded up to 32 KiB blocks, aligned to 32 KiB. */
+/* The heap reservation: `bytes` rounded up to 32 KiB blocks, aligned to 32 KiB; its allocation
+ * bitmap (bytes / 64, zero) is mapped too, for rw_allocation_bits. */
 RW_EXPORT void *rw_heap_reserve(uint64_t bytes) {
   const uint64_t block = 32 * 1024;
   bytes = (bytes + block - 1) & ~(block - 1);
   void *p = mmap(NULL, bytes + block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return NULL;
+  void *bits = mmap(NULL, bytes / 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (bits == MAP_FAILED) {
+    munmap(p, bytes + block);
+    return NULL;
+  }
+  allocation_bits = bits;
   uintptr_t aligned = ((uintptr_t)p + block - 1) & ~(uintptr_t)(block - 1);
   heap_start = aligned;
   heap_end = aligned + bytes;
   return (void *)aligned;
 }
+
+/* The last reservation's allocation bitmap (heap bytes / 64), or NULL before one. */
+RW_EXPORT void *rw_allocation_bits(void) { return allocation_bits; }
 
 /* The stress quarantine's page protection (gc/quarantine.ts): 0, or the errno of mprotect. */
 RW_EXPORT int rw_heap_protect(uint64_t address, uint64_t bytes, int accessible) {

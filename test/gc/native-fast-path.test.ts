@@ -16,6 +16,7 @@ describe("native fast-path allocation in the exposed hole", () => {
     for (let i = 0; i < 10; i++) {
       expect(cursor + 16).toBeLessThanOrEqual(limit);
       c.space.writeWord(cursor, 1 * 2 ** 32 + 0); // header: slots in the high half
+      c.space.allocationBits.set(cursor + 8 - c.space.base); // what runtime.c's fast path sets too
       natives.push(cursor + 8);
       cursor += 16;
     }

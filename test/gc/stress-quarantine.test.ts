@@ -101,10 +101,18 @@ describe("stress quarantine", () => {
     c.collect();
     const moved = scanner.roots[0]!;
     scanner.roots = [moved, a]; // a stale copy of the old address comes back as a root
-    expect(() => c.collect()).toThrow(
-      new RegExp(
-        `in block 0, quarantined since collection #1 freed it: object 0x${a.toString(16)} \\(16 bytes, header included\\) lived there \\(\\+0x0\\) until collection #1 moved it to 0x${moved.toString(16)} \\(a stale pointer\\)`,
-      ),
+    const held = `in block 0, quarantined since collection #1 freed it: object 0x${a.toString(16)} \\(16 bytes, header included\\) lived there \\(\\+0x0\\) until collection #1 moved it to 0x${moved.toString(16)} \\(a stale pointer\\)`;
+    // No object starts there (the allocation bitmap): the collection is refused, with verify a failure naming it.
+    expect(c.collect().verifyFailures).toBe(1);
+    expect(c.verifyMessages[0]).toMatch(new RegExp(`^before: root #1: found 0x${a.toString(16)} ${held}`));
+    // Without verify, the same words in the refusal.
+    const plain = makeHeap({ stress: true });
+    const b = plain.mutator.alloc(0, 8);
+    plain.scanner.roots = [b];
+    plain.collector.collect();
+    plain.scanner.roots = [plain.scanner.roots[0]!, b];
+    expect(() => plain.collector.collect()).toThrow(
+      /^collection refused, nothing moved: root #1: found 0x[0-9a-f]+ in block 0, quarantined since collection #1 freed it/,
     );
   });
 

@@ -70,11 +70,13 @@ describe("verify catches a broken heap", () => {
     c.space.writeWord(buffer + 24, 8 << 3);
     scanner.roots = [buffer, buffer + 32];
     const cycle = c.collect();
-    expect(cycle.verifyFailures).toBe(2); // found before the collection and after it
+    // Found before the collection (the allocation bitmap has no object there), which is refused: nothing moved.
+    expect(cycle.verifyFailures).toBe(1);
+    expect(cycle.reason).toMatch(/refused/);
     // The failure names the root that holds the inner address (the second root) and the object it is inside.
-    expect(c.verifyMessages.slice(1)).toEqual([
-      `root #1: found 0x${(buffer + 32).toString(16)} not an object start: inside object 0x${buffer.toString(16)} (+0x20, which ends at 0x${(buffer + 64).toString(16)}): ` +
-        "a pointer into an object was reported as an object's address (a derived pointer as a base?), expected an object's address",
+    expect(c.verifyMessages).toEqual([
+      `before: root #1: found 0x${(buffer + 32).toString(16)} not an object start: inside object 0x${buffer.toString(16)} (+0x20, which ends at 0x${(buffer + 64).toString(16)}), ` +
+        "expected an object's address",
     ]);
     expect(c.verifyFailures[0]!).toMatchObject({
       location: { kind: "root", index: 1, description: undefined },
