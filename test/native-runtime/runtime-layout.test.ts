@@ -15,8 +15,8 @@ import { targetGcc } from "../../src/toolchain/target-gcc.js";
 /*
  * The facts C and TypeScript share, checked where each side states them (style item 13: when two
  * languages must agree, a test fails the moment they differ):
- *   - the thread record (runtime.c rw_thread) and the runtime's enums against
- *     src/native/thread-record.ts: gcc compiles runtime.c followed by one _Static_assert per field,
+ *   - the thread record (runtime.h rw_thread) and the runtime's enums against
+ *     src/native/thread-record.ts: gcc compiles runtime.h followed by one _Static_assert per field,
  *     state, callback kind and constant, generated from the TypeScript values;
  *   - the callee-saved order of the safepoint stub (runtime-entry.S) against the architecture
  *     description (src/arch/x86-64.ts, aarch64.ts): the stub's CFI, as llvm-dwarfdump prints it,
@@ -92,10 +92,11 @@ function registerLayoutFacts(): [string, number, string][] {
   ];
 }
 
-/** Compiles runtime.c for `architecture` followed by the assertions; gcc's messages on failure. */
+/** Compiles runtime.h for `architecture` followed by the assertions; gcc's messages on failure. */
 function compileWithAsserts(checks: string, architecture: Architecture = X86_64): { status: number | null; stderr: string } {
   const file = join(scratch, `layout-check-${architecture.nodeArch}.c`);
-  writeFileSync(file, `#include "runtime.c"\n#include <stddef.h>\n#include <sys/procfs.h>\n#include <sys/user.h>\n${checks}\n`);
+  const includes = ["runtime.h", "<stddef.h>", "<ucontext.h>", "<sys/procfs.h>", "<sys/user.h>"];
+  writeFileSync(file, `${includes.map((h) => `#include ${h.startsWith("<") ? h : `"${h}"`}`).join("\n")}\n${checks}\n`);
   const flags = RUNTIME_GCC_FLAGS.filter((f) => f !== "-shared");
   const r = spawnSync(targetGcc(architecture), [...flags, `-I${NATIVE}`, "-fsyntax-only", file], { encoding: "utf8" });
   return { status: r.status, stderr: r.stderr };
