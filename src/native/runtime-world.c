@@ -129,11 +129,6 @@ void collect_now(void) {
   pthread_mutex_unlock(&lock);
 }
 
-int stress_hit(uint64_t *counter) {
-  if (stress_every == 0) return 0;
-  return __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED) % stress_every == 0;
-}
-
 /* Lock held. A new record for the calling thread, RUNNING. */
 void register_self_locked(uint64_t stack_top) {
   while (gc_requested) pthread_cond_wait(&cond, &lock);

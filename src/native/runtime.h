@@ -182,7 +182,6 @@ RW_HIDDEN void stw_begin(void);
 RW_HIDDEN void stw_end(uint64_t new_state);
 RW_HIDDEN int64_t js_call(int32_t kind, uint64_t a, uint64_t b);
 RW_HIDDEN void collect_now(void);
-RW_HIDDEN int stress_hit(uint64_t *counter);
 RW_HIDDEN void register_self_locked(uint64_t stack_top);
 RW_HIDDEN void unregister_self(void);
 
@@ -246,6 +245,12 @@ static inline void require_running(const char *what) {
 
 static inline void require_initialized(const char *what) {
   if (!initialized) fatal("%s called before gc_init: the program never registered its stack map (call gc_init first)", what);
+}
+
+/* --stress=N: true on every Nth call counted by `counter` (never when stress_every is 0). */
+static inline int stress_hit(uint64_t *counter) {
+  if (stress_every == 0) return 0;
+  return __atomic_add_fetch(counter, 1, __ATOMIC_RELAXED) % stress_every == 0;
 }
 
 /* Self RUNNING, lock not held: parks if a collection is requested. */
