@@ -7,7 +7,7 @@ import { LOG_BYTES_IN_WORD } from "./heap-constants.js";
  *
  * Invariant: a bit is set <=> an object that is live or not yet swept has its address there.
  *   - set by every allocation: the mutators' JavaScript path (ImmixAllocator.alloc, large objects
- *     included) and the C fast path in src/native/runtime.c (gc_alloc bumps a hole and sets the
+ *     included) and the C fast path in src/native/runtime-alloc.c (gc_alloc bumps a hole and sets the
  *     bit in the same native memory, no call into JavaScript);
  *   - replaced by the mark bits over the whole used heap after marking, before the sweep
  *     (HeapSpace.keepMarkedAsAllocated): evacuation's new copies (marked when made) and the

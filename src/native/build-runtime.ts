@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { elfSoname } from "../elf/dynamic.js";
 import { ElfFile } from "../elf/elf-file.js";
@@ -12,7 +12,7 @@ import { targetGcc } from "../toolchain/target-gcc.js";
 import { refuseRuntimeSymbolClash } from "./runtime-symbol-clash.js";
 
 /**
- * Builds the native runtime (runtime.c + runtime-entry.S -> librwruntime-<hash>.so) and links
+ * Builds the native runtime (its C parts behind runtime.h + runtime-entry.S -> librwruntime-<hash>.so) and links
  * programs against it (prog-<hash>.so), both cached under `native/` in the rootwalk cache (src/toolchain/cache-dir.ts) by content
  * (sources, flags, the compiler's `--version`). Both are built for the architecture this process
  * runs on (src/arch/host-architecture.ts) with the compiler that targets it (target-gcc.ts: gcc,
@@ -51,16 +51,30 @@ function sourceDir(): string {
   throw new InvalidArgumentError("native runtime sources", here, "a directory with runtime.c and runtime-entry.S");
 }
 
+/**
+ * The runtime's sources, paths sorted by name: `compiled`, every `runtime*.c` and `runtime-entry.S`
+ * of the source directory (each part of the runtime, runtime.h names them), and `headers`, every
+ * `runtime*.h`. The cache key covers both, so a changed header rebuilds.
+ */
+export function runtimeSources(): { compiled: string[]; headers: string[] } {
+  const dir = sourceDir();
+  const names = readdirSync(dir)
+    .filter((name) => name.startsWith("runtime"))
+    .sort();
+  const paths = (pattern: RegExp): string[] => names.filter((name) => pattern.test(name)).map((name) => join(dir, name));
+  return { compiled: paths(/\.(c|S)$/), headers: paths(/\.h$/) };
+}
+
 /** Path of the runtime shared library, built if needed (and said so: it takes seconds). */
 export function buildRuntime(): string {
-  const dir = sourceDir();
-  const sources = ["runtime.c", "runtime-entry.S"].map((name) => join(dir, name));
-  const key = cacheKey(["librwruntime/v1", ...sources.map((s) => readFileSync(s)), JSON.stringify(RUNTIME_GCC_FLAGS), gccVersion()]);
+  const { compiled, headers } = runtimeSources();
+  const inputs = [...compiled, ...headers].flatMap((path) => [basename(path), readFileSync(path)]);
+  const key = cacheKey(["librwruntime/v2", ...inputs, JSON.stringify(RUNTIME_GCC_FLAGS), gccVersion()]);
   return cachedArtifact({
     path: join(nativeCacheDir(), `librwruntime-${key.slice(0, 16)}.so`),
     what: "the native runtime",
     announceBuild: true,
-    build: (output) => void runTool(gcc(), [...RUNTIME_GCC_FLAGS, "-o", output, ...sources, "-ldl"]),
+    build: (output) => void runTool(gcc(), [...RUNTIME_GCC_FLAGS, "-o", output, ...compiled, "-ldl"]),
   });
 }
 

@@ -7,7 +7,7 @@ import { GlobalSlotMemory } from "./global-slot-memory.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
 
 /**
- * The heap and its collector: native memory reserved by runtime.c (rw_heap_reserve), seen as an
+ * The heap and its collector: native memory reserved by runtime-alloc.c (rw_heap_reserve), seen as an
  * ArrayBuffer through koffi.view, whole blocks, managed by the Immix collector. The stress quarantine protects
  * the blocks it holds (rw_heap_protect): a stale read or write faults at once.
  */
@@ -18,7 +18,7 @@ export function createNativeCollector(
   const heapBytes = Math.floor(options.heapBytes / BYTES_IN_BLOCK) * BYTES_IN_BLOCK;
   const heapPointer = runtime.rwHeapReserve(heapBytes) as bigint | null;
   if (heapPointer === null || heapPointer === 0n) throw new RootwalkError("GC", `cannot reserve a heap of ${heapBytes} bytes`);
-  // The allocation bitmap, in native memory: runtime.c's gc_alloc fast path sets its bits.
+  // The allocation bitmap, in native memory: runtime-alloc.c's gc_alloc fast path sets its bits.
   const bitsPointer = runtime.rwAllocationBits() as bigint | null;
   if (bitsPointer === null || bitsPointer === 0n) throw new RootwalkError("GC", `cannot reserve the allocation bitmap of a ${heapBytes}-byte heap`);
   const protect = (address: number, bytes: number, accessible: boolean): void => {

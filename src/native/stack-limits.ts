@@ -8,7 +8,7 @@ import { SCAN_MEMORY_BYTES } from "../memory/scan-memory.js";
  *
  * Every managed thread runs on a stack placed in the scan memory (thread-stacks.ts), a 32-bit
  * WebAssembly memory of 4 GiB made at its final size. One region per stack: a guard of
- * GUARD_BYTES (PROT_NONE, runtime.c RW_GUARD_BYTES) and the stack above it, in whole pages. All
+ * GUARD_BYTES (PROT_NONE, runtime.h RW_GUARD_BYTES) and the stack above it, in whole pages. All
  * regions (rw_main's and `threads` of gc_thread_start's, reserved up front) fit in
  * STACKS_MAX_BYTES; the rest stays for the scan kernel's table, recipes and output. The heap is
  * not in the scan memory (native memory, rw_heap_reserve): `--heap` does not count here.
@@ -34,7 +34,7 @@ export const STACKS_MAX_BYTES = SCAN_MEMORY_BYTES - SCAN_MEMORY_KEPT_BYTES;
 /** The least a stack may be: glibc keeps its thread record and TLS (about 5 KB) at its top. */
 export const MIN_STACK_BYTES = 128 * 1024;
 
-/** Records in rw_threads (runtime.c RW_MAX_THREADS): threads started in one run, rw_main's included. */
+/** Records in rw_threads (runtime.h RW_MAX_THREADS): threads started in one run, rw_main's included. */
 export const MAX_THREADS = 1024;
 
 /** The stacks of one run: rw_main's, and `threads` regions of `threadStackBytes` for gc_thread_start. */

@@ -5,10 +5,10 @@ import type { Architecture } from "../arch/architecture.js";
 import { hostArchitecture } from "../arch/host-architecture.js";
 
 /*
- * The native runtime's thread record (runtime.c `rw_thread`, array `rw_threads`), as TypeScript
+ * The native runtime's thread record (runtime.h `rw_thread`, array `rw_threads`), as TypeScript
  * reads it through a koffi view: RECORD_WORDS u64 words per thread, word indexes below, each
- * word read and written with src/bytes/word-codec.ts. runtime.c declares the same layout and the
- * same enums; test/native-runtime/runtime-layout.test.ts compiles runtime.c with a
+ * word read and written with src/bytes/word-codec.ts. runtime.h declares the same layout and the
+ * same enums; test/native-runtime/runtime-layout.test.ts compiles runtime.h with a
  * _Static_assert for every value here, for x86-64 and for AArch64, and fails when the two drift
  * apart. The layout depends on the architecture this process runs on (src/arch/host-architecture.ts),
  * through its number N of callee-saved registers (x86-64 6, AArch64 12):

@@ -6,18 +6,29 @@ import { afterAll, describe, expect, it } from "vitest";
 import { AARCH64 } from "../../src/arch/aarch64.js";
 import type { Architecture } from "../../src/arch/architecture.js";
 import { X86_64 } from "../../src/arch/x86-64.js";
-import { RUNTIME_GCC_FLAGS } from "../../src/native/build-runtime.js";
+import { RUNTIME_GCC_FLAGS, runtimeSources } from "../../src/native/build-runtime.js";
+import { runtimeExports } from "../../src/native/runtime-symbol-clash.js";
 import { GUARD_BYTES } from "../../src/native/stack-limits.js";
 import * as record from "../../src/native/thread-record.js";
 import { findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 import { targetGcc } from "../../src/toolchain/target-gcc.js";
+import { AllocationBits } from "../../gc/allocation-bits.js";
+import { BYTES_IN_BLOCK, BYTES_IN_LINE, LOG_BYTES_IN_WORD } from "../../gc/heap-constants.js";
+import { DefaultObjectModel, MAX_POINTER_SLOTS, MAX_RAW_BYTES, type HeapMemory } from "../../gc/object-model.js";
+import { joinHalves, highU32, lowU32 } from "../../src/bytes/word-codec.js";
 
 /*
  * The facts C and TypeScript share, checked where each side states them (style item 13: when two
  * languages must agree, a test fails the moment they differ):
- *   - the thread record (runtime.c rw_thread) and the runtime's enums against
- *     src/native/thread-record.ts: gcc compiles runtime.c followed by one _Static_assert per field,
+ *   - the thread record (runtime.h rw_thread) and the runtime's enums against
+ *     src/native/thread-record.ts: gcc compiles runtime.h followed by one _Static_assert per field,
  *     state, callback kind and constant, generated from the TypeScript values;
+ *   - the heap's facts gc_alloc's fast path and rw_heap_reserve use (runtime.h RW_*) against gc/:
+ *     the header word and the storage of objects of many shapes against DefaultObjectModel
+ *     (object-model.ts), the size limits, the line and block sizes (heap-constants.ts), and the
+ *     allocation bitmap's byte, bit and size against AllocationBits (allocation-bits.ts);
+ *   - every part of the runtime builds, and exports no internal name (only gc_*, thread_stuck_*,
+ *     no_gc_thread and rw_*: runtime-symbol-clash.ts reads that list);
  *   - the callee-saved order of the safepoint stub (runtime-entry.S) against the architecture
  *     description (src/arch/x86-64.ts, aarch64.ts): the stub's CFI, as llvm-dwarfdump prints it,
  *     says where each register was saved, which is frame[k] for register k of the description's order;
@@ -35,9 +46,92 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const WORD_BYTES = X86_64.wordBytes;
 const ARCHITECTURES: readonly Architecture[] = [X86_64, AARCH64];
 
-/** `_Static_assert(expr, "message")` lines, each naming the TypeScript fact it checks. */
-function asserts(facts: readonly [expression: string, expected: number, what: string][]): string {
-  return facts.map(([expression, expected, what]) => `_Static_assert((${expression}) == ${expected}, "${what} = ${expected} in TypeScript");`).join("\n");
+/** `_Static_assert(expr, "message")` lines, each naming the TypeScript fact it checks (a bigint: an unsigned 64-bit word). */
+function asserts(facts: readonly [expression: string, expected: number | bigint, what: string][]): string {
+  return facts
+    .map(([expression, expected, what]) => {
+      const literal = typeof expected === "bigint" ? `0x${expected.toString(16)}ull` : `${expected}`;
+      return `_Static_assert((${expression}) == ${literal}, "${what} = ${literal} in TypeScript");`;
+    })
+    .join("\n");
+}
+
+/** A heap of `words` 64-bit words at `base`, in plain arrays: where DefaultObjectModel writes a header. */
+function smallHeap(base: number, words: number): HeapMemory {
+  const halves = new Uint32Array(words * 2);
+  return {
+    base,
+    words: halves,
+    bytes: new Uint8Array(halves.buffer),
+    readWord: (address) => joinHalves(halves[(address - base) >>> 2]!, halves[((address - base) >>> 2) + 1]!),
+    writeWord: (address, value) => {
+      halves[(address - base) >>> 2] = lowU32(value);
+      halves[((address - base) >>> 2) + 1] = highU32(value);
+    },
+  };
+}
+
+/** Object shapes [pointer slots, raw bytes]: empty, around one line (the fast path's limit), the largest. */
+const SHAPES: readonly [number, number][] = [
+  [0, 0],
+  [1, 0],
+  [0, 1],
+  [3, 5],
+  [15, 0],
+  [16, 0],
+  [0, 120],
+  [0, 121],
+  [2, 103],
+  [12345, 6789],
+  [MAX_POINTER_SLOTS, 0],
+  [0, MAX_RAW_BYTES],
+  [MAX_POINTER_SLOTS, MAX_RAW_BYTES],
+];
+
+/** The header DefaultObjectModel.initialize writes for a fresh object of this shape, as one word. */
+function typescriptHeader(pointerSlots: number, rawBytes: number): bigint {
+  const heap = smallHeap(0x10000, 2);
+  new DefaultObjectModel().initialize(heap, heap.base + 8, pointerSlots, rawBytes);
+  return (BigInt(heap.words[1]!) << 32n) | BigInt(heap.words[0]!);
+}
+
+/** Heap offsets of object addresses, in the first granules, across bytes and blocks, far in. */
+const OBJECT_OFFSETS: readonly number[] = [0, 8, 56, 64, 72, 120, 136, 4096 + 24, 3 * BYTES_IN_BLOCK + 13 * 8, (1 << 24) + 40];
+const BITMAP_HEAP_BYTES = 1 << 25;
+
+/** The byte AllocationBits.set(offset) changes, and the bit it sets there. */
+function typescriptAllocationBit(offset: number): { byte: number; mask: number } {
+  const bits = new AllocationBits(BITMAP_HEAP_BYTES);
+  bits.set(offset);
+  const byte = bits.bits.findIndex((b) => b !== 0);
+  return { byte, mask: bits.bits[byte]! };
+}
+
+function heapFacts(): [string, number | bigint, string][] {
+  const model = new DefaultObjectModel();
+  return [
+    ["RW_LINE_BYTES", BYTES_IN_LINE, "heap-constants.ts BYTES_IN_LINE"],
+    ["RW_BLOCK_BYTES", BYTES_IN_BLOCK, "heap-constants.ts BYTES_IN_BLOCK"],
+    ["RW_MAX_POINTER_SLOTS", MAX_POINTER_SLOTS, "object-model.ts MAX_POINTER_SLOTS"],
+    ["RW_MAX_RAW_BYTES", MAX_RAW_BYTES, "object-model.ts MAX_RAW_BYTES"],
+    ["RW_GRANULE_BYTES", 1 << LOG_BYTES_IN_WORD, "allocation-bits.ts granule (1 << LOG_BYTES_IN_WORD)"],
+    ...SHAPES.flatMap(([slots, raw]): [string, number | bigint, string][] => [
+      [`RW_HEADER_WORD(${slots}ull, ${raw}ull)`, typescriptHeader(slots, raw), `object-model.ts initialize(${slots}, ${raw}) header word`],
+      [`RW_ALLOCATION_BYTES(${slots}ull, ${raw}ull)`, model.allocationBytes(slots, raw), `object-model.ts allocationBytes(${slots}, ${raw})`],
+    ]),
+    ...OBJECT_OFFSETS.flatMap((offset): [string, number, string][] => {
+      const { byte, mask } = typescriptAllocationBit(offset);
+      return [
+        [`RW_ALLOCATION_BITS_BYTE(${offset}ull)`, byte, `allocation-bits.ts set(${offset}): byte`],
+        [`RW_ALLOCATION_BITS_MASK(${offset}ull)`, mask, `allocation-bits.ts set(${offset}): bit mask`],
+      ];
+    }),
+    ...[1, 2, 4096].map((blocks): [string, number, string] => [
+      `RW_ALLOCATION_BITS_BYTES(${blocks * BYTES_IN_BLOCK}ull)`,
+      AllocationBits.bytesFor(blocks * BYTES_IN_BLOCK),
+      `allocation-bits.ts bytesFor(${blocks} blocks)`,
+    ]),
+  ];
 }
 
 function recordFacts(architecture: Architecture): [string, number, string][] {
@@ -92,10 +186,11 @@ function registerLayoutFacts(): [string, number, string][] {
   ];
 }
 
-/** Compiles runtime.c for `architecture` followed by the assertions; gcc's messages on failure. */
+/** Compiles runtime.h for `architecture` followed by the assertions; gcc's messages on failure. */
 function compileWithAsserts(checks: string, architecture: Architecture = X86_64): { status: number | null; stderr: string } {
   const file = join(scratch, `layout-check-${architecture.nodeArch}.c`);
-  writeFileSync(file, `#include "runtime.c"\n#include <stddef.h>\n#include <sys/procfs.h>\n#include <sys/user.h>\n${checks}\n`);
+  const includes = ["runtime.h", "<stddef.h>", "<ucontext.h>", "<sys/procfs.h>", "<sys/user.h>"];
+  writeFileSync(file, `${includes.map((h) => `#include ${h.startsWith("<") ? h : `"${h}"`}`).join("\n")}\n${checks}\n`);
   const flags = RUNTIME_GCC_FLAGS.filter((f) => f !== "-shared");
   const r = spawnSync(targetGcc(architecture), [...flags, `-I${NATIVE}`, "-fsyntax-only", file], { encoding: "utf8" });
   return { status: r.status, stderr: r.stderr };
@@ -119,6 +214,21 @@ describe.each(ARCHITECTURES.map((a) => [a.name, a] as const))("the C runtime for
     const { status, stderr } = compileWithAsserts(asserts(recordFacts(architecture)), architecture);
     expect(stderr.split("\n").filter((l) => /static assert/.test(l))).toEqual([]);
     expect(status).toBe(0);
+  });
+
+  it("the heap's facts: runtime.h's header word, storage, size limits, line, block and allocation bitmap vs gc/", () => {
+    const { status, stderr } = compileWithAsserts(asserts(heapFacts()), architecture);
+    expect(stderr.split("\n").filter((l) => /static assert|error/.test(l))).toEqual([]);
+    expect(status).toBe(0);
+  });
+
+  it("every part of the runtime builds, and the library exports no internal name", () => {
+    const library = join(scratch, `librwruntime-${architecture.nodeArch}.so`);
+    runTool(targetGcc(architecture), [...RUNTIME_GCC_FLAGS, "-o", library, ...runtimeSources().compiled, "-ldl"]);
+    const exported = [...runtimeExports(library)];
+    expect(exported).toContain("gc_alloc");
+    expect(exported).toContain("rw_impl_gc_alloc");
+    expect(exported.filter((name) => !/^(gc_|rw_|thread_stuck_(start|end)$|no_gc_thread$)/.test(name))).toEqual([]);
   });
 
   it("the fault handler reads the interrupted PC where the description's signalContext has it (RW_FAULT_PC_FIELD)", () => {

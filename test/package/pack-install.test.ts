@@ -5,8 +5,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runtimeSources } from "../../src/native/build-runtime.js";
 import { llvmInstallCommand } from "../../src/toolchain/llvm-selection.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
@@ -40,8 +41,9 @@ describe("the packed and installed package", () => {
       "dist/walker/unwinder.js",
       "dist/gc/immix-collector.js",
       "dist/walker/scan-kernel/scan-kernel.wasm",
-      "src/native/runtime.c",
-      "src/native/runtime-entry.S",
+      ...Object.values(runtimeSources())
+        .flat()
+        .map((path) => relative(ROOT, path)),
       "src/demo/demo-trees-statepoint.ll",
     ]) {
       expect(existsSync(join(installed, file)), file).toBe(true);
