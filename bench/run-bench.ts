@@ -131,8 +131,21 @@ async function main(): Promise<void> {
   const log = (s: string): void => void (cli.json ? process.stderr : process.stdout).write(`${s}\n`);
 
   const started = performance.now();
+  const { results, skipped } = runCorpusCases(cases, timing, log);
+  const programs = await runProgramCases(cli, results, log);
+  const summary = summarize(cli, timing, started, results, skipped, programs);
+  writeResults(cli, summary, results, loadAtStart, log);
+  if (cli.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else printReport(cli, summary, results, skipped, log);
+}
+
+type Log = (line: string) => void;
+type Skipped = { name: string; skipped: string };
+
+/** The corpus's cases, one after the other, each logged as it ends. */
+function runCorpusCases(cases: readonly BenchCase[], timing: TimingOptions, log: Log): { results: CaseResult[]; skipped: Skipped[] } {
   const results: CaseResult[] = [];
-  const skipped: { name: string; skipped: string }[] = [];
+  const skipped: Skipped[] = [];
   for (const c of cases) {
     const t0 = performance.now();
     const r = c.run(timing);
@@ -146,30 +159,50 @@ async function main(): Promise<void> {
       );
     }
   }
+  return { results, skipped };
+}
 
-  let native: NativeScanResult | null = null;
-  let nativeCopied: NativeScanResult | null = null;
-  if (cli.filters.length === 0 || cli.filters.some((f) => "NativeScan/frames".includes(f))) {
+/** Whether the filters (none: every case) select the case `name`. */
+function selected(cli: Cli, name: string): boolean {
+  return cli.filters.length === 0 || cli.filters.some((f) => name.includes(f));
+}
+
+/** The cases that run whole programs; null for one not selected. */
+interface ProgramResults {
+  native: NativeScanResult | null;
+  nativeCopied: NativeScanResult | null;
+  verifyOverhead: VerifyOverheadResult | null;
+  checkChain: CheckChainResult | null;
+}
+
+/**
+ * The cases that run programs (not in the corpus): the native scan, in place and copied (their
+ * cases join `results`), --verify's overhead, and `rootwalk check` on a deep chain.
+ */
+async function runProgramCases(cli: Cli, results: CaseResult[], log: Log): Promise<ProgramResults> {
+  const out: ProgramResults = { native: null, nativeCopied: null, verifyOverhead: null, checkChain: null };
+  if (selected(cli, "NativeScan/frames")) {
     log("NativeScan/frames: a real 100,001-frame native stack, scanned at every safepoint ...");
-    native = await measureNativeScan(cli.quick ? 3 : 5);
+    const native = await measureNativeScan(cli.quick ? 3 : 5);
+    out.native = native;
     results.push(native.case);
     log(
       `NativeScan/frames: ${(native.framesPerSec / 1e6).toFixed(1)} million frames/s, C reference ${(native.referenceFramesPerSec / 1e6).toFixed(1)} (${native.case.rootwalkNsPerOp.toFixed(1)} vs ${native.case.referenceNsPerOp.toFixed(1)} ns/frame = ${native.case.ratio.toFixed(2)}x; median run: ${native.frames} frames in ${native.scanMs.toFixed(1)} ms over ${native.collections} collections; target ${TARGETS.nativeFramesPerSec / 1e6} million frames/s and ${TARGETS.nativeScanRatio}x)`,
     );
   }
-  if (cli.filters.length === 0 || cli.filters.some((f) => "NativeScan/frames-stack-copied".includes(f))) {
+  if (selected(cli, "NativeScan/frames-stack-copied")) {
     // The alternative to stacks in place (bench/HISTORY.md, "Native stacks"): a copy at every scan.
-    nativeCopied = await measureNativeScan(cli.quick ? 3 : 5, "copy");
+    const nativeCopied = await measureNativeScan(cli.quick ? 3 : 5, "copy");
+    out.nativeCopied = nativeCopied;
     results.push(nativeCopied.case);
     log(
       `NativeScan/frames-stack-copied: ${(nativeCopied.framesPerSec / 1e6).toFixed(1)} million frames/s = ${nativeCopied.case.ratio.toFixed(2)}x its C reference`,
     );
   }
-
-  let verifyOverhead: VerifyOverheadResult | null = null;
-  if (cli.filters.length === 0 || cli.filters.some((f) => "VerifyOverhead/run-stress-7".includes(f))) {
+  if (selected(cli, "VerifyOverhead/run-stress-7")) {
     log("VerifyOverhead/run-stress-7: sp-binary-tree --stress=7 with and without --verify, phasesMs ...");
-    verifyOverhead = await measureVerifyOverhead(cli.quick ? 3 : 5);
+    const verifyOverhead = await measureVerifyOverhead(cli.quick ? 3 : 5);
+    out.verifyOverhead = verifyOverhead;
     const phases = (p: Record<string, number>): string =>
       Object.entries(p)
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
@@ -178,19 +211,23 @@ async function main(): Promise<void> {
       `VerifyOverhead/run-stress-7: ${verifyOverhead.collections} collections; without --verify ${phases(verifyOverhead.withoutVerifyMs)} ms; with ${phases(verifyOverhead.withVerifyMs)} ms; verifyOverheadRatio ${verifyOverhead.verifyOverheadRatio.toFixed(2)} (target ${TARGETS.verifyOverheadRatio})`,
     );
   }
-
-  let checkChain: CheckChainResult | null = null;
-  if (cli.filters.length === 0 || cli.filters.some((f) => "Check/chain-20k-functions".includes(f))) {
+  if (selected(cli, "Check/chain-20k-functions")) {
     log("Check/chain-20k-functions: rootwalk check on a generated 20,000-deep call chain ...");
-    checkChain = measureCheckChain(cli.quick ? 1 : 3);
+    const checkChain = measureCheckChain(cli.quick ? 1 : 3);
+    out.checkChain = checkChain;
     log(`Check/chain-20k-functions: ${checkChain.checkMs.toFixed(0)} ms (bound ${checkChain.boundMs} ms)`);
   }
+  return out;
+}
 
+/** The run's summary: the JSON printed by --json and written to bench/results/. */
+function summarize(cli: Cli, timing: TimingOptions, started: number, results: CaseResult[], skipped: Skipped[], programs: ProgramResults) {
+  const { native, nativeCopied, verifyOverhead, checkChain } = programs;
   const bytesPerSafepoint =
     results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ??
     results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ??
     null;
-  const summary = {
+  return {
     mode: cli.quick ? "quick" : "full",
     walkRatio: ratioOf(results, "Walk/10k-frames-16-sites"),
     walkRatioManySites: ratioOf(results, "Walk/10k-frames-20k-sites"),
@@ -224,7 +261,12 @@ async function main(): Promise<void> {
     cases: results,
     skipped,
   };
+}
 
+type Summary = ReturnType<typeof summarize>;
+
+/** bench/results/latest(-quick).json; a full unfiltered run also the chart and the README's table. */
+function writeResults(cli: Cli, summary: Summary, results: readonly CaseResult[], loadAtStart: number, log: Log): void {
   const resultsDir = join(repoRoot(), "bench", "results");
   writeFileAtomic(join(resultsDir, cli.quick ? "latest-quick.json" : "latest.json"), `${JSON.stringify(summary, null, 2)}\n`);
   if (!cli.quick && cli.filters.length === 0) {
@@ -234,23 +276,23 @@ async function main(): Promise<void> {
     );
     rewriteReadmeTable(results, summary, loadAtStart, log);
   }
+}
 
-  if (cli.json) {
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
-  } else {
-    log("");
-    log(table(results, skipped));
-    log("");
-    log(
-      `bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"} (all columns), ${summary.scanPathBytesPerSafepoint?.toFixed(1) ?? "n/a"} on the scan path (table + scan recipes; target ${TARGETS.scanPathBytesPerSafepoint})`,
-    );
-    log(
-      `walkRatio ${summary.walkRatio?.toFixed(2)} (target ${TARGETS.walkRatio}), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target ${TARGETS.walkRatioManySites}), parseRatio ${summary.parseRatio?.toFixed(2)} (target ${TARGETS.parseRatio}), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target ${TARGETS.lookupRatio}), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target ${TARGETS.lookupMissRatio})`,
-    );
-    log(
-      `results: bench/results/${cli.quick ? "latest-quick.json" : "latest.json"}${!cli.quick && cli.filters.length === 0 ? ", bench/results/ratios.svg" : ""}  (${summary.elapsedSeconds} s)`,
-    );
-  }
+/** The human report (without --json): the table, the table's bytes per safepoint, the headline ratios. */
+function printReport(cli: Cli, summary: Summary, results: readonly CaseResult[], skipped: readonly Skipped[], log: Log): void {
+  const bytesPerSafepoint = summary.bytesPerSafepoint;
+  log("");
+  log(table(results, skipped));
+  log("");
+  log(
+    `bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"} (all columns), ${summary.scanPathBytesPerSafepoint?.toFixed(1) ?? "n/a"} on the scan path (table + scan recipes; target ${TARGETS.scanPathBytesPerSafepoint})`,
+  );
+  log(
+    `walkRatio ${summary.walkRatio?.toFixed(2)} (target ${TARGETS.walkRatio}), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target ${TARGETS.walkRatioManySites}), parseRatio ${summary.parseRatio?.toFixed(2)} (target ${TARGETS.parseRatio}), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target ${TARGETS.lookupRatio}), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target ${TARGETS.lookupMissRatio})`,
+  );
+  log(
+    `results: bench/results/${cli.quick ? "latest-quick.json" : "latest.json"}${!cli.quick && cli.filters.length === 0 ? ", bench/results/ratios.svg" : ""}  (${summary.elapsedSeconds} s)`,
+  );
 }
 
 main().catch((e: unknown) => {

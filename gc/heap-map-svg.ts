@@ -183,17 +183,45 @@ export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}):
   const rows = Math.max(1, Math.ceil(map.blocks.length / perRow));
   const gridWidth = perRow * (blockPx + gap) + gap;
   const width = Math.max(gridWidth, MIN_WIDTH_PX);
-  const textWidth = width - 2 * PAD_PX;
   const title = options.title ?? "Immix heap map";
-  const kib = (n: number): string => `${(n / 1024).toFixed(0)} KiB`;
 
-  // ---- header: text lines, then legend rows, top to bottom ----
+  // The header's text lines, then the legend's rows, top to bottom, then the grid.
+  const cursor: TextCursor = { y: PAD_PX };
+  const header = headerElements(map, title, width - 2 * PAD_PX, cursor);
+  const legend = legendElements(width, cursor);
+  const gridTop = cursor.y + PAD_PX;
+  const height = gridTop + rows * (blockPx + gap) + gap;
+
+  const out: string[] = [];
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="${FONT_PX}">`,
+  );
+  out.push(`<title>${escapeXml(title)}</title>`);
+  out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
+  out.push(`<g id="header">`, ...header, `</g>`);
+  out.push(`<g id="legend">`, ...legend, `</g>`);
+  map.blocks.forEach((block, n) => {
+    const bx = gap + (n % perRow) * (blockPx + gap);
+    const by = gridTop + Math.floor(n / perRow) * (blockPx + gap);
+    pushBlockElements(out, block, bx, by, cell);
+  });
+  out.push("</svg>");
+  return out.join("\n");
+}
+
+/** Where the next header or legend line goes: its top, in pixels from the picture's top. */
+interface TextCursor {
+  y: number;
+}
+
+/** The header's text: the title, the heap's numbers and what the epoch is, each wrapped to `textWidth`. */
+function headerElements(map: HeapMap, title: string, textWidth: number, cursor: TextCursor): string[] {
+  const kib = (n: number): string => `${(n / 1024).toFixed(0)} KiB`;
   const header: string[] = [];
-  let y = PAD_PX;
   const textLine = (text: string, px: number, bold: boolean): void => {
-    y += px;
-    header.push(`<text x="${PAD_PX}" y="${y}"${bold ? ` font-size="${px}" font-weight="bold"` : ""}>${escapeXml(text)}</text>`);
-    y += LINE_GAP_PX - 1;
+    cursor.y += px;
+    header.push(`<text x="${PAD_PX}" y="${cursor.y}"${bold ? ` font-size="${px}" font-weight="bold"` : ""}>${escapeXml(text)}</text>`);
+    cursor.y += LINE_GAP_PX - 1;
   };
   for (const line of wrap(title, textWidth, TITLE_PX, true)) textLine(line, TITLE_PX, true);
   const numbers =
@@ -204,28 +232,28 @@ export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}):
     `Epoch ${map.epoch}: the line-mark stamp of the last collection. Every collection advances it (wrapping after 255) and stamps ` +
     `the lines it finds live, so older stamps go stale without a clearing pass; epoch 1 with nothing live means no collection yet.`;
   for (const line of wrap(epoch, textWidth, FONT_PX)) textLine(line, FONT_PX, false);
+  return header;
+}
 
+/** The legend: a row of every line fill, then a row of every block outline, each wrapped to `width`. */
+function legendElements(width: number, cursor: TextCursor): string[] {
   const legend: string[] = [];
   const legendRow = (heading: string, items: { swatch: (x: number, top: number) => string; label: string }[]): void => {
-    let x = PAD_PX;
-    const top = (): number => y + 2;
-    const start = (): void => {
-      legend.push(`<text x="${PAD_PX}" y="${y + FONT_PX}">${escapeXml(heading)}</text>`);
-      x = PAD_PX + textWidthPx(heading, FONT_PX) + 6;
-    };
-    start();
+    const indent = PAD_PX + textWidthPx(heading, FONT_PX) + 6;
+    legend.push(`<text x="${PAD_PX}" y="${cursor.y + FONT_PX}">${escapeXml(heading)}</text>`);
+    let x = indent;
     for (const item of items) {
       const itemWidth = SWATCH_PX + 4 + textWidthPx(item.label, FONT_PX) + 14;
-      if (x + itemWidth > width - PAD_PX && x > PAD_PX + textWidthPx(heading, FONT_PX) + 6) {
-        y += FONT_PX + LINE_GAP_PX;
-        x = PAD_PX + textWidthPx(heading, FONT_PX) + 6;
+      if (x + itemWidth > width - PAD_PX && x > indent) {
+        cursor.y += FONT_PX + LINE_GAP_PX;
+        x = indent;
       }
-      legend.push(`${item.swatch(x, top())}<text x="${x + SWATCH_PX + 4}" y="${y + FONT_PX}">${escapeXml(item.label)}</text>`);
+      legend.push(`${item.swatch(x, cursor.y + 2)}<text x="${x + SWATCH_PX + 4}" y="${cursor.y + FONT_PX}">${escapeXml(item.label)}</text>`);
       x += itemWidth;
     }
-    y += FONT_PX + LINE_GAP_PX;
+    cursor.y += FONT_PX + LINE_GAP_PX;
   };
-  y += 2;
+  cursor.y += 2;
   legendRow(
     "lines:",
     LINE_LEGEND.map((label, k) => ({
@@ -241,45 +269,37 @@ export function renderHeapMapSvg(map: HeapMap, options: HeapMapSvgOptions = {}):
         `<rect x="${x + 1}" y="${top + 1}" width="${SWATCH_PX - 2}" height="${SWATCH_PX - 2}" fill="#ffffff" stroke="${STATE_STROKE[state]}" stroke-width="2"/>`,
     })),
   );
-  const gridTop = y + PAD_PX;
-  const height = gridTop + rows * (blockPx + gap) + gap;
+  return legend;
+}
 
-  const out: string[] = [];
+/**
+ * One block at (bx, by): a group with its tooltip (state, holes, line counts), its lines as
+ * cells (a run of one kind in a row is one rectangle) and its outline in its state's colour.
+ */
+function pushBlockElements(out: string[], block: HeapMapBlock, bx: number, by: number, cell: number): void {
+  const blockPx = LINES_PER_ROW * cell;
+  const counts = [0, 0, 0, 0, 0];
+  for (const k of block.lines) counts[k] = counts[k]! + 1;
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="${FONT_PX}">`,
+    `<g><title>block ${block.index} at ${hex(block.address)}: ${block.state}, ${block.holes} holes, ` +
+      `lines live ${counts[LINE_LIVE]} allocated ${counts[LINE_ALLOCATED]} free ${counts[LINE_FREE]} evacuated ${counts[LINE_EVACUATED]} large ${counts[LINE_LARGE]}</title>`,
   );
-  out.push(`<title>${escapeXml(title)}</title>`);
-  out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  out.push(`<g id="header">`, ...header, `</g>`);
-  out.push(`<g id="legend">`, ...legend, `</g>`);
-  map.blocks.forEach((block, n) => {
-    const bx = gap + (n % perRow) * (blockPx + gap);
-    const by = gridTop + Math.floor(n / perRow) * (blockPx + gap);
-    const counts = [0, 0, 0, 0, 0];
-    for (const k of block.lines) counts[k] = counts[k]! + 1;
-    out.push(
-      `<g><title>block ${block.index} at ${hex(block.address)}: ${block.state}, ${block.holes} holes, ` +
-        `lines live ${counts[LINE_LIVE]} allocated ${counts[LINE_ALLOCATED]} free ${counts[LINE_FREE]} evacuated ${counts[LINE_EVACUATED]} large ${counts[LINE_LARGE]}</title>`,
-    );
-    for (let row = 0; row < LINES_IN_BLOCK / LINES_PER_ROW; row++) {
-      let runStart = 0;
-      for (let i = 1; i <= LINES_PER_ROW; i++) {
-        const at = row * LINES_PER_ROW;
-        if (i === LINES_PER_ROW || block.lines[at + i] !== block.lines[at + runStart]) {
-          const kind = block.lines[at + runStart]!;
-          out.push(
-            `<rect x="${bx + runStart * cell}" y="${by + row * cell}" width="${(i - runStart) * cell}" height="${cell}" fill="${LINE_COLORS[kind] ?? "#000"}"/>`,
-          );
-          runStart = i;
-        }
+  for (let row = 0; row < LINES_IN_BLOCK / LINES_PER_ROW; row++) {
+    let runStart = 0;
+    for (let i = 1; i <= LINES_PER_ROW; i++) {
+      const at = row * LINES_PER_ROW;
+      if (i === LINES_PER_ROW || block.lines[at + i] !== block.lines[at + runStart]) {
+        const kind = block.lines[at + runStart]!;
+        out.push(
+          `<rect x="${bx + runStart * cell}" y="${by + row * cell}" width="${(i - runStart) * cell}" height="${cell}" fill="${LINE_COLORS[kind] ?? "#000"}"/>`,
+        );
+        runStart = i;
       }
     }
-    out.push(
-      `<rect x="${bx - 0.5}" y="${by - 0.5}" width="${blockPx + 1}" height="${blockPx + 1}" fill="none" stroke="${STATE_STROKE[block.state] ?? "#000"}"/></g>`,
-    );
-  });
-  out.push("</svg>");
-  return out.join("\n");
+  }
+  out.push(
+    `<rect x="${bx - 0.5}" y="${by - 0.5}" width="${blockPx + 1}" height="${blockPx + 1}" fill="none" stroke="${STATE_STROKE[block.state] ?? "#000"}"/></g>`,
+  );
 }
 
 function escapeXml(s: string): string {

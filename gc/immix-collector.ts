@@ -85,6 +85,18 @@ type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBy
   collectEveryBytes: number;
 };
 
+/** What one collection measured, beside what the collector and heap hold: its CycleStats' inputs. */
+interface CycleMeasurements {
+  readonly reason: string;
+  readonly phaseMs: CycleStats["phaseMs"];
+  readonly pauseMs: number;
+  readonly threshold: number;
+  readonly largeFreedBytes: number;
+  readonly grewToBytes: number;
+  readonly poisonWrites: number;
+  readonly verifyFailures: number;
+}
+
 /**
  * A mark-region collector after Immix (Blackburn & McKinley, PLDI 2008) and MMTk's ImmixSpace,
  * over a heap in memory (simulated or native), with precise roots from RootScanners.
@@ -412,9 +424,14 @@ export class ImmixCollector implements AllocationOwner {
     }
   }
 
+  /**
+   * One collection, in phases: verify before (optional), scan and check the roots (a refused
+   * collection returns here), choose defrag candidates and prepare, trace and relocate, sweep,
+   * grow, verify after; then its CycleStats, recorded in `stats`.
+   */
   private collectNow(reason: string, forceDefrag: boolean): CycleStats {
     const space = this.space;
-    const { verify, stress } = this.options;
+    const { verify } = this.options;
     // The quarantine's poison check runs with or without verify (stress): not verification time.
     const poisonWrites = this.checkQuarantine();
     const tVerify0 = performance.now();
@@ -435,11 +452,44 @@ export class ImmixCollector implements AllocationOwner {
     // The scan phase includes the check: one bit test per root.
     const tCheck1 = performance.now();
 
-    // 1. Candidates, from the last sweep's histograms, before marking.
+    const threshold = this.prepareCycle(forceDefrag);
+    const tTrace0 = performance.now();
+    this.traceAndRelocate();
+    const tSweep0 = performance.now();
+    const largeFreedBytes = this.sweep();
+    const grewToBytes = this.grow();
+
+    const t1 = performance.now();
+    const verifyFailures = this.finishVerification(before, poisonWrites);
+    const phaseMs = {
+      scan: tCheck1 - tScan0,
+      traceEvacuate: tSweep0 - tTrace0,
+      sweep: t1 - tSweep0,
+      verify: before === null ? 0 : t0 - tVerify0 + (performance.now() - t1),
+    };
+    const cycle = this.cycleStats({
+      reason,
+      phaseMs,
+      pauseMs: t1 - t0,
+      threshold,
+      largeFreedBytes,
+      grewToBytes,
+      poisonWrites: poisonWrites.count,
+      verifyFailures,
+    });
+    this.stats.record(cycle, this.verifyFailures);
+    return cycle;
+  }
+
+  /**
+   * Phases 1-2: the defrag candidates (from the last sweep's histograms, before marking), then
+   * the mutators, copier, line marks and counters reset for this cycle. Returns the threshold.
+   */
+  private prepareCycle(forceDefrag: boolean): number {
+    const space = this.space;
+    const stress = this.options.stress;
     const threshold = this.chooseDefragThreshold(forceDefrag);
     this.lastDefragCandidates = flagDefragCandidates(space, threshold, stress);
-
-    // 2. Prepare.
     for (const m of this.mutators) m.reset();
     this.copier.reset();
     this.copier.copyBudgetBytes = stress ? space.maxBytes : space.limitBytes;
@@ -451,31 +501,42 @@ export class ImmixCollector implements AllocationOwner {
     // A quarantine keeps the last collections' logs (what lived where): this one starts afresh.
     if (this.quarantine !== null) this.oldCopies = new CopyLog();
     else this.oldCopies.clear();
+    return threshold;
+  }
 
-    // 3-4. Trace.
-    const tTrace0 = performance.now();
+  /**
+   * Phases 3-5b: trace from the roots (marking or evacuating), relocate the roots, then poison
+   * the old copies (nothing reads a forwarding header after the roots moved) and hand them to
+   * the quarantine.
+   */
+  private traceAndRelocate(): void {
     this.traceRoots();
     this.drainMarkStack();
-
-    // 5. Relocate roots.
     for (const s of this.scanners) s.updateRoots(this.forwardRoot);
-
-    // 5b. Poison the old copies: nothing reads a forwarding header after the roots moved.
-    const poison = this.options.poison;
-    if (poison) this.poisonOldCopies();
+    if (this.options.poison) this.poisonOldCopies();
     this.quarantine?.keepCopies(this.oldCopies);
+  }
 
-    // 6. Sweep (and poison what it freed). What was not marked no longer starts an object.
-    const tSweep0 = performance.now();
+  /**
+   * Phase 6: sweep the blocks (into sweepSummary) and the large-object space, poisoning what
+   * they freed. What was not marked no longer starts an object. Returns the large bytes freed.
+   */
+  private sweep(): number {
+    const space = this.space;
+    const poison = this.options.poison;
     space.keepMarkedAsAllocated();
     const topBefore = space.immixTopBlock;
     if (poison) for (let b = 0; b < topBefore; b++) this.wasInUse[b] = space.blockState[b] === BLOCK_UNALLOCATED ? 0 : 1;
-    const sweep = space.sweepBlocks(this.sweepSummary);
+    space.sweepBlocks(this.sweepSummary);
     const largeFreedBytes = space.los.sweep(this.largeIsLive, poison ? this.poisonLarge : undefined) * BYTES_IN_LARGE_PAGE;
     if (poison) this.poisonedBytes += poisonSweptBlocks(space, this.wasInUse, topBefore);
     this.quarantine?.protectFresh(); // after the poison: protected memory is never written
+    return largeFreedBytes;
+  }
 
-    // 7. Grow.
+  /** Phase 7: a larger limit when the live data passed the growth threshold (its bytes, else 0). */
+  private grow(): number {
+    const space = this.space;
     let grewToBytes = 0;
     const used = space.usedBytes();
     if (used > this.options.growthThreshold * space.limitBytes && space.limitBytes < space.maxBytes) {
@@ -483,29 +544,25 @@ export class ImmixCollector implements AllocationOwner {
       grewToBytes = space.limitBytes;
     }
     for (const m of this.mutators) m.bytesUntilPoll = this.options.collectEveryBytes;
+    return grewToBytes;
+  }
 
-    const t1 = performance.now();
-    const pauseMs = t1 - t0;
-    const verifyFailures = this.finishVerification(before, poisonWrites);
-
-    const phaseMs = {
-      scan: tCheck1 - tScan0,
-      traceEvacuate: tSweep0 - tTrace0,
-      sweep: t1 - tSweep0,
-      verify: before === null ? 0 : t0 - tVerify0 + (performance.now() - t1),
-    };
-    const cycle: CycleStats = {
-      phaseMs,
+  /** The finished collection's statistics: its measurements and the heap as the sweep left it. */
+  private cycleStats(o: CycleMeasurements): CycleStats {
+    const space = this.space;
+    const sweep = this.sweepSummary;
+    return {
+      phaseMs: o.phaseMs,
       cycle: this.stats.collections + 1,
-      reason,
+      reason: o.reason,
       epoch: space.epoch,
-      pauseMs,
+      pauseMs: o.pauseMs,
       rootsVisited: this.rootsVisited,
       markedObjects: this.markedObjects,
       markedBytes: this.markedBytes,
       markedLines: sweep.markedLines,
       defragCandidateBlocks: this.lastDefragCandidates.length,
-      defragThresholdHoles: stress ? 0 : threshold,
+      defragThresholdHoles: this.options.stress ? 0 : o.threshold,
       evacuatedObjects: this.evacuatedObjects,
       evacuatedBytes: this.evacuatedBytes,
       markedInPlaceInCandidates: this.markedInPlaceInCandidates,
@@ -518,19 +575,17 @@ export class ImmixCollector implements AllocationOwner {
       reusableLines: sweep.reusableLines,
       largeObjects: space.los.objectCount,
       largeBytes: space.los.pagesInUse * BYTES_IN_LARGE_PAGE,
-      largeFreedBytes,
+      largeFreedBytes: o.largeFreedBytes,
       heapLimitBytes: space.limitBytes,
       usedBytes: space.usedBytes(),
       headroomBytes: space.headroomBytes,
-      grewToBytes,
+      grewToBytes: o.grewToBytes,
       fragmentation: sweep.reusableLines / (space.limitBytes / BYTES_IN_LINE),
       poisonedBytes: this.poisonedBytes,
       quarantinedBytes: (this.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
-      poisonWrites: poisonWrites.count,
-      verifyFailures,
+      poisonWrites: o.poisonWrites,
+      verifyFailures: o.verifyFailures,
     };
-    this.stats.record(cycle, this.verifyFailures);
-    return cycle;
   }
 
   /**

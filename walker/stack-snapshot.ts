@@ -4,6 +4,7 @@ import type { Architecture } from "../src/arch/architecture.js";
 import { AARCH64 } from "../src/arch/aarch64.js";
 import { X86_64 } from "../src/arch/x86-64.js";
 import { FLAG_NO_UNWIND_INFO, FrameDescriptorBuilder, NO_CFA_RULE, calleeSavedIndex, encodeLocationWord0 } from "../src/safepoints/frame-descriptors.js";
+import type { FrameDescriptors } from "../src/safepoints/frame-descriptors.js";
 import { LocationKind } from "../src/stackmap/llvm-stackmap.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import type { SplitStackMethod, SplitStacks } from "./split-stacks.js";
@@ -102,8 +103,25 @@ function savedReturnAddress(architecture: Architecture, f: StackSnapshotJson["fu
   return saved;
 }
 
+/**
+ * A recorded stack ready to walk: its memory, a registry of its safepoints, where the walk starts
+ * and its split-stack description per method. Every field is checked first: the file is
+ * untrusted JSON, and a bad field is a MalformedInputError naming it.
+ */
 export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
-  // The file is untrusted JSON: check the shape before reading any field.
+  checkSnapshotShape(json);
+  const memory = snapshotMemory(json);
+  const architecture = snapshotArchitecture(json);
+  const registry = new SafepointRegistry();
+  registry.register({ name: "snapshot", format: "llvm-v3", descriptors: snapshotDescriptors(json, architecture), contentKey: "snapshot" });
+  const start = snapshotStart(json, architecture, memory);
+  const morestack =
+    json.morestackStart === undefined ? [] : [{ start: num(json.morestackStart, "morestackStart"), sizeBytes: num(json.morestackSize, "morestackSize") }];
+  return { memory, registry, start, splitStacks: (method) => snapshotSplitStacks(json, method, morestack) };
+}
+
+/** The untrusted JSON's shape: an object with the three required arrays, every element an object. */
+function checkSnapshotShape(json: StackSnapshotJson): void {
   const value: unknown = json;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError("snapshot", jsonKind(value), `a JSON object with memory, functions and callsites ${SNAPSHOT_FORMAT_REFERENCE}`);
@@ -120,7 +138,11 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
   json.callsites.forEach((c, r) => {
     if (!Array.isArray(c.rootSpOffsets)) throw new MalformedInputError(`snapshot callsites[${r}].rootSpOffsets`, 0, jsonKind(c.rootSpOffsets), "an array");
   });
-  const memory = RangedMemory.fromPieces(
+}
+
+/** The stack's bytes: one range per memory[] entry. */
+function snapshotMemory(json: StackSnapshotJson): RangedMemory {
+  return RangedMemory.fromPieces(
     json.memory.map((m, i) => {
       if (typeof m.hex !== "string" || m.hex.length % 2 !== 0 || !/^[0-9a-f]*$/i.test(m.hex)) {
         throw new MalformedInputError(`snapshot memory[${i}].hex`, 0, `${String(m.hex).slice(0, 16)}…`, "an even number of hex digits");
@@ -128,7 +150,10 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
       return { base: num(m.base, `memory[${i}].base`), bytes: Uint8Array.from(Buffer.from(m.hex, "hex")) };
     }),
   );
-  const architecture = snapshotArchitecture(json);
+}
+
+/** One frame descriptor per callsite: a static frame of its function's size, roots SP-relative. */
+function snapshotDescriptors(json: StackSnapshotJson, architecture: Architecture): FrameDescriptors {
   const builder = new FrameDescriptorBuilder({ architecture });
   const functionIndex = new Map<number, number>();
   const savedByFunction = new Map<number, Int16Array>();
@@ -167,48 +192,46 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
       allocaCount: 0,
     });
   });
-  const registry = new SafepointRegistry();
-  registry.register({ name: "snapshot", format: "llvm-v3", descriptors: builder.finish(), contentKey: "snapshot" });
+  return builder.finish();
+}
+
+/** The innermost frame: SP (entrySp, else just above entryRaSlot on x86-64) and the return address read from entryRaSlot. */
+function snapshotStart(json: StackSnapshotJson, architecture: Architecture, memory: RangedMemory): WalkStart {
   const entryRaSlot = num(json.entryRaSlot, "entryRaSlot");
   if (json.entrySp === undefined && architecture.returnAddressCfaOffsetBytes === undefined)
     throw new MalformedInputError("snapshot field entrySp", 0, "none", `the innermost frame's SP (${architecture.name}: the call pushes no return address)`);
   if (architecture !== X86_64 && (json.segments !== undefined || json.splitstackFindRanges !== undefined || json.morestackStart !== undefined))
     throw new MalformedInputError("snapshot split stacks", 0, `segments on ${architecture.name}`, "split stacks on x86-64 only");
-  const start: WalkStart = { sp: json.entrySp === undefined ? entryRaSlot + 8 : num(json.entrySp, "entrySp"), ra: memory.readWord(entryRaSlot) };
-  const morestack =
-    json.morestackStart === undefined ? [] : [{ start: num(json.morestackStart, "morestackStart"), sizeBytes: num(json.morestackSize, "morestackSize") }];
-  return {
-    memory,
-    registry,
-    start,
-    splitStacks(method) {
-      switch (method) {
-        case "naive":
-          return undefined;
-        case "segments":
-          return {
-            method,
-            morestack,
-            stacklets: (json.segments ?? []).map((s, i) => ({
-              lo: num(s.lo, `segments[${i}].lo`),
-              hi: num(s.hi, `segments[${i}].hi`),
-              oldStack: num(s.oldStack, `segments[${i}].oldStack`),
-            })),
-          };
-        case "find-ranges":
-          return {
-            method,
-            morestack,
-            findRanges: (json.splitstackFindRanges ?? []).map((s, i) => ({
-              lo: num(s.lo, `ranges[${i}].lo`),
-              hi: num(s.hi, `ranges[${i}].hi`),
-              nextSp: num(s.nextSp, `ranges[${i}].nextSp`),
-            })),
-          };
-        case "geometry":
-          // Geometry alone: neither the stacklet list nor where __morestack is.
-          return { method, morestack: [] };
-      }
-    },
-  };
+  return { sp: json.entrySp === undefined ? entryRaSlot + 8 : num(json.entrySp, "entrySp"), ra: memory.readWord(entryRaSlot) };
+}
+
+/** The snapshot's split stacks as one method sees them (none for "naive"). */
+function snapshotSplitStacks(json: StackSnapshotJson, method: WalkMethod, morestack: SplitStacks["morestack"]): SplitStacks | undefined {
+  switch (method) {
+    case "naive":
+      return undefined;
+    case "segments":
+      return {
+        method,
+        morestack,
+        stacklets: (json.segments ?? []).map((s, i) => ({
+          lo: num(s.lo, `segments[${i}].lo`),
+          hi: num(s.hi, `segments[${i}].hi`),
+          oldStack: num(s.oldStack, `segments[${i}].oldStack`),
+        })),
+      };
+    case "find-ranges":
+      return {
+        method,
+        morestack,
+        findRanges: (json.splitstackFindRanges ?? []).map((s, i) => ({
+          lo: num(s.lo, `ranges[${i}].lo`),
+          hi: num(s.hi, `ranges[${i}].hi`),
+          nextSp: num(s.nextSp, `ranges[${i}].nextSp`),
+        })),
+      };
+    case "geometry":
+      // Geometry alone: neither the stacklet list nor where __morestack is.
+      return { method, morestack: [] };
+  }
 }

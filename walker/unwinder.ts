@@ -446,52 +446,80 @@ export class Unwinder {
     this.resolve();
   }
 
-  /** Finds the descriptor for (sp, ra) and computes the CFA, or ends the chunk or the walk. */
+  /**
+   * Finds the descriptor for (sp, ra) and computes the CFA, or ends the chunk or the walk. Runs
+   * once per frame: it and the helpers below only set fields, never allocate.
+   */
   private resolve(): void {
-    const chunk = this.chunks[this.chunkIndex]!;
-    if (chunk.stackTop !== undefined && this.sp >= chunk.stackTop) {
-      this.endChunk("stack-top");
-      return;
-    }
-    if (this.ra === chunk.boundaryRa || this.options.boundaries?.has(this.ra)) {
-      this.endChunk("boundary");
-      return;
-    }
-    if ((this.sp & 7) !== 0) {
-      this.fail("misaligned-sp", this.sp, `SP ${hex(this.sp)} is not 8-byte aligned`, "a corrupt frame size or saved frame pointer");
-      return;
-    }
+    if (this.stopsBeforeFrame()) return;
     this.outermost = false;
     const slot = this.snapshot.table.find(this.ra);
     if (slot < 0) {
-      const split = this.options.splitStacks;
-      if (split !== undefined) {
-        const t = splitStackTransition(split, this, this.memory);
-        if (typeof t === "string") {
-          this.fail("split-stack", this.ra, t, "an inconsistent stacklet list");
-          return;
-        }
-        if (t !== undefined) {
-          this.crossStacklet(t);
-          return;
-        }
-      }
-      if (this.options.modules !== undefined) {
-        this.module = undefined;
-        this.descriptor = -1;
-        this.resolveNative(this.options.modules);
-        return;
-      }
-      this.fail(
-        "unknown-return-address",
-        this.ra,
-        `return address ${hex(this.ra)}${this.architecture.callPushBytes > 0 ? ` (read at ${hex(this.sp - this.architecture.callPushBytes)})` : ""} has no safepoint`,
-        this.index === 0
-          ? "the walk did not start at a safepoint, or the module's stack map is not registered"
-          : "a call from code without a stack map (native code not registered as a boundary), an unregistered module, or a corrupt stack",
-      );
+      this.resolveWithoutSafepoint();
       return;
     }
+    this.selectDescriptor(slot);
+    if (!this.computeManagedCfa()) return;
+    this.locateReturnAddressSlot();
+    this.checkFrameInMemory();
+  }
+
+  /**
+   * Ends the chunk at its stack top or at a boundary return address, or fails the walk on a
+   * misaligned SP; true when one of them happened and there is no frame to resolve.
+   */
+  private stopsBeforeFrame(): boolean {
+    const chunk = this.chunks[this.chunkIndex]!;
+    if (chunk.stackTop !== undefined && this.sp >= chunk.stackTop) {
+      this.endChunk("stack-top");
+      return true;
+    }
+    if (this.ra === chunk.boundaryRa || this.options.boundaries?.has(this.ra)) {
+      this.endChunk("boundary");
+      return true;
+    }
+    if ((this.sp & 7) !== 0) {
+      this.fail("misaligned-sp", this.sp, `SP ${hex(this.sp)} is not 8-byte aligned`, "a corrupt frame size or saved frame pointer");
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * A return address with no safepoint: the next stacklet of a split stack, else a native frame
+   * climbed by CFI when modules are mapped, else the walk fails naming the address.
+   */
+  private resolveWithoutSafepoint(): void {
+    const split = this.options.splitStacks;
+    if (split !== undefined) {
+      const t = splitStackTransition(split, this, this.memory);
+      if (typeof t === "string") {
+        this.fail("split-stack", this.ra, t, "an inconsistent stacklet list");
+        return;
+      }
+      if (t !== undefined) {
+        this.crossStacklet(t);
+        return;
+      }
+    }
+    if (this.options.modules !== undefined) {
+      this.module = undefined;
+      this.descriptor = -1;
+      this.resolveNative(this.options.modules);
+      return;
+    }
+    this.fail(
+      "unknown-return-address",
+      this.ra,
+      `return address ${hex(this.ra)}${this.architecture.callPushBytes > 0 ? ` (read at ${hex(this.sp - this.architecture.callPushBytes)})` : ""} has no safepoint`,
+      this.index === 0
+        ? "the walk did not start at a safepoint, or the module's stack map is not registered"
+        : "a call from code without a stack map (native code not registered as a boundary), an unregistered module, or a corrupt stack",
+    );
+  }
+
+  /** A managed frame at table slot `slot`: its module, descriptor table and row. */
+  private selectDescriptor(slot: number): void {
     const module = this.snapshot.moduleBySlot[this.snapshot.table.moduleSlotAt(slot)]!;
     this.kind = "managed";
     this.nativeModule = undefined;
@@ -506,43 +534,58 @@ export class Unwinder {
       this.descriptors = deferred.descriptorsOf(safepoint);
       this.descriptor = deferred.rowOf(safepoint);
     }
+  }
+
+  /**
+   * The managed frame's CFA: SP plus its static size, or its frame pointer plus the CFA offset
+   * (checked to lie above the frame's fixed bytes); false after failing the walk.
+   */
+  private computeManagedCfa(): boolean {
     const d = this.descriptors;
     const i = this.descriptor;
     const frameSize = d.frameSizeBytes[i]!;
     const a = this.architecture;
     if (frameSize >= 0) {
       this.cfa = this.sp + frameSize + a.callPushBytes;
-    } else if ((d.flags[i]! & FLAG_FRAME_POINTER_CFA) !== 0) {
-      const fpName = a.calleeSavedNames[a.framePointerIndex];
-      const fp = readSlot(this.regSlots[a.framePointerIndex]!, this.memory, this.contexts);
-      if (Number.isNaN(fp)) {
-        this.fail(
-          "unreadable",
-          this.ra,
-          `frame needs its frame pointer (${fpName}) and no frame saved it and no register context holds it`,
-          `the safepoint trampoline did not capture ${fpName}`,
-        );
-        return;
-      }
-      this.cfa = fp + d.cfaOffsetBytes[i]!;
-      // The fixed part of the frame (StackSize, when static) lies between SP and the return-address
-      // slot; pushed arguments can only add to it.
-      const fixedBytes = Math.max(0, d.stackSizeBytes[i]!);
-      if (d.cfaRegister[i] !== a.dwarf.fp || this.cfa - a.callPushBytes - this.sp < fixedBytes) {
-        this.fail(
-          "no-progress",
-          this.ra,
-          `frame pointer ${hex(fp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`,
-          `a corrupt saved ${fpName} or starting SP`,
-        );
-        return;
-      }
-    } else {
-      this.fail("unreadable", this.ra, "the frame has no static size and no frame pointer rule", "a stack map without unwind information for a dynamic frame");
-      return;
+      return true;
     }
+    if ((d.flags[i]! & FLAG_FRAME_POINTER_CFA) === 0) {
+      this.fail("unreadable", this.ra, "the frame has no static size and no frame pointer rule", "a stack map without unwind information for a dynamic frame");
+      return false;
+    }
+    const fpName = a.calleeSavedNames[a.framePointerIndex];
+    const fp = readSlot(this.regSlots[a.framePointerIndex]!, this.memory, this.contexts);
+    if (Number.isNaN(fp)) {
+      this.fail(
+        "unreadable",
+        this.ra,
+        `frame needs its frame pointer (${fpName}) and no frame saved it and no register context holds it`,
+        `the safepoint trampoline did not capture ${fpName}`,
+      );
+      return false;
+    }
+    this.cfa = fp + d.cfaOffsetBytes[i]!;
+    // The fixed part of the frame (StackSize, when static) lies between SP and the return-address
+    // slot; pushed arguments can only add to it.
+    const fixedBytes = Math.max(0, d.stackSizeBytes[i]!);
+    if (d.cfaRegister[i] !== a.dwarf.fp || this.cfa - a.callPushBytes - this.sp < fixedBytes) {
+      this.fail(
+        "no-progress",
+        this.ra,
+        `frame pointer ${hex(fp)} gives CFA ${hex(this.cfa)}, less than the frame's ${fixedBytes} fixed bytes above SP ${hex(this.sp)}`,
+        `a corrupt saved ${fpName} or starting SP`,
+      );
+      return false;
+    }
+    return true;
+  }
+
+  /** Whether the managed frame's return address is signed, and the slot that holds it. */
+  private locateReturnAddressSlot(): void {
+    const d = this.descriptors;
+    const i = this.descriptor;
     this.raSigned = (d.flags[i]! & FLAG_RETURN_ADDRESS_SIGNED) !== 0;
-    const raCfaOffset = a.returnAddressCfaOffsetBytes;
+    const raCfaOffset = this.architecture.returnAddressCfaOffsetBytes;
     if (raCfaOffset !== undefined) this.raSlot = this.cfa + raCfaOffset;
     else {
       // The return address is the caller's x30: where this frame saved it, else still in x30.
@@ -550,7 +593,6 @@ export class Unwinder {
       const saved = d.savedRegOffsets[i * this.calleeSavedCount + k]!;
       this.raSlot = saved !== 0 ? this.cfa + saved : this.regSlots[k]!;
     }
-    this.checkFrameInMemory();
   }
 
   /**
