@@ -22,7 +22,9 @@ import { buildRunEntry, runNative } from "../support/native-run.js";
  * `rootwalk check` (docs/cli.md "rootwalk check") against a corpus: every kind of mistake in both styles (each
  * file's header says what it is and what the check must report), and every correct program of
  * the project (demo, differential suite, runtime programs that are correct, program-fuzzer
- * seeds 1-24), which must give no finding. Runs under LLVM 14 and 19 (vitest.config.ts).
+ * seeds 1-24), which must give no finding. `check --generational` adds missing-write-barrier: its
+ * mistake files, its edge files (each barrier removed in turn must be found), and the correct
+ * programs, which then give that kind only. Runs under LLVM 14 and 19 (vitest.config.ts).
  * `ROOTWALK_CHECK_CAMPAIGN=N` instead checks N generated programs (all correct by construction)
  * and prints how many findings they gave (the false positives) and the time taken.
  */
@@ -183,6 +185,11 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       for (let seed = 1; seed <= 24; seed++) {
         styles.add(generateProgram(seed).features.style);
         expect(checkIrProgram([generatedSource(seed)]), `seed ${seed}`).toEqual([]);
+        // --generational: only the one store into an object the generator writes (in @st), when
+        // it has no barrier after it.
+        const generational = checkIrProgram([generatedSource(seed)], { generational: true }).map((f) => `${f.kind} @${f.function} ${f.value} ${f.call}`);
+        expect(generational.length, `seed ${seed}`).toBeLessThanOrEqual(1);
+        for (const f of generational) expect(f, `seed ${seed}`).toBe("missing-write-barrier @st %o return");
       }
       expect([...styles].sort()).toEqual(["plimmix", "statepoint"]);
     });
@@ -433,16 +440,23 @@ describe.skipIf(CAMPAIGN === 0)("rootwalk check campaign", () => {
     () => {
       const start = Number(process.env["ROOTWALK_CHECK_CAMPAIGN_START"] ?? 1);
       const falsePositives: string[] = [];
+      const barriers: string[] = [];
       const styles: Record<string, number> = {};
       const began = performance.now();
       for (let seed = start; seed < start + CAMPAIGN; seed++) {
         const style = generateProgram(seed).features.style;
         styles[style] = (styles[style] ?? 0) + 1;
         for (const f of checkIrProgram([generatedSource(seed)])) falsePositives.push(`seed ${seed}: ${f.kind} @${f.function} ${f.value} ${f.call}`);
+        // --generational: the same, plus one missing-write-barrier per store into an object with no barrier after it.
+        for (const f of checkIrProgram([generatedSource(seed)], { generational: true })) {
+          if (f.kind === "missing-write-barrier") barriers.push(`seed ${seed}: @${f.function} ${f.value}`);
+          else falsePositives.push(`seed ${seed} (--generational): ${f.kind} @${f.function} ${f.value} ${f.call}`);
+        }
       }
       const seconds = (performance.now() - began) / 1000;
       console.log(
-        `check campaign: ${CAMPAIGN} programs from seed ${start} (${JSON.stringify(styles)}), ${falsePositives.length} findings, ${seconds.toFixed(1)} s`,
+        `check campaign: ${CAMPAIGN} programs from seed ${start} (${JSON.stringify(styles)}), ${falsePositives.length} findings, ` +
+          `--generational: ${barriers.length} missing-write-barrier in ${new Set(barriers.map((b) => b.split(":")[0])).size} programs, ${seconds.toFixed(1)} s`,
       );
       expect(falsePositives).toEqual([]);
     },
