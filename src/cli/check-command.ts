@@ -53,6 +53,13 @@ export async function checkPrograms(
   });
   const sources = programs.filter((_, k) => kinds[k] === "source");
   const binaries = programs.filter((_, k) => kinds[k] !== "source");
+  // Machine code does not show which stores a barrier follows: the rule is the IR's only.
+  if (request.generational === true && sources.length === 0)
+    throw new InvalidArgumentError(
+      "--generational",
+      `only binaries (${binaries.join(", ")})`,
+      "the program's IR (.ll or .bc): the write barrier rule is checked in the IR",
+    );
   const findings: CheckFinding[] = [];
   const checked: string[] = [];
   if (sources.length > 0) {

@@ -289,6 +289,13 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       expect(stderr).toMatch(/^rootwalk run: warning: .*missing-write-barrier in @rw_main, %loop: %item is stored into %table/);
       expect(await checkBeforeBuild([corpus("sp-missing-write-barrier.ll")], true, () => {}, "rootwalk run", undefined, { generational: true })).toBe(false);
       expect(await checkBeforeBuild([corpus("sp-missing-write-barrier.ll")], true, () => {}, "rootwalk run")).toBe(true);
+      // A binary alone: machine code does not show which stores a barrier follows.
+      const object = await compileProgram(corpus("sp-write-barrier-edges.ll"), { mode: "statepoint" });
+      const refused = await cli(["check", "--generational", object]);
+      expect(refused).toMatchObject({ code: 1, stdout: "" });
+      expect(refused.stderr).toBe(
+        `rootwalk: --generational: found only binaries (${object}), expected the program's IR (.ll or .bc): the write barrier rule is checked in the IR\n`,
+      );
     });
   });
 
