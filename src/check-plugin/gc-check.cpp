@@ -11,19 +11,26 @@
 //   {"finding":{"kind":K,"function":F,"strategy":S,"block":B,"line":"file:N"|null,
 //               "value":V,"call":C}}                     one per mistake (C: the call, or for
 //                                                         interior-pointer-in-gcroot the slot)
+//     missing-write-barrier: B and line are the store's, V the object stored into, C the first
+//     call that can collect the store reaches unbarriered or "return", and two more members,
+//     "stored":P (the GC pointer stored) and "field":A (the address stored to)
 //   {"module":{"definesMain":b,"callsInit":b,"allocatesIn":F|null}}   facts for the gc_init rule
 //                                                         (decided over the whole program)
 //   {"error":"rewritten","function":F}                    the IR holds gc.statepoint calls already
 //
 // The names between <> (separated by ';', pass parameters cannot contain ',') are functions the
-// user says can collect (`--collects`), besides the runtime's entry points.
+// user says can collect (`--collects`), besides the runtime's entry points. The pass named
+// `rootwalk-check-generational` (`check --generational`) also reports missing-write-barrier:
+// a store of a GC pointer into a GC object with no gc_write_barrier of that object before the
+// next call that can collect or the return (WriteBarriers below says exactly what counts).
 //
 // Calls that can collect: a call of a runtime entry point that can stop for a collection
 // (COLLECTING_RUNTIME), of a name given by the user, of a declared function with a GC strategy,
 // any indirect call, and (the least fixed point) a call of a defined function that makes such a
 // call. A defined function with a GC strategy that reaches none of these never stops for a
 // collection (a thread stops only inside the runtime), so calling it is not a safepoint that moves
-// objects. Never: intrinsics, inline asm, calls or callees marked "gc-leaf-function".
+// objects. Never: intrinsics, inline asm, calls or callees marked "gc-leaf-function", and
+// gc_write_barrier (a leaf however it is declared).
 //
 // What is a GC pointer: in statepoint style an addrspace(1) pointer. In gcroot style (any other
 // strategy, e.g. "plimmix") pointers are untyped, so GC pointers are the closure of: results of
@@ -63,6 +70,7 @@
 #include "llvm/Config/llvm-config.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
@@ -100,6 +108,8 @@ const char *const INIT = "gc_init";
 const char *const REGISTER_GLOBAL = "gc_add_global";
 const char *const ENTRY = "rw_main";
 const char *const LEAF_ATTRIBUTE = "gc-leaf-function";
+// The generational runtime's write barrier: never collects, whatever its declaration says.
+const char *const WRITE_BARRIER = "gc_write_barrier";
 
 bool isStatepointStrategy(StringRef gc) { return gc == "statepoint-example" || gc == "coreclr"; }
 
@@ -207,7 +217,7 @@ public:
     if (call.isInlineAsm() || isa<IntrinsicInst>(call) || call.hasFnAttr(LEAF_ATTRIBUTE)) return false;
     const Function *callee = calledFunction(call);
     if (callee == nullptr) return true; // indirect
-    if (callee->isIntrinsic() || callee->hasFnAttribute(LEAF_ATTRIBUTE)) return false;
+    if (callee->isIntrinsic() || callee->hasFnAttribute(LEAF_ATTRIBUTE) || callee->getName() == WRITE_BARRIER) return false;
     return names.count(callee->getName()) != 0;
   }
 
@@ -544,6 +554,7 @@ enum class Kind {
   GcPointerInPlainGlobal,
   GcPointerInAggregate,
   InttoptrGcPointer,
+  MissingWriteBarrier,
 };
 
 const char *kindName(Kind kind) {
@@ -558,15 +569,21 @@ const char *kindName(Kind kind) {
   case Kind::GcPointerInPlainGlobal: return "gc-pointer-in-plain-global";
   case Kind::GcPointerInAggregate: return "gc-pointer-in-aggregate";
   case Kind::InttoptrGcPointer: return "inttoptr-gc-pointer";
+  case Kind::MissingWriteBarrier: return "missing-write-barrier";
   }
   return "?";
 }
 
-/** A mistake: `value` and where it shows, `at` (a call that can collect, or a store into a gcroot slot). */
+/**
+ * A mistake: `value` and where it shows, `at` (a call that can collect, or a store into a gcroot
+ * slot; for missing-write-barrier the store, `value` the object stored into and `safepoint` the
+ * call that can collect it reaches unbarriered, or null when it reaches the function's return).
+ */
 struct Finding {
   Kind kind;
   const Value *value;
   const Instruction *at;
+  const Instruction *safepoint = nullptr;
 };
 
 bool isNullComparison(const Instruction &user) {
@@ -864,18 +881,220 @@ DenseMap<const Instruction *, BitVector> FunctionCheck::globalsHeldAtCalls() con
   return heldAt;
 }
 
+// ---- Missing write barriers (check --generational) ------------------------------------------
+
+/**
+ * A forward dataflow over `f`'s reachable blocks, in reverse post-order until nothing changes:
+ * in(entry) is empty; in(B) is the union (or, `intersect`, the intersection) of out(P) over B's
+ * predecessors; out(B) is `step` applied to in(B) over B's instructions. Returns in(B) per
+ * reachable block (an unreachable block has none: nothing is reported there).
+ */
+template <typename Step>
+DenseMap<const BasicBlock *, BitVector> forwardIn(Function &f, unsigned n, bool intersect, Step step) {
+  ReversePostOrderTraversal<Function *> rpo(&f);
+  DenseMap<const BasicBlock *, BitVector> in, out;
+  for (BasicBlock *block : rpo) out[block] = BitVector(n, intersect);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (BasicBlock *block : rpo) {
+      BitVector here(n, intersect && block != &f.getEntryBlock());
+      for (BasicBlock *pred : predecessors(block)) {
+        auto found = out.find(pred);
+        if (found == out.end()) continue; // an unreachable predecessor
+        if (intersect) here &= found->second;
+        else here |= found->second;
+      }
+      in[block] = here;
+      for (Instruction &i : *block) step(i, here);
+      if (here != out[block]) {
+        out[block] = here;
+        changed = true;
+      }
+    }
+  }
+  return in;
+}
+
+/**
+ * `check --generational`: each store of a GC pointer into a field of a GC object (not a stack slot,
+ * gcroot slot or global) must be followed by `gc_write_barrier(obj)` of the object stored into on
+ * every path before the next call that can collect, and before the function returns (its caller's
+ * next safepoint is out of sight). A thread stops for a collection only at such a call, so no
+ * nursery collection can run between the store and the barrier. As a dataflow: a forward
+ * may-analysis of the stores still owed a barrier (gen: the store; kill: a gc_write_barrier call
+ * whose argument is the same object); a store still owed at a call that can collect or at a
+ * `ret`/`resume` is a finding, named at that first safepoint. gc_write_barrier never collects.
+ *
+ * The same object: the pointer operands' bases through GEPs and casts; in gcroot style also a
+ * reload of the gcroot slot the base was stored to or loaded from, in the same block with no
+ * store to the slot and no call that can collect between.
+ *
+ * Exempt: a store of a constant (null) or a non-GC value, and a store into an object allocated by
+ * gc_alloc with no call that can collect on any path since (a forward must-analysis over the
+ * function's gc_alloc calls). Under sticky mark bits such an object is young (unmarked: nothing
+ * has collected since it was allocated), and a nursery collection traces every young object
+ * reachable from the roots or from a logged old object, so what is stored into it is found
+ * through it; storing the young object itself into an old one needs that old object's barrier.
+ */
+class WriteBarriers {
+public:
+  WriteBarriers(Function &f, const GcPointers &gc, const CollectingCalls &collecting) : f(f), gc(gc), collecting(collecting) {}
+
+  void run(std::vector<Finding> &out) {
+    numberSlotReloads();
+    findOwedStores();
+    if (stores.empty()) return;
+    std::vector<const Instruction *> reached(stores.size(), nullptr);
+    DenseMap<const Instruction *, unsigned> order;
+    for (Instruction &i : instructions(f)) order[&i] = order.size();
+    auto firstSafepoint = [&](const BitVector &owed, const Instruction *at) {
+      for (unsigned k : owed.set_bits())
+        if (reached[k] == nullptr || order[at] < order[reached[k]]) reached[k] = at;
+    };
+    auto step = [&](const Instruction &i, BitVector &owed) { owedStep(i, owed, firstSafepoint); };
+    auto noReport = [](const BitVector &, const Instruction *) {};
+    DenseMap<const BasicBlock *, BitVector> in =
+        forwardIn(f, stores.size(), false, [&](const Instruction &i, BitVector &owed) { owedStep(i, owed, noReport); });
+    for (auto &entry : in) {
+      BitVector owed = entry.second;
+      for (const Instruction &i : *entry.first) step(i, owed);
+    }
+    for (unsigned k = 0; k < stores.size(); k++)
+      if (reached[k] != nullptr) {
+        const Instruction *safepoint = isa<CallBase>(reached[k]) ? reached[k] : nullptr;
+        out.push_back({Kind::MissingWriteBarrier, baseObjectOf(stores[k]->getPointerOperand()), stores[k], safepoint});
+      }
+  }
+
+private:
+  /** The object a pointer addresses: its base through GEPs and casts, or the value a gcroot reload stands for. */
+  const Value *objectOf(const Value *pointer) const {
+    const Value *base = baseObjectOf(pointer);
+    auto found = sameAs.find(base);
+    return found == sameAs.end() ? base : found->second;
+  }
+
+  /** A store of a GC pointer (not a constant) into a field of a GC object (not a slot or global). */
+  bool storesGcPointerIntoObject(const StoreInst &store) const {
+    const Value *stored = store.getValueOperand();
+    if (isa<Constant>(stored) || !gc.isGcPointer(stored)) return false;
+    const Value *object = baseObjectOf(store.getPointerOperand());
+    return !isa<AllocaInst>(object) && !isa<Constant>(object) && gc.isGcPointer(object);
+  }
+
+  bool isBarrier(const Instruction &i) const {
+    auto *call = dyn_cast<CallBase>(&i);
+    return call != nullptr && calls(*call, WRITE_BARRIER) && call->arg_size() > 0;
+  }
+
+  bool isCollectingCall(const Instruction &i) const {
+    auto *call = dyn_cast<CallBase>(&i);
+    return call != nullptr && !isBarrier(i) && collecting.canCollect(*call);
+  }
+
+  /**
+   * Per block: a load of a gcroot slot stands for the value last stored to it or the slot's first
+   * load, when no other store to the slot and no call that can collect came between.
+   */
+  void numberSlotReloads() {
+    for (BasicBlock &block : f) {
+      DenseMap<const AllocaInst *, const Value *> holds;
+      for (Instruction &i : block) {
+        if (isCollectingCall(i)) holds.clear();
+        if (auto *load = dyn_cast<LoadInst>(&i)) {
+          const AllocaInst *slot = gcrootSlotOf(load->getPointerOperand());
+          if (slot == nullptr) continue;
+          auto found = holds.find(slot);
+          if (found != holds.end()) sameAs[load] = found->second;
+          else holds[slot] = load;
+        } else if (auto *store = dyn_cast<StoreInst>(&i)) {
+          const AllocaInst *slot = gcrootSlotOf(store->getPointerOperand());
+          if (slot == nullptr) continue;
+          if (wholeObjectStored(*store) == slot) holds[slot] = objectOf(store->getValueOperand());
+          else holds.erase(slot);
+        }
+      }
+    }
+  }
+
+  /** The stores owed a barrier: each store of a GC pointer into an object not freshly allocated. */
+  void findOwedStores() {
+    DenseMap<const Value *, unsigned> allocation;
+    for (Instruction &i : instructions(f))
+      if (auto *call = dyn_cast<CallBase>(&i))
+        if (calls(*call, ALLOCATOR)) {
+          unsigned next = allocation.size(); // before operator[] inserts (C++14 leaves the order open)
+          allocation[call] = next;
+        }
+    auto freshStep = [&](const Instruction &i, BitVector &fresh) {
+      if (isCollectingCall(i)) fresh.reset();
+      auto found = allocation.find(&i);
+      if (found != allocation.end()) fresh.set(found->second);
+    };
+    DenseMap<const BasicBlock *, BitVector> in = forwardIn(f, allocation.size(), true, freshStep);
+    DenseMap<const Value *, BitVector> byObject;
+    for (BasicBlock &block : f) {
+      auto found = in.find(&block);
+      if (found == in.end()) continue;
+      BitVector fresh = found->second;
+      for (Instruction &i : block) {
+        auto *store = dyn_cast<StoreInst>(&i);
+        if (store != nullptr && storesGcPointerIntoObject(*store)) {
+          auto alloc = allocation.find(objectOf(store->getPointerOperand()));
+          if (alloc == allocation.end() || !fresh.test(alloc->second)) stores.push_back(store);
+        }
+        freshStep(i, fresh);
+      }
+    }
+    for (unsigned k = 0; k < stores.size(); k++) {
+      BitVector &mask = owedBy[objectOf(stores[k]->getPointerOperand())];
+      mask.resize(stores.size());
+      mask.set(k);
+    }
+    for (unsigned k = 0; k < stores.size(); k++) storeIndex[stores[k]] = k;
+  }
+
+  /** One instruction of the owed-stores analysis; `reach(owed, at)` is told of each safepoint reached. */
+  template <typename Reach> void owedStep(const Instruction &i, BitVector &owed, Reach reach) const {
+    if (isBarrier(i)) {
+      auto found = owedBy.find(objectOf(cast<CallBase>(i).getArgOperand(0)));
+      if (found != owedBy.end()) owed.reset(found->second);
+    } else if (isCollectingCall(i) || isa<ReturnInst>(i) || isa<ResumeInst>(i)) {
+      if (owed.any()) reach(owed, &i);
+      owed.reset();
+    }
+    auto found = storeIndex.find(&i);
+    if (found != storeIndex.end()) owed.set(found->second);
+  }
+
+  Function &f;
+  const GcPointers &gc;
+  const CollectingCalls &collecting;
+  DenseMap<const Value *, const Value *> sameAs; // a gcroot reload -> the value it stands for
+  std::vector<const StoreInst *> stores;          // owed a barrier, in function order
+  DenseMap<const Instruction *, unsigned> storeIndex;
+  DenseMap<const Value *, BitVector> owedBy; // object -> its stores
+};
+
 // ---- The pass -------------------------------------------------------------------------------
 
 void printFinding(const Finding &finding, const Function &f, const Module &module) {
   const BasicBlock *block = finding.at->getParent();
-  // The call that can collect, or (a store into a gcroot slot) the slot.
+  // The call that can collect; for a store into a gcroot slot, the slot; for a store owed a write
+  // barrier, the safepoint it reaches first ("return": the function's return).
   auto *store = dyn_cast<StoreInst>(finding.at);
-  std::string at = store != nullptr ? operandText(*store->getPointerOperand(), module) : callText(*cast<CallBase>(finding.at), module);
+  std::string at = finding.kind == Kind::MissingWriteBarrier
+                       ? (finding.safepoint != nullptr ? callText(*cast<CallBase>(finding.safepoint), module) : std::string("return"))
+                   : store != nullptr ? operandText(*store->getPointerOperand(), module)
+                                      : callText(*cast<CallBase>(finding.at), module);
   outs() << "{\"finding\":{\"kind\":\"" << kindName(finding.kind) << "\",\"function\":" << jsonString(f.getName())
          << ",\"strategy\":" << (f.hasGC() ? jsonString(f.getGC()) : std::string("null"))
          << ",\"block\":" << jsonString(operandText(*block, module)) << ",\"line\":" << lineText(*finding.at)
-         << ",\"value\":" << jsonString(operandText(*finding.value, module)) << ",\"call\":" << jsonString(at)
-         << "}}\n";
+         << ",\"value\":" << jsonString(operandText(*finding.value, module)) << ",\"call\":" << jsonString(at);
+  if (finding.kind == Kind::MissingWriteBarrier) // which store: the pointer stored and the field's address
+    outs() << ",\"stored\":" << jsonString(operandText(*store->getValueOperand(), module))
+           << ",\"field\":" << jsonString(operandText(*store->getPointerOperand(), module));
+  outs() << "}}\n";
 }
 
 /** A gc.statepoint call: the module went through rewrite-statepoints-for-gc already. */
@@ -906,6 +1125,8 @@ void printModuleFacts(Module &module) {
 
 struct GcCheckPass : PassInfoMixin<GcCheckPass> {
   std::vector<std::string> userCollects;
+  /** `rootwalk-check-generational`: also the missing write barriers (WriteBarriers). */
+  bool generational = false;
 
   PreservedAnalyses run(Module &module, ModuleAnalysisManager &) {
     if (const Function *f = rewrittenBy(module)) {
@@ -918,7 +1139,9 @@ struct GcCheckPass : PassInfoMixin<GcCheckPass> {
     PlainGcGlobals globals(module, gc, sites);
     for (Function &f : module) {
       if (f.isDeclaration()) continue;
-      for (const Finding &finding : FunctionCheck(f, gc, collecting, globals).run()) printFinding(finding, f, module);
+      std::vector<Finding> findings = FunctionCheck(f, gc, collecting, globals).run();
+      if (generational) WriteBarriers(f, gc, collecting).run(findings);
+      for (const Finding &finding : findings) printFinding(finding, f, module);
     }
     printModuleFacts(module);
     return PreservedAnalyses::all();
@@ -929,9 +1152,13 @@ struct GcCheckPass : PassInfoMixin<GcCheckPass> {
 
 const char *const PASS_NAME = "rootwalk-check";
 
-/** `rootwalk-check` or `rootwalk-check<a;b>`: the names are the user's collecting functions. */
-bool parsePassName(StringRef name, std::vector<std::string> &collects) {
+/**
+ * `rootwalk-check` or `rootwalk-check<a;b>`: the names are the user's collecting functions;
+ * `rootwalk-check-generational[<a;b>]` also checks the write barriers.
+ */
+bool parsePassName(StringRef name, std::vector<std::string> &collects, bool &generational) {
   if (!name.consume_front(PASS_NAME)) return false;
+  generational = name.consume_front("-generational");
   if (name.empty()) return true;
   if (!name.consume_front("<") || !name.consume_back(">")) return false;
   SmallVector<StringRef, 8> parts;
@@ -946,7 +1173,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "rootwalk-check", "1", [](PassBuilder &builder) {
             builder.registerPipelineParsingCallback([](StringRef name, ModulePassManager &manager, ArrayRef<PassBuilder::PipelineElement>) {
               GcCheckPass pass;
-              if (!parsePassName(name, pass.userCollects)) return false;
+              if (!parsePassName(name, pass.userCollects, pass.generational)) return false;
               manager.addPass(std::move(pass));
               return true;
             });

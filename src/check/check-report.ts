@@ -28,9 +28,21 @@ export function findingLine(f: CheckFinding): string {
           ? `${f.value} is passed to ${f.call}`
           : f.kind === "interior-pointer-in-gcroot"
             ? `${f.value} is stored into the gcroot slot ${f.call}`
-            : `${f.value} is live across ${f.call.startsWith("@") ? `the call of ${f.call}` : `an ${f.call}`}`;
+            : f.kind === "missing-write-barrier"
+              ? `${f.store?.stored ?? "a GC pointer"} is stored into ${f.value}${f.store ? ` (at ${f.store.field})` : ""} with no gc_write_barrier(${f.value}) after it before ${barrierDeadline(f.call)}`
+              : `${f.value} is live across ${callPhrase(f.call)}`;
   const site = f.kind === "missing-gc-init" ? "" : ` in @${f.function}${where}${line}`;
   return `${f.file}: ${f.kind}${site}: ${what}`;
+}
+
+/** `the call of @gc_alloc`, `an indirect call of %f`. */
+function callPhrase(call: string): string {
+  return call.startsWith("@") ? `the call of ${call}` : `an ${call}`;
+}
+
+/** Where a store's barrier was owed by: the first call that can collect it reaches, or the return. */
+function barrierDeadline(call: string): string {
+  return call === "return" ? "the function returns" : callPhrase(call);
 }
 
 function summary(result: CheckResult): string {

@@ -53,6 +53,11 @@ export const FINDING_KINDS = {
       "a GC pointer is kept in an ordinary stack slot (an alloca that is not a gcroot) and read after a call that can collect: the collector does not see the slot",
     fix: "statepoint style: keep the pointer in an SSA value (run mem2reg/sroa first); gcroot style: register the slot with llvm.gcroot",
   },
+  "missing-write-barrier": {
+    meaning:
+      "check --generational: a GC pointer is stored into a field of a GC object with no gc_write_barrier of that object before the next call that can collect (or the return): once the object is old, a nursery collection does not rescan it, and frees the young object it now points to",
+    fix: "call gc_write_barrier(obj) after the store, with the object stored into, before the next call that can collect",
+  },
   "missing-gc-init": {
     meaning: "the program allocates or collects but never calls gc_init: the runtime does not know its stack map and stops at the first allocation",
     fix: "call gc_init with the module's stack map (@__LLVM_StackMaps, or the _GC_MAP_ label) at the start of rw_main",
@@ -76,8 +81,13 @@ export interface CheckFinding {
   where: string;
   /** `file:line` from debug info, or null. */
   line: string | null;
-  /** The value held across the call (IR), or null. */
+  /** The value held across the call (IR), or null; for missing-write-barrier, the object stored into. */
   value: string | null;
-  /** The call that can collect; for interior-pointer-in-gcroot, the gcroot slot stored into. */
+  /**
+   * The call that can collect; for interior-pointer-in-gcroot, the gcroot slot stored into; for
+   * missing-write-barrier, the first such call the store reaches with no barrier, or `return`.
+   */
   call: string;
+  /** missing-write-barrier only: the store, as the GC pointer stored and the field's address. */
+  store?: { stored: string; field: string };
 }

@@ -18,6 +18,11 @@ export interface IrCheckOptions {
   llvm?: LlvmSelection;
   /** The machine the IR is checked for (opt -mtriple); default: the IR's own triple. */
   target?: Architecture;
+  /**
+   * The program is meant to run under `--generational`: also report missing-write-barrier (a store
+   * of a GC pointer into a GC object with no gc_write_barrier of it before the next safepoint).
+   */
+  generational?: boolean;
 }
 
 export function checkIrProgram(files: readonly string[], options: IrCheckOptions = {}): CheckFinding[] {
@@ -39,6 +44,7 @@ function findingsOf(irPath: string, label: string, options: IrCheckOptions, llvm
     llvm,
     ...(options.collects ? { collects: options.collects } : {}),
     ...(options.target ? { target: options.target } : {}),
+    ...(options.generational === true ? { generational: true } : {}),
   });
   const findings = report.findings.map((f) => fromPlugin(f, label));
   const missingInit = missingGcInit(report.facts, label);
@@ -47,7 +53,8 @@ function findingsOf(irPath: string, label: string, options: IrCheckOptions, llvm
 }
 
 function fromPlugin(f: IrFinding, file: string): CheckFinding {
-  return { kind: f.kind as FindingKind, file, function: f.function, where: f.block, line: f.line, value: f.value, call: f.call };
+  const store = f.stored !== undefined && f.field !== undefined ? { store: { stored: f.stored, field: f.field } } : {};
+  return { kind: f.kind as FindingKind, file, function: f.function, where: f.block, line: f.line, value: f.value, call: f.call, ...store };
 }
 
 function missingGcInit(facts: ModuleFacts, file: string): CheckFinding | undefined {

@@ -9,7 +9,7 @@ import { refuseSpecialFile } from "../loader/input-file.js";
 import { parseOptions } from "./options.js";
 
 /**
- * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--target x86-64|aarch64] [--json] [--llvm VERSION]`
+ * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--generational] [--target x86-64|aarch64] [--json] [--llvm VERSION]`
  * (docs/cli.md "rootwalk check"). IR files are one program, checked together; each binary is checked alone.
  * Exit 0 when nothing is found, 1 with findings (and 1 with a one-line error for input it cannot
  * check: unreadable IR, IR already rewritten by rewrite-statepoints-for-gc).
@@ -20,14 +20,27 @@ export interface CheckCommandOptions {
   json: boolean;
   /** `--target`: the machine the IR is checked for (opt -mtriple). */
   target?: Architecture;
+  /** `--generational`: the program is meant to run generationally; also report missing-write-barrier. */
+  generational?: boolean;
+}
+
+/** What the IR check is told besides the names that collect (the same for check, compile and run). */
+export interface IrCheckRequest {
+  /** The program runs under `--generational`: its stores into GC objects need gc_write_barrier. */
+  generational?: boolean;
 }
 
 export function parseCollects(values: readonly string[]): string[] {
   return values.flatMap((v) => v.split(",")).map((name) => name.trim());
 }
 
-/** Checks `programs` (IR together, each binary alone). */
-export async function checkPrograms(programs: readonly string[], collects: readonly string[], target?: Architecture): Promise<CheckResult> {
+/** Checks `programs` (IR together, each binary alone; a binary's check has no --generational rule). */
+export async function checkPrograms(
+  programs: readonly string[],
+  collects: readonly string[],
+  target?: Architecture,
+  request: IrCheckRequest = {},
+): Promise<CheckResult> {
   if (programs.length === 0)
     throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);
   const kinds = programs.map((program) => {
@@ -40,11 +53,20 @@ export async function checkPrograms(programs: readonly string[], collects: reado
   });
   const sources = programs.filter((_, k) => kinds[k] === "source");
   const binaries = programs.filter((_, k) => kinds[k] !== "source");
+  // Machine code does not show which stores a barrier follows: the rule is the IR's only.
+  if (request.generational === true && sources.length === 0)
+    throw new InvalidArgumentError(
+      "--generational",
+      `only binaries (${binaries.join(", ")})`,
+      "the program's IR (.ll or .bc): the write barrier rule is checked in the IR",
+    );
   const findings: CheckFinding[] = [];
   const checked: string[] = [];
   if (sources.length > 0) {
     const { checkIrProgram } = await import("../check/ir-check.js");
-    findings.push(...checkIrProgram(sources, { collects, ...(target !== undefined ? { target } : {}) }));
+    findings.push(
+      ...checkIrProgram(sources, { collects, ...(target !== undefined ? { target } : {}), ...(request.generational === true ? { generational: true } : {}) }),
+    );
     checked.push(sources.join(" + "));
   }
   if (binaries.length > 0) {
@@ -56,7 +78,7 @@ export async function checkPrograms(programs: readonly string[], collects: reado
 }
 
 export async function checkCommand(programs: readonly string[], options: CheckCommandOptions, io: { stdout: (t: string) => void }): Promise<number> {
-  const result = await checkPrograms(programs, options.collects, options.target);
+  const result = await checkPrograms(programs, options.collects, options.target, { generational: options.generational === true });
   io.stdout(options.json ? formatCheckJson(result) : formatCheckText(result));
   return result.findings.length > 0 ? 1 : 0;
 }
@@ -64,6 +86,8 @@ export async function checkCommand(programs: readonly string[], options: CheckCo
 /**
  * What `compile` and `run` do before building: check the IR sources, print each finding as a
  * warning on stderr, and say whether the build may go on (not with findings under --strict-check).
+ * `request.generational`: the program will run under --generational (run passes its option), so
+ * the check also reports missing-write-barrier.
  */
 export async function checkBeforeBuild(
   sources: readonly string[],
@@ -71,11 +95,12 @@ export async function checkBeforeBuild(
   stderr: (t: string) => void,
   prefix: string,
   target?: Architecture,
+  request: IrCheckRequest = {},
 ): Promise<boolean> {
   if (sources.length === 0) return true;
   let result: CheckResult;
   try {
-    result = await checkPrograms(sources, [], target);
+    result = await checkPrograms(sources, [], target, request);
   } catch (error) {
     const { RewrittenIrError } = await import("../toolchain/check-plugin.js");
     if (error instanceof RewrittenIrError) {
@@ -95,12 +120,13 @@ export async function checkBeforeBuild(
   return true;
 }
 
-/** `rootwalk check PROGRAM... [--collects NAME,...]... [--json] [--llvm VERSION]`. */
+/** `rootwalk check PROGRAM... [--collects NAME,...]... [--generational] [--json] [--llvm VERSION]`. */
 export async function checkCli(args: readonly string[], io: { stdout: (t: string) => void }): Promise<number> {
   const o = parseOptions(COMMAND_USAGE["check"]!.options, args);
   for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .bc, .o or .so)");
   const { requestLlvm } = await import("../toolchain/llvm-selection.js");
   requestLlvm(o.value("--llvm"));
   const target = o.has("--target") ? { target: parseTargetOption(o.value("--target")!) } : {};
-  return checkCommand(o.positional, { collects: parseCollects(o.values("--collects")), json: o.has("--json"), ...target }, io);
+  const options = { collects: parseCollects(o.values("--collects")), json: o.has("--json"), generational: o.has("--generational"), ...target };
+  return checkCommand(o.positional, options, io);
 }

@@ -92,11 +92,13 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     },
   },
   check: {
-    usage: "rootwalk check PROGRAM.ll|.bc...|PROGRAM.o|.so [--collects NAME,...]... [--target x86-64|aarch64] [--json] [--llvm VERSION]",
+    usage: "rootwalk check PROGRAM.ll|.bc...|PROGRAM.o|.so [--collects NAME,...]... [--generational] [--target x86-64|aarch64] [--json] [--llvm VERSION]",
     summary:
       "find GC-safety mistakes before the program runs: a function without a GC strategy holding a GC pointer, an integer made from one, a stale gcroot copy, an interior pointer argument, a GC pointer in a stack slot (each across a call that can collect), no gc_init; a .o/.so: calls that can collect without a safepoint record. Exit 0 clean, 1 findings",
     options: {
       "--collects NAME,...": "more functions that can collect (external functions the check cannot see into; repeatable)",
+      "--generational":
+        "the program is meant to run under --generational: also report missing-write-barrier (a store of a GC pointer into a GC object with no gc_write_barrier of that object before the next call that can collect or the return)",
       "--target x86-64|aarch64": "the machine the IR is checked for (opt -mtriple; default: the IR's own triple), as compile --target builds it",
       "--json": "print {programs, findings: [...], counts} as one JSON object",
       "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",

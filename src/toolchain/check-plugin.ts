@@ -29,10 +29,13 @@ export interface IrFinding {
   block: string;
   /** `file:line` of the call from debug info, or null. */
   line: string | null;
-  /** The value (or stack slot) held across the call, as LLVM spells it. */
+  /** The value (or stack slot) held across the call, as LLVM spells it; missing-write-barrier: the object stored into. */
   value: string;
-  /** The call that can collect: `@name` or `indirect call of %f`. */
+  /** The call that can collect: `@name` or `indirect call of %f`; missing-write-barrier: the first one the store reaches unbarriered, or `return`. */
   call: string;
+  /** missing-write-barrier only: the GC pointer stored and the field's address (`%item`, `%slot`). */
+  stored?: string;
+  field?: string;
 }
 
 /** What the gc_init rule needs from the module (decided by the caller over the whole program). */
@@ -57,6 +60,8 @@ export interface RunCheckPluginOptions {
   llvm?: LlvmSelection;
   /** The machine the IR is read for: opt's `-mtriple` (`--target`); default the IR's own. */
   target?: Architecture;
+  /** `check --generational`: also report missing-write-barrier (the pass rootwalk-check-generational). */
+  generational?: boolean;
 }
 
 /** Characters a name cannot hold: they end a pass parameter or the pipeline text. */
@@ -75,7 +80,8 @@ export function runCheckPlugin(irPath: string, options: RunCheckPluginOptions = 
       throw new InvalidArgumentError("--collects", JSON.stringify(name), "function names without ; , ( ) < > or spaces");
   }
   const plugin = buildLlvmPlugin(CHECK_PLUGIN, { llvm });
-  const pass = collects.length === 0 ? PASS_NAME : `${PASS_NAME}<${collects.join(";")}>`;
+  const name = options.generational === true ? `${PASS_NAME}-generational` : PASS_NAME;
+  const pass = collects.length === 0 ? name : `${name}<${collects.join(";")}>`;
   let stdout: string;
   try {
     const triple = options.target === undefined ? [] : [`-mtriple=${options.target.linuxTriple}`];

@@ -8,6 +8,7 @@ import { checkBinary } from "../../src/check/binary-check.js";
 import { COLLECTING_RUNTIME_ENTRY_POINTS } from "../../src/check/collecting-runtime.js";
 import { FINDING_KINDS, FINDING_KIND_NAMES, type CheckFinding } from "../../src/check/finding-kinds.js";
 import { runCli } from "../../src/cli/main.js";
+import { checkBeforeBuild } from "../../src/cli/check-command.js";
 import { compileProgram } from "../../src/toolchain/compile-program.js";
 import { findLlvmTool, linkSharedLibrary, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 import { activeLlvm } from "../../src/toolchain/llvm-selection.js";
@@ -21,7 +22,9 @@ import { buildRunEntry, runNative } from "../support/native-run.js";
  * `rootwalk check` (docs/cli.md "rootwalk check") against a corpus: every kind of mistake in both styles (each
  * file's header says what it is and what the check must report), and every correct program of
  * the project (demo, differential suite, runtime programs that are correct, program-fuzzer
- * seeds 1-24), which must give no finding. Runs under LLVM 14 and 19 (vitest.config.ts).
+ * seeds 1-24), which must give no finding. `check --generational` adds missing-write-barrier: its
+ * mistake files, its edge files (each barrier removed in turn must be found), and the correct
+ * programs, which then give that kind only. Runs under LLVM 14 and 19 (vitest.config.ts).
  * `ROOTWALK_CHECK_CAMPAIGN=N` instead checks N generated programs (all correct by construction)
  * and prints how many findings they gave (the false positives) and the time taken.
  */
@@ -36,6 +39,8 @@ interface Mistake {
   value: string | null;
   call: string;
   line?: string;
+  /** Found only by check --generational (and nothing without it). */
+  generational?: boolean;
 }
 
 const MISTAKES: readonly Mistake[] = [
@@ -54,6 +59,8 @@ const MISTAKES: readonly Mistake[] = [
   { file: "pl-gc-pointer-in-plain-global.ll", kind: "gc-pointer-in-plain-global", function: "rw_main", value: "@last", call: "@gc_collect" },
   { file: "sp-gc-pointer-in-aggregate.ll", kind: "gc-pointer-in-aggregate", function: "rw_main", value: "%pair", call: "@gc_collect" },
   { file: "sp-inttoptr-gc-pointer.ll", kind: "inttoptr-gc-pointer", function: "rw_main", value: "%field", call: "@gc_collect" },
+  { file: "sp-missing-write-barrier.ll", kind: "missing-write-barrier", function: "rw_main", value: "%table", call: "@gc_alloc", generational: true },
+  { file: "pl-missing-write-barrier.ll", kind: "missing-write-barrier", function: "rw_main", value: "%tab", call: "@gc_alloc", generational: true },
   { file: "sp-missing-gc-init.ll", kind: "missing-gc-init", function: "rw_main", value: null, call: "no call of @gc_init in the program" },
   { file: "pl-missing-gc-init.ll", kind: "missing-gc-init", function: "rw_main", value: null, call: "no call of @gc_init in the program" },
   // The runtime suite's own bad programs.
@@ -73,6 +80,8 @@ function correctPrograms(): { name: string; files: string[] }[] {
     { name: "sp-correct-edges", files: [corpus("sp-correct-edges.ll")] },
     { name: "pl-correct-edges", files: [corpus("pl-correct-edges.ll")] },
     { name: "sp-collects-option (without --collects)", files: [corpus("sp-collects-option.ll")] },
+    { name: "sp-write-barrier-edges", files: [corpus("sp-write-barrier-edges.ll")] },
+    { name: "pl-write-barrier-edges", files: [corpus("pl-write-barrier-edges.ll")] },
   ];
 }
 
@@ -89,7 +98,8 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
   describe("finds every kind of mistake, exactly once", () => {
     for (const m of MISTAKES) {
       it(`${m.file}: ${m.kind}`, () => {
-        const findings = checkIrProgram([corpus(m.file)]);
+        const findings = checkIrProgram([corpus(m.file)], m.generational === true ? { generational: true } : {});
+        if (m.generational === true) expect(checkIrProgram([corpus(m.file)])).toEqual([]);
         expect(findings.map((f) => ({ kind: f.kind, function: f.function, value: f.value, call: f.call }))).toEqual([
           { kind: m.kind, function: m.function, value: m.value, call: m.call },
         ]);
@@ -104,6 +114,7 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
         "interior-pointer-argument",
         "gc-pointer-in-stack-slot",
         "gc-pointer-in-plain-global",
+        "missing-write-barrier",
         "missing-gc-init",
       ];
       for (const kind of both) {
@@ -174,8 +185,117 @@ describe.skipIf(CAMPAIGN > 0)("rootwalk check", () => {
       for (let seed = 1; seed <= 24; seed++) {
         styles.add(generateProgram(seed).features.style);
         expect(checkIrProgram([generatedSource(seed)]), `seed ${seed}`).toEqual([]);
+        // --generational: only the one store into an object the generator writes (in @st), when
+        // it has no barrier after it.
+        const generational = checkIrProgram([generatedSource(seed)], { generational: true }).map((f) => `${f.kind} @${f.function} ${f.value} ${f.call}`);
+        expect(generational.length, `seed ${seed}`).toBeLessThanOrEqual(1);
+        for (const f of generational) expect(f, `seed ${seed}`).toBe("missing-write-barrier @st %o return");
       }
       expect([...styles].sort()).toEqual(["plimmix", "statepoint"]);
+    });
+  });
+
+  describe("check --generational: missing-write-barrier", () => {
+    const found = (files: string[], options: { collects?: string[] } = {}): string[] =>
+      checkIrProgram(files, { generational: true, ...options }).map((f) => `${f.kind} @${f.function} ${f.value} ${f.call}`);
+    /** `text` (typed-pointer IR) written to a file, in the form the active LLVM reads. */
+    const module = (dir: string, name: string, text: string): string => {
+      const path = join(dir, `${name}.ll`);
+      writeFileSync(path, text);
+      return irSource(path);
+    };
+    it("the correct edge cases give nothing, and gc_write_barrier never collects, --collects naming it included", () => {
+      for (const file of ["sp-write-barrier-edges.ll", "pl-write-barrier-edges.ll"]) {
+        expect(found([corpus(file)]), file).toEqual([]);
+        expect(found([corpus(file)], { collects: ["gc_write_barrier"] }), file).toEqual([]);
+      }
+    });
+    it("each barrier of the edge files is needed: without it, its function's stores are found", () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        for (const file of ["sp-write-barrier-edges.ll", "pl-write-barrier-edges.ll"]) {
+          const lines = readFileSync(corpus(file), "utf8").split("\n");
+          const barriers = lines.flatMap((line, k) => (line.includes("call void @gc_write_barrier(") ? [k] : []));
+          expect(barriers.length, file).toBeGreaterThanOrEqual(3);
+          for (const k of barriers) {
+            const owner = lines
+              .slice(0, k)
+              .reverse()
+              .find((line) => line.startsWith("define "))!;
+            const name = /@([\w.]+)\(/.exec(owner)![1]!;
+            const mutated = join(dir, `${file}-${k}.ll`);
+            writeFileSync(mutated, lines.filter((_, j) => j !== k).join("\n"));
+            const findings = checkIrProgram([mutated], { generational: true });
+            expect(findings.length, `${file} without line ${k + 1}`).toBeGreaterThan(0);
+            for (const f of findings) expect(`${f.kind} @${f.function}`).toBe(`missing-write-barrier @${name}`);
+          }
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it("a freshly allocated object needs no barrier only until a call that can collect", () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const text = readFileSync(corpus("sp-write-barrier-edges.ll"), "utf8");
+        // In @pair, a collection between the allocation and the stores: %n may be old by then.
+        const alloc = /( {2}%n = call .*@gc_alloc\(i64 2, i64 8\)\n)/.exec(text)![1]!;
+        const mutated = join(dir, "collect-before-init.ll");
+        writeFileSync(mutated, text.replace(alloc, `${alloc}  call void @gc_collect()\n`));
+        expect(found([mutated])).toEqual(["missing-write-barrier @pair %n return", "missing-write-barrier @pair %n return"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it("a barrier on one path only, of another object, or after the safepoint is missing; one after a loop without safepoints is not", () => {
+      const dir = mkdtempSync(join(tmpdir(), "rootwalk-check-test-"));
+      try {
+        const sp = module(dir, "sp-barrier-paths", SP_BARRIER_PATHS);
+        expect(found([sp])).toEqual([
+          "missing-write-barrier @one_path %o @gc_collect",
+          "missing-write-barrier @other_object %o @gc_collect",
+          "missing-write-barrier @after_safepoint %o @gc_collect",
+        ]);
+        const store = checkIrProgram([sp], { generational: true })[0]!.store;
+        expect(store).toEqual({ stored: "%v", field: "%slots" });
+        const pl = module(dir, "pl-barrier-reload", PL_BARRIER_RELOAD);
+        // The slot was stored to between the store and the reload: the barrier is of another object.
+        expect(found([pl])).toEqual(["missing-write-barrier @overwritten_root %a return"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    it("the project's correct programs: under --generational only missing barriers, one per store", () => {
+      for (const p of correctPrograms()) {
+        const findings = checkIrProgram(p.files, { generational: true });
+        for (const f of findings) expect(f.kind, p.name).toBe("missing-write-barrier");
+        const stores = findings.map((f) => `${f.function} ${f.where} ${f.store?.field} ${f.store?.stored}`);
+        expect(new Set(stores).size, p.name).toBe(stores.length);
+      }
+    });
+    it("the command: check --generational prints the store and the object, exit 1; compile and run's check step takes it too", async () => {
+      const out = await cli(["check", "--generational", corpus("pl-missing-write-barrier.ll")]);
+      expect(out.code).toBe(1);
+      const lines = out.stdout.trimEnd().split("\n");
+      expect(lines[0]).toMatch(
+        /: missing-write-barrier in @rw_main, %loop: %young is stored into %tab \(at %slot\) with no gc_write_barrier\(%tab\) after it before the call of @gc_alloc$/,
+      );
+      expect(lines[2]).toMatch(/^ {2}fix: call gc_write_barrier\(obj\) after the store/);
+      expect(await cli(["check", corpus("pl-missing-write-barrier.ll")])).toMatchObject({ code: 0 });
+      let stderr = "";
+      expect(
+        await checkBeforeBuild([corpus("sp-missing-write-barrier.ll")], false, (t) => (stderr += t), "rootwalk run", undefined, { generational: true }),
+      ).toBe(true);
+      expect(stderr).toMatch(/^rootwalk run: warning: .*missing-write-barrier in @rw_main, %loop: %item is stored into %table/);
+      expect(await checkBeforeBuild([corpus("sp-missing-write-barrier.ll")], true, () => {}, "rootwalk run", undefined, { generational: true })).toBe(false);
+      expect(await checkBeforeBuild([corpus("sp-missing-write-barrier.ll")], true, () => {}, "rootwalk run")).toBe(true);
+      // A binary alone: machine code does not show which stores a barrier follows.
+      const object = await compileProgram(corpus("sp-write-barrier-edges.ll"), { mode: "statepoint" });
+      const refused = await cli(["check", "--generational", object]);
+      expect(refused).toMatchObject({ code: 1, stdout: "" });
+      expect(refused.stderr).toBe(
+        `rootwalk: --generational: found only binaries (${object}), expected the program's IR (.ll or .bc): the write barrier rule is checked in the IR\n`,
+      );
     });
   });
 
@@ -327,22 +447,112 @@ describe.skipIf(CAMPAIGN === 0)("rootwalk check campaign", () => {
     () => {
       const start = Number(process.env["ROOTWALK_CHECK_CAMPAIGN_START"] ?? 1);
       const falsePositives: string[] = [];
+      const barriers: string[] = [];
       const styles: Record<string, number> = {};
       const began = performance.now();
       for (let seed = start; seed < start + CAMPAIGN; seed++) {
         const style = generateProgram(seed).features.style;
         styles[style] = (styles[style] ?? 0) + 1;
         for (const f of checkIrProgram([generatedSource(seed)])) falsePositives.push(`seed ${seed}: ${f.kind} @${f.function} ${f.value} ${f.call}`);
+        // --generational: the same, plus one missing-write-barrier per store into an object with no barrier after it.
+        for (const f of checkIrProgram([generatedSource(seed)], { generational: true })) {
+          if (f.kind === "missing-write-barrier") barriers.push(`seed ${seed}: @${f.function} ${f.value}`);
+          else falsePositives.push(`seed ${seed} (--generational): ${f.kind} @${f.function} ${f.value} ${f.call}`);
+        }
       }
       const seconds = (performance.now() - began) / 1000;
       console.log(
-        `check campaign: ${CAMPAIGN} programs from seed ${start} (${JSON.stringify(styles)}), ${falsePositives.length} findings, ${seconds.toFixed(1)} s`,
+        `check campaign: ${CAMPAIGN} programs from seed ${start} (${JSON.stringify(styles)}), ${falsePositives.length} findings, ` +
+          `--generational: ${barriers.length} missing-write-barrier in ${new Set(barriers.map((b) => b.split(":")[0])).size} programs, ${seconds.toFixed(1)} s`,
       );
       expect(falsePositives).toEqual([]);
     },
     CAMPAIGN * 2_000,
   );
 });
+
+/** Statepoint functions whose one barrier does not cover the store, and one (@after_loop) whose does. */
+const SP_BARRIER_PATHS = `source_filename = "sp-barrier-paths"
+declare void @gc_collect()
+declare void @gc_write_barrier(i8 addrspace(1)*)
+
+define void @one_path(i8 addrspace(1)* %o, i8 addrspace(1)* %v, i1 %c) gc "statepoint-example" {
+entry:
+  %slots = bitcast i8 addrspace(1)* %o to i8 addrspace(1)* addrspace(1)*
+  store i8 addrspace(1)* %v, i8 addrspace(1)* addrspace(1)* %slots
+  br i1 %c, label %barrier, label %join
+barrier:
+  call void @gc_write_barrier(i8 addrspace(1)* %o)
+  br label %join
+join:
+  call void @gc_collect()
+  ret void
+}
+
+define void @other_object(i8 addrspace(1)* %o, i8 addrspace(1)* %v) gc "statepoint-example" {
+entry:
+  %slots = bitcast i8 addrspace(1)* %o to i8 addrspace(1)* addrspace(1)*
+  store i8 addrspace(1)* %v, i8 addrspace(1)* addrspace(1)* %slots
+  call void @gc_write_barrier(i8 addrspace(1)* %v)
+  call void @gc_collect()
+  ret void
+}
+
+define void @after_safepoint(i8 addrspace(1)* %o, i8 addrspace(1)* %v) gc "statepoint-example" {
+entry:
+  %slots = bitcast i8 addrspace(1)* %o to i8 addrspace(1)* addrspace(1)*
+  store i8 addrspace(1)* %v, i8 addrspace(1)* addrspace(1)* %slots
+  call void @gc_collect()
+  call void @gc_write_barrier(i8 addrspace(1)* %o)
+  ret void
+}
+
+define void @after_loop(i8 addrspace(1)* %o, i8 addrspace(1)* %v, i64 %n) gc "statepoint-example" {
+entry:
+  %slots = bitcast i8 addrspace(1)* %o to i8 addrspace(1)* addrspace(1)*
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %slot = getelementptr i8 addrspace(1)*, i8 addrspace(1)* addrspace(1)* %slots, i64 %i
+  store i8 addrspace(1)* %v, i8 addrspace(1)* addrspace(1)* %slot
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  call void @gc_write_barrier(i8 addrspace(1)* %o)
+  call void @gc_collect()
+  ret void
+}
+`;
+
+/** gcroot style: the barrier's argument reloaded from a slot that was stored to since the store. */
+const PL_BARRIER_RELOAD = `source_filename = "pl-barrier-reload"
+declare void @llvm.gcroot(i8**, i8*)
+declare i8* @gc_alloc(i64, i64)
+declare void @gc_write_barrier(i8*)
+
+define void @overwritten_root(i8* %o, i8* %b, i8* %v) gc "plimmix" {
+entry:
+  %r = alloca i8*, align 8
+  call void @llvm.gcroot(i8** %r, i8* null)
+  store i8* %o, i8** %r
+  %a = load i8*, i8** %r
+  %slots = bitcast i8* %a to i8**
+  store i8* %v, i8** %slots
+  store i8* %b, i8** %r
+  %a2 = load i8*, i8** %r
+  call void @gc_write_barrier(i8* %a2)
+  ret void
+}
+
+; Its arguments are GC pointers (gcroot style knows them by what is passed to them).
+define void @caller() gc "plimmix" {
+entry:
+  %x = call i8* @gc_alloc(i64 1, i64 0)
+  call void @overwritten_root(i8* %x, i8* %x, i8* %x)
+  ret void
+}
+`;
 
 async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
