@@ -1,7 +1,7 @@
 import { flatWords } from "../src/memory/memory.js";
 import type { FrameLog } from "./frame-log.js";
 import { type RootPairs, collectFrameRoots } from "./frame-roots.js";
-import type { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import type { ScanKernel } from "./kernel-binding.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 
 /*

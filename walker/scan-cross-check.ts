@@ -3,7 +3,7 @@ import type { Memory } from "../src/memory/memory.js";
 import type { RegistrySnapshot } from "../src/safepoints/registry.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { FrameLog } from "./frame-log.js";
-import { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import { ScanKernel } from "./kernel-binding.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
 
@@ -14,7 +14,7 @@ import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } fro
  * reads memory, and doubles (at least) the cost of a scan.
  *
  * Switched on per scanner or walk by the `crossCheck` option (StackRootScanner, walkStack), whose
- * default is this module's: off, unless a process entry (src/cli/main.ts, src/native/run-entry.ts)
+ * default is this module's: off, unless a process entry (src/cli/main.ts, src/cli/run-entry.ts)
  * found ROOTWALK_SCAN_CROSSCHECK=1 when it started, or the tests turned it on
  * (test/support/cross-check-setup.ts: every stack a test scans or walks is cross-checked). Explicit
  * stacks are checked by test/walker/fast-scan.test.ts.

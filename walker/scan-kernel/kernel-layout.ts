@@ -1,7 +1,7 @@
 /*
  * The scan kernel's view of the scan memory (src/memory/scan-memory.ts): what the AssemblyScript
  * kernel (walker/scan-kernel/assembly/kernel.ts) and its JavaScript caller
- * (walker/scan-kernel/kernel-binding.ts) agree on. This file is compiled by both tsc and asc, so
+ * (walker/kernel-binding.ts) agree on. This file is compiled by both tsc and asc, so
  * it holds plain numeric constants only.
  *
  * The context block (one per scanning thread, a region of its own): u32 words at these indices,

@@ -1,14 +1,14 @@
-import { TWO_32 } from "../../src/bytes/word-codec.js";
-import type { WordMemory } from "../../src/memory/memory.js";
-import { OwnedRegion } from "../../src/memory/owned-region.js";
-import { scanMemory } from "../../src/memory/scan-memory.js";
-import { CALLEE_SAVED_COUNT } from "../../src/safepoints/frame-descriptors.js";
-import type { SafepointTable } from "../../src/safepoints/safepoint-table.js";
-import type { FrameLog } from "../frame-log.js";
-import type { RootPairs } from "../frame-roots.js";
-import type { ManagedChunk, Unwinder } from "../unwinder.js";
-import * as L from "./kernel-layout.js";
-import { type ScanFrames, scanKernel } from "./load-kernel.js";
+import { TWO_32 } from "../src/bytes/word-codec.js";
+import type { WordMemory } from "../src/memory/memory.js";
+import { OwnedRegion } from "../src/memory/owned-region.js";
+import { scanMemory } from "../src/memory/scan-memory.js";
+import { CALLEE_SAVED_COUNT } from "../src/safepoints/frame-descriptors.js";
+import type { SafepointTable } from "../src/safepoints/safepoint-table.js";
+import type { FrameLog } from "./frame-log.js";
+import type { RootPairs } from "./frame-roots.js";
+import type { ManagedChunk, Unwinder } from "./unwinder.js";
+import * as L from "./scan-kernel/kernel-layout.js";
+import { type ScanFrames, scanKernel } from "./scan-kernel/load-kernel.js";
 
 /*
  * One scanning thread's binding to the scan kernel (walker/scan-kernel/assembly/kernel.ts): its
