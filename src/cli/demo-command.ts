@@ -35,7 +35,7 @@ type RunJson = Pick<NativeRunResult, "result" | "collections" | "framesScanned" 
 
 /** Each program runs in a child process: the runtime allows one program per process. */
 function runChild(args: string[]): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  const entry = join(dirname(fileURLToPath(import.meta.url)), "..", "native", "run-entry.js");
+  const entry = join(dirname(fileURLToPath(import.meta.url)), "run-entry.js");
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [entry, ...args], { stdio: ["ignore", "pipe", "pipe"] });

@@ -2,8 +2,8 @@
  * A process entry for `rootwalk run` alone (the tests spawn it in a child process, so that a
  * program that aborts never takes the test worker down): `node run-entry.js ARGS...`.
  */
-import { PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "../cli/process-io.js";
-import { runCommand } from "../cli/run-command.js";
+import { PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
+import { runCommand } from "./run-command.js";
 import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
 
 crossCheckFromEnvironment();
