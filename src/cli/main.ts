@@ -3,7 +3,7 @@ import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
-import { describeFailure } from "./failure.js";
+import { describeFailure } from "../errors.js";
 import { COMMAND_USAGE, USAGE, commandHelp } from "./command-usage.js";
 import { helpRequested } from "./options.js";
 import { type CliIo, PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";

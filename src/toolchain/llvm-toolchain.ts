@@ -53,7 +53,7 @@ export interface RunToolOptions {
 export function runTool(tool: string, args: readonly string[], options: RunToolOptions = {}): string {
   // Ctrl-C reaches the tool too (the terminal signals the whole process group): this process
   // outlives it (held-interrupt.ts), so the tool's "killed by SIGINT" becomes one "interrupted"
-  // line (src/cli/failure.ts) and the callers' cleanup (a build's temporary folder) still runs.
+  // line (src/errors.ts describeFailure) and the callers' cleanup (a build's temporary folder) still runs.
   holdInterruptsWhileToolsRun();
   const result: SpawnSyncReturns<string> = spawnSync(tool, args, {
     encoding: "utf8",
