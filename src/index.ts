@@ -4,7 +4,8 @@
  */
 export * from "./errors.js";
 export { ByteView } from "./bytes/byte-view.js";
-export { parseStackMapSection, StackMapBlob, LocationView, LocationKind, LOCATION_KIND_NAMES } from "./stackmap/llvm-stackmap.js";
+export { parseStackMapSection, StackMapBlob, LocationView } from "./stackmap/llvm-stackmap.js";
+export { LocationKind, LOCATION_KIND_NAMES } from "./location/location-word.js";
 export {
   decodeStatepoint,
   DEFAULT_STATEPOINT_ID,

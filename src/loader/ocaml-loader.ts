@@ -1,3 +1,4 @@
+import { encodeLocationWord0, LocationKind, ROOT_TYPE_POINTER } from "../location/location-word.js";
 import { createHash } from "node:crypto";
 import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
@@ -5,17 +6,7 @@ import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { symbolAt } from "../elf/symbol-at.js";
 import { MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
-import {
-  CALLEE_SAVED_COUNT,
-  DWARF_CFA,
-  DWARF_RBP,
-  DWARF_RSP,
-  FrameDescriptorBuilder,
-  type FrameDescriptors,
-  ROOT_TYPE_POINTER,
-  encodeLocationWord0,
-} from "../safepoints/frame-descriptors.js";
-import { LocationKind } from "../stackmap/llvm-stackmap.js";
+import { CALLEE_SAVED_COUNT, DWARF_CFA, DWARF_RBP, DWARF_RSP, FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
 import { OCAML_SYMBOL_PREFIX, OcamlFrametable, ocamlModuleName } from "../stackmap/ocaml-frametable.js";
 import type { EhFrame } from "../unwind/eh-frame.js";
 import type { UnwindRow } from "./unwind-row.js";

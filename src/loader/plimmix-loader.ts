@@ -1,3 +1,4 @@
+import { encodeLocationWord0, LocationKind, ROOT_TYPE_ATOMIC } from "../location/location-word.js";
 import { createHash } from "node:crypto";
 import { ByteView, requireBytes } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
@@ -8,16 +9,8 @@ import type { ElfSection } from "../elf/elf-section.js";
 import type { ElfSymbol } from "../elf/elf-symbol.js";
 import { relocatedSection, type RelocatedSection, type RelocationTarget } from "../elf/relocate.js";
 import { InvalidArgumentError, MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
-import {
-  CALLEE_SAVED_COUNT,
-  DWARF_CFA,
-  FrameDescriptorBuilder,
-  type FrameDescriptors,
-  ROOT_TYPE_ATOMIC,
-  encodeLocationWord0,
-} from "../safepoints/frame-descriptors.js";
+import { CALLEE_SAVED_COUNT, DWARF_CFA, FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
 import { checkRegistryArgument, type SafepointRegistry } from "../safepoints/registry.js";
-import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { PLIMMIX_SYMBOL_PREFIX, PlimmixMap, parsePlimmixBlob } from "../stackmap/plimmix-map.js";
 import { type EhFrame } from "../unwind/eh-frame.js";
 import type { ResolvedFunction } from "./llvm-map-loader.js";

@@ -1,3 +1,4 @@
+import { locationDwarfReg, LocationKind, locationKind, locationRootType, ROOT_TYPE_POINTER } from "../../src/location/location-word.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ByteView } from "../../src/bytes/byte-view.js";
@@ -7,18 +8,8 @@ import { buildOcamlDescriptors, loadOcamlFromElf } from "../../src/loader/ocaml-
 import { registerOcamlFile } from "../../src/loader/register-maps.js";
 import { DWARF_CFA } from "../../src/loader/plimmix-loader.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
-import {
-  FLAG_FRAME_POINTER_CFA,
-  FLAG_FRAME_SIZE_DIFFERS,
-  FLAG_NO_UNWIND_INFO,
-  type FrameDescriptors,
-  ROOT_TYPE_POINTER,
-  locationDwarfReg,
-  locationKind,
-  locationRootType,
-} from "../../src/safepoints/frame-descriptors.js";
+import { FLAG_FRAME_POINTER_CFA, FLAG_FRAME_SIZE_DIFFERS, FLAG_NO_UNWIND_INFO, type FrameDescriptors } from "../../src/safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
-import { LocationKind } from "../../src/stackmap/llvm-stackmap.js";
 import { OcamlFrametable } from "../../src/stackmap/ocaml-frametable.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { walkStack } from "../../walker/walk-stack.js";

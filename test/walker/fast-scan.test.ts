@@ -1,7 +1,7 @@
+import { ROOT_TYPE_ATOMIC, ROOT_TYPE_POINTER } from "../../src/location/location-word.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SimulatedMemory } from "../../src/memory/memory.js";
-import { ROOT_TYPE_ATOMIC, ROOT_TYPE_POINTER } from "../../src/safepoints/frame-descriptors.js";
 import { NOT_FAST } from "../../src/safepoints/scan-recipes.js";
 import { crossCheckScan, fastScan, generalScan } from "../../walker/scan-cross-check.js";
 import { RegisterContext } from "../../walker/register-context.js";

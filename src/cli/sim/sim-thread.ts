@@ -1,20 +1,12 @@
+import { locationDwarfReg, LocationKind, locationKind } from "../../location/location-word.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Mutator } from "../../../gc/immix-allocator.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { loadObjectStackMaps } from "../../loader/object-file.js";
 import { SimulatedMemory } from "../../memory/memory.js";
-import {
-  CALLEE_SAVED_COUNT,
-  DWARF_RBP,
-  DWARF_RSP,
-  FLAG_FRAME_POINTER_CFA,
-  FRAME_POINTER_INDEX,
-  locationDwarfReg,
-  locationKind,
-} from "../../safepoints/frame-descriptors.js";
+import { CALLEE_SAVED_COUNT, DWARF_RBP, DWARF_RSP, FLAG_FRAME_POINTER_CFA, FRAME_POINTER_INDEX } from "../../safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../safepoints/registry.js";
-import { LocationKind } from "../../stackmap/llvm-stackmap.js";
 import { compileProgram } from "../../toolchain/compile-program.js";
 import { repoRoot } from "../../toolchain/llvm-toolchain.js";
 import { RegisterContext } from "../../../walker/register-context.js";
