@@ -7,6 +7,7 @@ import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from 
 import { COMMAND_USAGE } from "./command-usage.js";
 import { refuseSpecialFile } from "../loader/input-file.js";
 import { parseOptions } from "./options.js";
+import type { LlvmSelection } from "../toolchain/llvm-selection.js";
 
 /**
  * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--target x86-64|aarch64] [--json] [--llvm VERSION]`
@@ -20,6 +21,8 @@ export interface CheckCommandOptions {
   json: boolean;
   /** `--target`: the machine the IR is checked for (opt -mtriple). */
   target?: Architecture;
+  /** `--llvm`'s selection (else the process's: ROOTWALK_LLVM, newest installed). */
+  llvm?: LlvmSelection;
 }
 
 export function parseCollects(values: readonly string[]): string[] {
@@ -27,7 +30,8 @@ export function parseCollects(values: readonly string[]): string[] {
 }
 
 /** Checks `programs` (IR together, each binary alone). */
-export async function checkPrograms(programs: readonly string[], collects: readonly string[], target?: Architecture): Promise<CheckResult> {
+export async function checkPrograms(programs: readonly string[], collects: readonly string[], target?: Architecture, llvm?: LlvmSelection): Promise<CheckResult> {
+  const withLlvm = llvm !== undefined ? { llvm } : {};
   if (programs.length === 0)
     throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);
   const kinds = programs.map((program) => {
@@ -44,19 +48,19 @@ export async function checkPrograms(programs: readonly string[], collects: reado
   const checked: string[] = [];
   if (sources.length > 0) {
     const { checkIrProgram } = await import("../check/ir-check.js");
-    findings.push(...checkIrProgram(sources, { collects, ...(target !== undefined ? { target } : {}) }));
+    findings.push(...checkIrProgram(sources, { collects, ...withLlvm, ...(target !== undefined ? { target } : {}) }));
     checked.push(sources.join(" + "));
   }
   if (binaries.length > 0) {
     const { checkBinary } = await import("../check/binary-check.js");
-    for (const binary of binaries) findings.push(...checkBinary(binary, { collects }));
+    for (const binary of binaries) findings.push(...checkBinary(binary, { collects, ...withLlvm }));
     checked.push(...binaries);
   }
   return { programs: checked, findings, binary: binaries.length > 0 };
 }
 
 export async function checkCommand(programs: readonly string[], options: CheckCommandOptions, io: { stdout: (t: string) => void }): Promise<number> {
-  const result = await checkPrograms(programs, options.collects, options.target);
+  const result = await checkPrograms(programs, options.collects, options.target, options.llvm);
   io.stdout(options.json ? formatCheckJson(result) : formatCheckText(result));
   return result.findings.length > 0 ? 1 : 0;
 }
@@ -71,11 +75,12 @@ export async function checkBeforeBuild(
   stderr: (t: string) => void,
   prefix: string,
   target?: Architecture,
+  llvm?: LlvmSelection,
 ): Promise<boolean> {
   if (sources.length === 0) return true;
   let result: CheckResult;
   try {
-    result = await checkPrograms(sources, [], target);
+    result = await checkPrograms(sources, [], target, llvm);
   } catch (error) {
     const { RewrittenIrError } = await import("../toolchain/check-plugin.js");
     if (error instanceof RewrittenIrError) {
@@ -99,8 +104,8 @@ export async function checkBeforeBuild(
 export async function checkCli(args: readonly string[], io: { stdout: (t: string) => void }): Promise<number> {
   const o = parseOptions(COMMAND_USAGE["check"]!.options, args);
   for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .bc, .o or .so)");
-  const { requestLlvm } = await import("../toolchain/llvm-selection.js");
-  requestLlvm(o.value("--llvm"));
+  const { activeLlvm } = await import("../toolchain/llvm-selection.js");
+  const llvm = activeLlvm(o.value("--llvm"));
   const target = o.has("--target") ? { target: parseTargetOption(o.value("--target")!) } : {};
-  return checkCommand(o.positional, { collects: parseCollects(o.values("--collects")), json: o.has("--json"), ...target }, io);
+  return checkCommand(o.positional, { collects: parseCollects(o.values("--collects")), json: o.has("--json"), llvm, ...target }, io);
 }
