@@ -15,8 +15,8 @@ import { RegisterContext } from "../../walker/register-context.js";
 import { walkStack } from "../../walker/walk-stack.js";
 import { catchError } from "../support/catch-error.js";
 import { objdumpCallSites } from "../support/objdump-frames.js";
-import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "./compile-formats.js";
-import { encodePlimmix, type PlimmixSpec, THREE_FUNCTIONS } from "./plimmix-encoder.js";
+import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "../support/compile-formats.js";
+import { encodePlimmix, type PlimmixSpec, THREE_FUNCTIONS } from "../stackmap/plimmix-encoder.js";
 
 /*
  * `_GC_MAP_` maps into frame descriptors: roots CFA-relative (so pushed outgoing arguments do not

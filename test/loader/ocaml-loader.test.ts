@@ -15,8 +15,8 @@ import { RegisterContext } from "../../walker/register-context.js";
 import { walkStack } from "../../walker/walk-stack.js";
 import { catchError } from "../support/catch-error.js";
 import { type ObjdumpFunction, objdumpCallSites } from "../support/objdump-frames.js";
-import { linkFormatsShared } from "./compile-formats.js";
-import { OCAML_SOURCES, encodeOcaml, ocamlFixture } from "./ocaml-fixtures.js";
+import { linkFormatsShared } from "../support/compile-formats.js";
+import { OCAML_SOURCES, encodeOcaml, ocamlFixture } from "../support/ocaml-fixtures.js";
 
 /*
  * OCaml frame tables into frame descriptors: root offsets made CFA-relative after deciding, per
