@@ -64,7 +64,7 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
 function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, kernel: ScanKernel): number {
   let frames = 0;
   const wordsBase = kernel.wordsBase;
-  const wordsEnd = wordsBase + kernel.wordCount * 4;
+  const wordsEnd = wordsBase + kernel.stackU32Count * 4;
   while (u.valid()) {
     const firstIndex = u.index;
     const sp0 = u.sp;
