@@ -41,15 +41,9 @@ import { uninitializedArray } from "../bytes/uninitialized-array.js";
  *           the blob's constant pool (ConstantIndex)
  */
 
-// x86-64's callee-saved registers and frame rules (src/arch/x86-64.ts), for the parts that handle
-// x86-64 only: the native runtime's thread record, the simulator, the plimmix and OCaml loaders.
-// The walker sizes and names everything by the architecture of the descriptors it walks
-// (FrameDescriptors.architecture, RegistrySnapshot.architecture), never by these.
-export const CALLEE_SAVED_DWARF = X86_64.calleeSavedDwarf;
-export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
-export const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames;
-/** The frame pointer's index in CALLEE_SAVED_DWARF order. */
-export const FRAME_POINTER_INDEX = X86_64.framePointerIndex;
+// x86-64's frame rules (src/arch/x86-64.ts) that the fast-frame rule and the x86-64-only loaders
+// (plimmix, OCaml) name. Callee-saved registers are never defaulted to x86-64's: every part asks the
+// architecture it handles (FrameDescriptors.architecture, RegistrySnapshot.architecture).
 /** Where a frame's return address lies relative to its CFA (x86-64: CFA - 8, pushed by `call`). */
 export const RA_CFA_OFFSET_BYTES = X86_64.returnAddressCfaOffsetBytes;
 export const DWARF_RSP = X86_64.dwarf.sp;

@@ -1,3 +1,4 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { locationDwarfReg, LocationKind, locationKind, locationRootType, ROOT_TYPE_POINTER } from "../../src/location/location-word.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -178,7 +179,7 @@ describe("a walk through OCaml-table frames", () => {
     const result = walkStack(
       registry.snapshot(),
       memory,
-      { sp: sp0, ra: BIAS + spRa, registers: RegisterContext.from({ rbp }) },
+      { sp: sp0, ra: BIAS + spRa, registers: RegisterContext.from({ rbp }, X86_64) },
       { mode: "strict", boundaries: new Set([BOUNDARY]) },
     );
     expect(result.stopReason).toBe("boundary");

@@ -1,3 +1,4 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { locationDwarfReg, LocationKind, locationKind, locationRootType, locationSizeBytes, ROOT_TYPE_ATOMIC, ROOT_TYPE_COMPLEX, ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT } from "../../src/location/location-word.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -168,7 +169,7 @@ describe("registerPlimmixBytes and a walk", () => {
     const result = walkStack(
       registry.snapshot(),
       memory,
-      { sp: sp0, ra: 0x40_1020, registers: RegisterContext.from({ rbp }) },
+      { sp: sp0, ra: 0x40_1020, registers: RegisterContext.from({ rbp }, X86_64) },
       { mode: "strict", boundaries: new Set([BOUNDARY]) },
     );
     expect(result.stopReason).toBe("boundary");

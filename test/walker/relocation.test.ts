@@ -1,3 +1,4 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { describe, expect, it } from "vitest";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import { RegisterContext } from "../../walker/register-context.js";
@@ -80,7 +81,7 @@ describe("relocating root pairs", () => {
     memory2.writeWord(TOP + 0x100 + 16, 0x3000);
     memory2.writeWord(TOP + 0x100 + 24 + 8, BOUNDARY);
     const threads = [
-      { memory: memory1, chunks: [{ sp, ra: 0x2000, registers: RegisterContext.from({ rbx: 0x5300_0000 }), boundaryRa: BOUNDARY }] },
+      { memory: memory1, chunks: [{ sp, ra: 0x2000, registers: RegisterContext.from({ rbx: 0x5300_0000 }, X86_64), boundaryRa: BOUNDARY }] },
       { memory: memory2, chunks: [{ sp: TOP + 0x100, ra: 0x2000, boundaryRa: BOUNDARY }] },
     ];
     const scanner = new StackRootScanner(registry, () => threads);
