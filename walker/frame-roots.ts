@@ -1,4 +1,12 @@
-import { locationDwarfReg, LocationKind, locationKind, locationRootType, ROOT_TYPE_ATOMIC, ROOT_TYPE_COMPLEX, ROOT_TYPE_TRAIT } from "../src/location/location-word.js";
+import {
+  locationDwarfReg,
+  LocationKind,
+  locationKind,
+  locationRootType,
+  ROOT_TYPE_ATOMIC,
+  ROOT_TYPE_COMPLEX,
+  ROOT_TYPE_TRAIT,
+} from "../src/location/location-word.js";
 import { hex } from "../src/errors.js";
 import { OwnedRegion } from "../src/memory/owned-region.js";
 import { scanMemory } from "../src/memory/scan-memory.js";

@@ -30,7 +30,12 @@ export function parseCollects(values: readonly string[]): string[] {
 }
 
 /** Checks `programs` (IR together, each binary alone). */
-export async function checkPrograms(programs: readonly string[], collects: readonly string[], target?: Architecture, llvm?: LlvmSelection): Promise<CheckResult> {
+export async function checkPrograms(
+  programs: readonly string[],
+  collects: readonly string[],
+  target?: Architecture,
+  llvm?: LlvmSelection,
+): Promise<CheckResult> {
   const withLlvm = llvm !== undefined ? { llvm } : {};
   if (programs.length === 0)
     throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);

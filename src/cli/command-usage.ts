@@ -12,7 +12,7 @@ export const RUN_USAGE =
 export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--plimmix": 'compile .ll sources as gc "plimmix" gcroot code (default: gc "statepoint-example" through RewriteStatepointsForGC)',
   "--target x86-64|aarch64":
-    'the machine to build for: only the one rootwalk runs on (run executes natively; AArch64 programs run in the arm64 Node under qemu-user, docs/aarch64.md)',
+    "the machine to build for: only the one rootwalk runs on (run executes natively; AArch64 programs run in the arm64 Node under qemu-user, docs/aarch64.md)",
   "--llc-flag=FLAG": "one more llc flag, after the defaults (repeatable)",
   "--opt-flag=FLAG": "one more opt flag for statepoint code (repeatable)",
   "--stress[=N]": "collect at every N-th gc_safepoint and allocation (N = 1 when omitted; only after '='), evacuating every movable object; implies --poison",

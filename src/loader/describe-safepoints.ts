@@ -1,5 +1,12 @@
 import { locationDwarfReg, LocationKind, locationKind, locationRootType } from "../location/location-word.js";
-import { FLAG_DYNAMIC_FRAME, FLAG_FRAME_POINTER_CFA, FLAG_FRAME_SIZE_DIFFERS, FLAG_STATEPOINT, FrameDescriptors, NO_CFA_RULE } from "../safepoints/frame-descriptors.js";
+import {
+  FLAG_DYNAMIC_FRAME,
+  FLAG_FRAME_POINTER_CFA,
+  FLAG_FRAME_SIZE_DIFFERS,
+  FLAG_STATEPOINT,
+  FrameDescriptors,
+  NO_CFA_RULE,
+} from "../safepoints/frame-descriptors.js";
 import { requireArgument } from "../errors.js";
 import type { MapFormat } from "../safepoints/registry.js";
 import { spellLocation } from "../stackmap/location-spelling.js";

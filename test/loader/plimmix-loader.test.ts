@@ -1,5 +1,15 @@
 import { X86_64 } from "../../src/arch/x86-64.js";
-import { locationDwarfReg, LocationKind, locationKind, locationRootType, locationSizeBytes, ROOT_TYPE_ATOMIC, ROOT_TYPE_COMPLEX, ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT } from "../../src/location/location-word.js";
+import {
+  locationDwarfReg,
+  LocationKind,
+  locationKind,
+  locationRootType,
+  locationSizeBytes,
+  ROOT_TYPE_ATOMIC,
+  ROOT_TYPE_COMPLEX,
+  ROOT_TYPE_POINTER,
+  ROOT_TYPE_TRAIT,
+} from "../../src/location/location-word.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ByteView } from "../../src/bytes/byte-view.js";
@@ -9,7 +19,15 @@ import type { UnwindRow } from "../../src/loader/llvm-map-loader.js";
 import { DWARF_CFA, buildPlimmixDescriptors, loadPlimmixFromElf, registerPlimmixBytes } from "../../src/loader/plimmix-loader.js";
 import { registerPlimmixFile } from "../../src/loader/register-maps.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
-import { DWARF_CFA as DWARF_CFA_OF_DESCRIPTORS, FLAG_DYNAMIC_FRAME, FLAG_FRAME_POINTER_CFA, FLAG_FRAME_SIZE_DIFFERS, FLAG_NO_UNWIND_INFO, type FrameDescriptors, NO_CFA_RULE } from "../../src/safepoints/frame-descriptors.js";
+import {
+  DWARF_CFA as DWARF_CFA_OF_DESCRIPTORS,
+  FLAG_DYNAMIC_FRAME,
+  FLAG_FRAME_POINTER_CFA,
+  FLAG_FRAME_SIZE_DIFFERS,
+  FLAG_NO_UNWIND_INFO,
+  type FrameDescriptors,
+  NO_CFA_RULE,
+} from "../../src/safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
 import { PlimmixMap } from "../../src/stackmap/plimmix-map.js";
 import { RegisterContext } from "../../walker/register-context.js";

@@ -65,10 +65,7 @@ export function layerFolder(root: string, file: string): string | undefined {
 }
 
 /** The file graph collapsed to folders (`folderOf`), a folder's imports of itself left out. */
-export function folderGraph(
-  graph: ReadonlyMap<string, readonly string[]>,
-  folderOf: (file: string) => string | undefined,
-): Map<string, string[]> {
+export function folderGraph(graph: ReadonlyMap<string, readonly string[]>, folderOf: (file: string) => string | undefined): Map<string, string[]> {
   const folders = new Map<string, Set<string>>();
   for (const [file, targets] of graph) {
     const from = folderOf(file);

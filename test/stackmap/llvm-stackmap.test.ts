@@ -129,6 +129,7 @@ describe("the location vocabulary (src/location/location-word.ts)", () => {
       V3.LOCATION_KIND_CONSTANT,
       V3.LOCATION_KIND_CONSTANT_INDEX,
     ]);
-    for (const [kind, name] of Object.entries(LOCATION_KIND_NAMES)) expect(Number(kind)).toBe(V3[`LOCATION_KIND_${name.replace("ConstantIndex", "CONSTANT_INDEX").toUpperCase()}` as keyof typeof V3]);
+    for (const [kind, name] of Object.entries(LOCATION_KIND_NAMES))
+      expect(Number(kind)).toBe(V3[`LOCATION_KIND_${name.replace("ConstantIndex", "CONSTANT_INDEX").toUpperCase()}` as keyof typeof V3]);
   });
 });

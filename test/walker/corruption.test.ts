@@ -122,7 +122,10 @@ describe.each(subjects())("damaged stacks: $name", (s) => {
       } else if (kind === 3) {
         chunk = { ...chunk, sp: chunk.sp + (rng.int(2) ? (rng.int(64) - 32) * 8 : 1 + rng.int(7)) };
       } else if (chunk.registers !== undefined) {
-        const regs = RegisterContext.from({ ...chunk.registers.toObject(), [CALLEE_SAVED_NAMES[rng.int(CALLEE_SAVED_COUNT)]!]: interesting(rng, s, baseline) }, X86_64);
+        const regs = RegisterContext.from(
+          { ...chunk.registers.toObject(), [CALLEE_SAVED_NAMES[rng.int(CALLEE_SAVED_COUNT)]!]: interesting(rng, s, baseline) },
+          X86_64,
+        );
         chunk = { ...chunk, registers: regs };
       }
       if (damaged !== undefined && memory.contains(damaged, 8)) memory.inner.writeWordBigInt(damaged, interesting(rng, s, baseline));
