@@ -1,3 +1,4 @@
+import { explainUndefinedMapLabel } from "../toolchain/map-label-names.js";
 import koffi from "koffi";
 import type { RootScanner } from "../../gc/root-scanning.js";
 import type { ImmixCollector } from "../../gc/immix-collector.js";
@@ -109,7 +110,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     threadStackBytes: options.threadStackBytes ?? DEFAULT_THREAD_STACK_BYTES,
     threads: options.threads ?? DEFAULT_THREADS,
   });
-  loadProgram(options.program);
+  loadProgram(options.program, options.programFiles ?? []);
   const collector = createNativeCollector(runtime, options);
   const records = new ThreadRecords(runtime.rwThreadsAddress() as bigint);
   const registry = new SafepointRegistry();
@@ -139,11 +140,12 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
 }
 
 /** Loads the program, so that its DT_NEEDED runtime is the one loaded; rw_run_main finds rw_main in it. */
-function loadProgram(path: string): void {
+function loadProgram(path: string, programFiles: readonly string[]): void {
   try {
     koffi.load(path);
   } catch (e) {
-    throw new RootwalkError("GC", `cannot load the program: ${e instanceof Error ? e.message : String(e)}`);
+    const message = e instanceof Error ? e.message : String(e);
+    throw new RootwalkError("GC", `cannot load the program: ${explainUndefinedMapLabel(message, programFiles) ?? message}`);
   }
 }
 

@@ -206,6 +206,35 @@ describe("compiler diagnostics come first, binary input is never echoed", () => 
     expect(r.stderr).not.toMatch(/prog-[0-9a-f]+\.so/);
   }, 120_000);
 
+  it("a gcroot program declaring _GC_MAP_<name> without that source_filename is told the line to add, not the loader's bare 'undefined symbol'", () => {
+    buildRunEntry();
+    const program = join(scratch, "no-source-filename.ll");
+    writeFileSync(
+      program,
+      [
+        "declare void @gc_init(i8*)",
+        "declare i8* @gc_alloc(i64, i64)",
+        "declare void @llvm.gcroot(i8**, i8*)",
+        '@"_GC_MAP_my-prog" = external global i8',
+        'define i64 @rw_main() gc "plimmix" {',
+        "  %root = alloca i8*",
+        "  call void @llvm.gcroot(i8** %root, i8* null)",
+        '  call void @gc_init(i8* @"_GC_MAP_my-prog")',
+        "  %o = call i8* @gc_alloc(i64 0, i64 8)",
+        "  store i8* %o, i8** %root",
+        "  ret i64 0",
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const r = spawnSync(process.execPath, [CLI, "run", program, "--plimmix", "--no-gc"], { encoding: "utf8", timeout: 120_000 });
+    expectOneLine(
+      { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr.replace(/^rootwalk: building .*\n/gm, "") },
+      1,
+      /^rootwalk run: cannot load the program: the program uses the map label _GC_MAP_my-prog, which no module defines: .*\(no-source-filename\.ll: no source_filename\); add the line source_filename = "my-prog" to no-source-filename\.ll$/,
+    );
+  }, 120_000);
+
   it("an object that cannot be copied to -o names the user's path, not the cached object", async () => {
     // checkOutputPath passes /proc for root (access() says writable), and creating a file there
     // fails: the copy's error carried the cache path (Node's copyfile error names the source).
