@@ -194,7 +194,7 @@ function runReport(r: NativeRunResult, json: boolean): string {
 }
 
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
-export async function runCommand(args: readonly string[], io: RunIo): Promise<number> {
+export async function runCommand(args: readonly string[], io: RunIo, crossCheck?: boolean): Promise<number> {
   try {
     const parsed = parseRunArguments(args);
     if (parsed.svg !== undefined) checkOutputPath(parsed.svg, "--svg");
@@ -232,6 +232,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const r = await runNativeProgram({
       program: library,
       programFiles: parsed.programs,
+      ...(crossCheck !== undefined ? { crossCheck } : {}),
       runtime,
       heapBytes: parsed.heapBytes,
       stressEvery: parsed.stressEvery,

@@ -4,12 +4,10 @@
  */
 import { PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
 import { runCommand } from "./run-command.js";
-import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
-
-crossCheckFromEnvironment();
+import { crossCheckRequested } from "../../walker/scan-cross-check.js";
 
 endQuietlyWhenReaderCloses();
-runCommand(process.argv.slice(2), PROCESS_IO).then(
+runCommand(process.argv.slice(2), PROCESS_IO, crossCheckRequested()).then(
   // Native threads are gone once rw_main returned; exit once the output is out, waiting for nothing else.
   exitAfterOutput,
   (e: unknown) => {
