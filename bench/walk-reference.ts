@@ -3,7 +3,7 @@ import { readU64 } from "../src/bytes/word-codec.js";
 import { hex } from "../src/errors.js";
 import { runTool, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { scanStackRoots } from "../walker/fast-scan.js";
-import { ScanKernel } from "../walker/scan-kernel/kernel-binding.js";
+import { ScanKernel } from "../walker/kernel-binding.js";
 import { RootPairs } from "../walker/frame-roots.js";
 import { Unwinder } from "../walker/unwinder.js";
 import { type NativeSamples, buildReference, inputPath } from "./native-refs.js";

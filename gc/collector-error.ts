@@ -1,4 +1,5 @@
-import { RootwalkError, hex } from "../src/errors.js";
+import { EXIT_RUNTIME_FAILURE, RootwalkError, firstLine, hex } from "../src/errors.js";
+import { heapSizeAdvice } from "./heap-size-advice.js";
 
 /**
  * What went wrong in the collector:
@@ -25,6 +26,15 @@ export class CollectorError extends RootwalkError {
   ) {
     super("GC", `${what} at ${hex(address)}: found ${found}, expected ${expected}`);
   }
+
+  /** A collector failure ends a command with exit 3 (a runtime failure, not bad input). */
+  override get exitCode(): number {
+    return EXIT_RUNTIME_FAILURE;
+  }
+
+  override failureLine(): string {
+    return `collector failure: ${firstLine(this.message)}`;
+  }
 }
 
 /**
@@ -46,6 +56,11 @@ export class HeapExhaustedError extends CollectorError {
       "room for the object after a collection",
     );
     this.message = `heap exhausted: ${liveBytes} live bytes of ${maxHeapBytes} (an allocation of ${requestBytes} bytes did not fit after a full collection)`;
+  }
+
+  /** The numbers and the `--heap` to try (gc/heap-size-advice.ts). */
+  override failureLine(): string {
+    return `heap exhausted: ${this.liveBytes} live bytes of ${this.maxHeapBytes}; ${heapSizeAdvice(this.liveBytes, this.requestBytes, this.maxHeapBytes)}`;
   }
 }
 
@@ -72,5 +87,10 @@ export class RootNotObjectError extends CollectorError {
       ? "; a pointer into an object must be kept as a derived pointer of the object's address, not as a root of its own"
       : "";
     this.message = `collection refused, nothing moved: ${firstRoots[0]}${more}${hint}`;
+  }
+
+  /** The program's mistake, named (the collection was refused): the message as it is. */
+  override failureLine(): string {
+    return this.message;
   }
 }

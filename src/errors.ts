@@ -10,12 +10,34 @@
 export type ErrorCode =
   "TRUNCATED" | "MALFORMED" | "UNSUPPORTED" | "DUPLICATE_SAFEPOINT" | "INVALID_ARGUMENT" | "MEMORY_ACCESS" | "GC" | "WALK" | "TOOL" | "UNSAFE_CACHE";
 
+/**
+ * Exit codes of the `rootwalk` command (docs/cli.md "Options, exit codes and output"):
+ *   0 ok; 1 bad input or usage; 3 runtime or collector failure (and internal errors);
+ *   4 verification failure (`--verify` found a broken heap or wrong roots); 130 interrupted
+ *   (Ctrl-C, 128 + SIGINT, as the shell reports it).
+ */
+export const EXIT_OK = 0;
+export const EXIT_BAD_INPUT = 1;
+export const EXIT_RUNTIME_FAILURE = 3;
+export const EXIT_VERIFY_FAILURE = 4;
+export const EXIT_INTERRUPTED = 130;
+
 export class RootwalkError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string) {
     super(message);
     this.code = code;
     this.name = new.target.name;
+  }
+
+  /** The exit code a command ends with for this error: bad input unless a subclass says otherwise. */
+  get exitCode(): number {
+    return EXIT_BAD_INPUT;
+  }
+
+  /** The one line a person sees for this error (describeFailure): the message's first line. */
+  failureLine(): string {
+    return firstLine(this.message);
   }
 }
 
@@ -102,6 +124,20 @@ export class ToolError extends RootwalkError {
   ) {
     super("TOOL", diagnostic === "" ? `${tool}: ${message}` : `${diagnostic}\n${tool}: ${message}`);
   }
+
+  /** Ctrl-C reached the tool too (same process group): the user's interrupt, not a tool failure. */
+  private get interrupted(): boolean {
+    return /\(killed by SIGINT\)/.test(this.message);
+  }
+
+  override get exitCode(): number {
+    return this.interrupted ? EXIT_INTERRUPTED : EXIT_BAD_INPUT;
+  }
+
+  /** A tool's failure keeps its diagnostic lines (already printable and bounded) and the command. */
+  override failureLine(): string {
+    return this.interrupted ? "interrupted" : this.message;
+  }
 }
 
 /**
@@ -162,4 +198,61 @@ export class MemoryAccessError extends RootwalkError {
   ) {
     super("MEMORY_ACCESS", `${operation} of ${sizeBytes} bytes at ${hex(address)}: ${reason}`);
   }
+}
+
+/** Node's system errors (ENOENT, EACCES, ...) carry a code and the path they were about. */
+interface SystemError extends Error {
+  code: string;
+  path?: string;
+  syscall?: string;
+}
+
+function isSystemError(e: unknown): e is SystemError {
+  return e instanceof Error && typeof (e as Partial<SystemError>).code === "string" && /^(E[A-Z]+|ERR_FS_FILE_TOO_LARGE)$/.test((e as SystemError).code);
+}
+
+const SYSTEM_WORDS: Record<string, string> = {
+  ENOENT: "no such file or folder",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EISDIR: "is a folder, expected a file",
+  ENOTDIR: "a part of the path is not a folder",
+  EROFS: "read-only file system",
+  ENOSPC: "no space left on the device",
+  EEXIST: "already exists",
+  EMFILE: "too many open files",
+  ERR_FS_FILE_TOO_LARGE: "file too large to read (over 2 GiB)",
+};
+
+/**
+ * The one line a person sees for a failure, and the exit code. A RootwalkError is about the
+ * input, the tools or the run and says both itself (`failureLine`, `exitCode`: the collector's
+ * errors in gc/collector-error.ts are runtime failures); anything else is a bug in rootwalk and
+ * says so (with the stack only when ROOTWALK_DEBUG is set).
+ */
+export function describeFailure(e: unknown): { line: string; exitCode: number; internal: boolean } {
+  if (e instanceof RootwalkError) return { line: e.failureLine(), exitCode: e.exitCode, internal: false };
+  if (isSystemError(e)) {
+    const what = SYSTEM_WORDS[e.code] ?? e.code;
+    return { line: `${e.path ?? e.syscall ?? "file"}: ${what}`, exitCode: EXIT_BAD_INPUT, internal: false };
+  }
+  if (e instanceof RangeError && /call stack|Invalid array length|Array buffer allocation failed/.test(e.message)) {
+    return {
+      line: `out of resources: ${e.message} (the input asks for more than this process can hold; try a smaller size or scale)`,
+      exitCode: EXIT_RUNTIME_FAILURE,
+      internal: false,
+    };
+  }
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const stack = process.env["ROOTWALK_DEBUG"] && e instanceof Error && e.stack ? `\n${e.stack}` : "";
+  return {
+    line: `internal error (a bug in rootwalk, not in your input): ${firstLine(message)}; please report it to the rootwalk maintainers with the command line and the output of rootwalk --version (ROOTWALK_DEBUG=1 prints the stack)${stack}`,
+    exitCode: EXIT_RUNTIME_FAILURE,
+    internal: true,
+  };
+}
+
+/** The first line of a text (a message, a diagnostic). */
+export function firstLine(text: string): string {
+  return text.split("\n")[0]!;
 }

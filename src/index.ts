@@ -4,7 +4,8 @@
  */
 export * from "./errors.js";
 export { ByteView } from "./bytes/byte-view.js";
-export { parseStackMapSection, StackMapBlob, LocationView, LocationKind, LOCATION_KIND_NAMES } from "./stackmap/llvm-stackmap.js";
+export { parseStackMapSection, StackMapBlob, LocationView } from "./stackmap/llvm-stackmap.js";
+export { LocationKind, LOCATION_KIND_NAMES } from "./location/location-word.js";
 export {
   decodeStatepoint,
   DEFAULT_STATEPOINT_ID,
@@ -40,7 +41,7 @@ export { describeLlvmMaps, type MapDescription, type SafepointDescription } from
 export { compileToObject, linkSharedLibrary, findLlvmTool } from "./toolchain/llvm-toolchain.js";
 export { compileProgram, compileProgramTo, type CompileMode, type CompileProgramOptions } from "./toolchain/compile-program.js";
 export { buildPlimmixPlugin, compilePlimmix } from "./toolchain/plimmix-plugin.js";
-export { activeLlvm, requestLlvm, selectLlvm, SUPPORTED_LLVM_MAJORS, LLVM_ENV_VARIABLE, type LlvmSelection } from "./toolchain/llvm-selection.js";
+export { activeLlvm, selectLlvm, SUPPORTED_LLVM_MAJORS, LLVM_ENV_VARIABLE, type LlvmSelection } from "./toolchain/llvm-selection.js";
 export { PlimmixMap, plimmixMapLength } from "./stackmap/plimmix-map.js";
 export { OcamlFrametable } from "./stackmap/ocaml-frametable.js";
 export { loadPlimmixFromElf, registerPlimmixBytes, buildPlimmixDescriptors } from "./loader/plimmix-loader.js";

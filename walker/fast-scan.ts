@@ -1,7 +1,7 @@
 import { flatWords } from "../src/memory/memory.js";
 import type { FrameLog } from "./frame-log.js";
 import { type RootPairs, collectFrameRoots } from "./frame-roots.js";
-import type { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import type { ScanKernel } from "./kernel-binding.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 
 /*
@@ -64,7 +64,7 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
 function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, kernel: ScanKernel): number {
   let frames = 0;
   const wordsBase = kernel.wordsBase;
-  const wordsEnd = wordsBase + kernel.wordCount * 4;
+  const wordsEnd = wordsBase + kernel.stackU32Count * 4;
   while (u.valid()) {
     const firstIndex = u.index;
     const sp0 = u.sp;

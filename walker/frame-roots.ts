@@ -1,18 +1,17 @@
+import {
+  locationDwarfReg,
+  LocationKind,
+  locationKind,
+  locationRootType,
+  ROOT_TYPE_ATOMIC,
+  ROOT_TYPE_COMPLEX,
+  ROOT_TYPE_TRAIT,
+} from "../src/location/location-word.js";
 import { hex } from "../src/errors.js";
 import { OwnedRegion } from "../src/memory/owned-region.js";
 import { scanMemory } from "../src/memory/scan-memory.js";
 import { LOCATION_SHAPE_MASK, isFastRootLocation } from "../src/safepoints/fast-frame-rule.js";
-import {
-  DWARF_CFA,
-  ROOT_TYPE_ATOMIC,
-  ROOT_TYPE_COMPLEX,
-  ROOT_TYPE_TRAIT,
-  calleeSavedIndex,
-  locationDwarfReg,
-  locationKind,
-  locationRootType,
-} from "../src/safepoints/frame-descriptors.js";
-import { LocationKind } from "../src/stackmap/llvm-stackmap.js";
+import { DWARF_CFA, calleeSavedIndex } from "../src/safepoints/frame-descriptors.js";
 import { UNKNOWN_SLOT, readSlot } from "./slot.js";
 import { WalkError, type Unwinder } from "./unwinder.js";
 

@@ -1,6 +1,6 @@
 import type { Architecture } from "../src/arch/architecture.js";
 import type { Aarch64CalleeSavedName } from "../src/arch/aarch64.js";
-import { X86_64, type X86_64CalleeSavedName } from "../src/arch/x86-64.js";
+import type { X86_64CalleeSavedName } from "../src/arch/x86-64.js";
 import { InvalidArgumentError, describeValue } from "../src/errors.js";
 
 /** A callee-saved register's name on any architecture rootwalk walks (`rbx`, `x20`). */
@@ -25,13 +25,18 @@ export class RegisterContext {
   readonly exact: BigUint64Array;
   knownMask = 0;
 
-  constructor(readonly architecture: Architecture = X86_64) {
+  constructor(readonly architecture: Architecture) {
     this.values = new Float64Array(architecture.calleeSavedDwarf.length);
     this.exact = new BigUint64Array(architecture.calleeSavedDwarf.length);
   }
 
-  /** A context from register names of `architecture` (default x86-64); a name it lacks is refused. */
-  static from(registers: Partial<Record<CalleeSavedName, number | bigint>>, architecture: Architecture = X86_64): RegisterContext {
+  /**
+   * A context from register names of `architecture` (X86_64 or AARCH64: no default, the names
+   * belong to one machine); a name it lacks is refused.
+   */
+  static from(registers: Partial<Record<CalleeSavedName, number | bigint>>, architecture: Architecture): RegisterContext {
+    if (typeof architecture !== "object" || architecture === null || !Array.isArray(architecture.calleeSavedNames))
+      throw new InvalidArgumentError("architecture", describeValue(architecture), "an architecture description (X86_64 or AARCH64, exported by rootwalk)");
     if (typeof registers !== "object" || registers === null)
       throw new InvalidArgumentError(
         "registers",

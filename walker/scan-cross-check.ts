@@ -3,7 +3,7 @@ import type { Memory } from "../src/memory/memory.js";
 import type { RegistrySnapshot } from "../src/safepoints/registry.js";
 import { scanStackRoots } from "./fast-scan.js";
 import { FrameLog } from "./frame-log.js";
-import { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import { ScanKernel } from "./kernel-binding.js";
 import { RootPairs, collectFrameRoots } from "./frame-roots.js";
 import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } from "./unwinder.js";
 
@@ -13,27 +13,29 @@ import { type ManagedChunk, Unwinder, type UnwinderOptions, type WalkStart } fro
  * slot, frame), transitions, stop reason and stop address, or throw the same error. It only
  * reads memory, and doubles (at least) the cost of a scan.
  *
- * Switched on per scanner or walk by the `crossCheck` option (StackRootScanner, walkStack), whose
- * default is this module's: off, unless a process entry (src/cli/main.ts, src/native/run-entry.ts)
- * found ROOTWALK_SCAN_CROSSCHECK=1 when it started, or the tests turned it on
- * (test/support/cross-check-setup.ts: every stack a test scans or walks is cross-checked). Explicit
- * stacks are checked by test/walker/fast-scan.test.ts.
+ * Switched on per scanner or walk by the `crossCheck` option (StackRootScanner, walkStack). The
+ * process entries (src/cli/main.ts, src/cli/run-entry.ts) read ROOTWALK_SCAN_CROSSCHECK once
+ * (`crossCheckRequested`) and pass the option down to what the command builds (runNativeProgram,
+ * the simulator, walk); rootwalk keeps no switch of its own. Without the option a scanner or walk
+ * does not cross-check, unless the test hook below is set. Explicit stacks are checked by
+ * test/walker/fast-scan.test.ts.
  */
 
-let crossCheckDefault = false;
+/**
+ * The tests' hook, and only theirs: test/support/cross-check-setup.ts sets `everyScan` in every
+ * test process, so that every stack a test scans or walks with no `crossCheck` option (a scanner
+ * or walk it builds, a command it runs in-process) is cross-checked too. rootwalk never sets it.
+ */
+export const CROSS_CHECK_TEST_HOOK: { everyScan: boolean } = { everyScan: false };
 
-/** The `crossCheck` default of scanners and walks made from now on. */
-export function setCrossCheckDefault(on: boolean): void {
-  crossCheckDefault = on;
-}
-
+/** What a scanner or walk given no `crossCheck` option does: the test hook's setting. */
 export function crossCheckByDefault(): boolean {
-  return crossCheckDefault;
+  return CROSS_CHECK_TEST_HOOK.everyScan;
 }
 
-/** For a process entry, once at startup: ROOTWALK_SCAN_CROSSCHECK=1 turns the default on. */
-export function crossCheckFromEnvironment(env: NodeJS.ProcessEnv = process.env): void {
-  if (env["ROOTWALK_SCAN_CROSSCHECK"] === "1") setCrossCheckDefault(true);
+/** For a process entry, once at startup: whether ROOTWALK_SCAN_CROSSCHECK=1 asks for the cross-check. */
+export function crossCheckRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env["ROOTWALK_SCAN_CROSSCHECK"] === "1";
 }
 
 export interface ScanOutcome {

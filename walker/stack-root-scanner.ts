@@ -4,7 +4,7 @@ import { type Memory, flatWords } from "../src/memory/memory.js";
 import { type SafepointRegistry, checkRegistryArgument } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
-import { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import { ScanKernel } from "./kernel-binding.js";
 import { warmScanKernel } from "./scan-kernel/warm-up.js";
 import { warmWalk } from "./walk-warm-up.js";
 import { PRESIZED_PAIRS_BUDGET, RootPairs } from "./frame-roots.js";

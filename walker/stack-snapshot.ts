@@ -1,11 +1,11 @@
+import { encodeLocationWord0, LocationKind } from "../src/location/location-word.js";
 import { InvalidArgumentError, MalformedInputError } from "../src/errors.js";
 import { RangedMemory } from "../src/memory/memory.js";
 import type { Architecture } from "../src/arch/architecture.js";
 import { AARCH64 } from "../src/arch/aarch64.js";
 import { X86_64 } from "../src/arch/x86-64.js";
-import { FLAG_NO_UNWIND_INFO, FrameDescriptorBuilder, NO_CFA_RULE, calleeSavedIndex, encodeLocationWord0 } from "../src/safepoints/frame-descriptors.js";
+import { FLAG_NO_UNWIND_INFO, FrameDescriptorBuilder, NO_CFA_RULE, calleeSavedIndex } from "../src/safepoints/frame-descriptors.js";
 import type { FrameDescriptors } from "../src/safepoints/frame-descriptors.js";
-import { LocationKind } from "../src/stackmap/llvm-stackmap.js";
 import { SafepointRegistry } from "../src/safepoints/registry.js";
 import type { SplitStackMethod, SplitStacks } from "./split-stacks.js";
 import type { WalkStart } from "./unwinder.js";

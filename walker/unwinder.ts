@@ -170,7 +170,7 @@ export function checkWalkStart(chunk: ManagedChunk | undefined, name: string): M
     if (address !== value) checked = { ...checked, [field]: address };
   }
   if (chunk.registers !== undefined && typeof (chunk.registers as Partial<RegisterContext> | null)?.isKnown !== "function") {
-    throw new InvalidArgumentError(`${name}.registers`, String(chunk.registers), "a RegisterContext (RegisterContext.from({ rbx: ... }))");
+    throw new InvalidArgumentError(`${name}.registers`, String(chunk.registers), "a RegisterContext (RegisterContext.from({ rbx: ... }, X86_64))");
   }
   return checked;
 }

@@ -8,7 +8,7 @@ import { scanStackRoots } from "./fast-scan.js";
 import { RootPairs } from "./frame-roots.js";
 import { RegisterContext } from "./register-context.js";
 import { relocateRootPairs } from "./relocate-roots.js";
-import type { ScanKernel } from "./scan-kernel/kernel-binding.js";
+import type { ScanKernel } from "./kernel-binding.js";
 import { Unwinder, type UnwinderOptions } from "./unwinder.js";
 
 /*

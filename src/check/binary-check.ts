@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { describeFile } from "../cli/dump-command.js";
+import { describeFile } from "../loader/describe-file.js";
 import { RootwalkError, withContext } from "../errors.js";
 import type { MapDescription } from "../loader/describe-safepoints.js";
 import { findLlvmTool, runTool } from "../toolchain/llvm-toolchain.js";

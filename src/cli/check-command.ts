@@ -7,6 +7,7 @@ import { findingLine, formatCheckJson, formatCheckText, type CheckResult } from 
 import { COMMAND_USAGE } from "./command-usage.js";
 import { refuseSpecialFile } from "../loader/input-file.js";
 import { parseOptions } from "./options.js";
+import type { LlvmSelection } from "../toolchain/llvm-selection.js";
 
 /**
  * `rootwalk check PROGRAM.ll|.bc... | PROGRAM.o|.so [--collects NAME,...] [--generational] [--target x86-64|aarch64] [--json] [--llvm VERSION]`
@@ -22,12 +23,16 @@ export interface CheckCommandOptions {
   target?: Architecture;
   /** `--generational`: the program is meant to run generationally; also report missing-write-barrier. */
   generational?: boolean;
+  /** `--llvm`'s selection (else the process's: ROOTWALK_LLVM, newest installed). */
+  llvm?: LlvmSelection;
 }
 
 /** What the IR check is told besides the names that collect (the same for check, compile and run). */
 export interface IrCheckRequest {
   /** The program runs under `--generational`: its stores into GC objects need gc_write_barrier. */
   generational?: boolean;
+  /** `--llvm`'s selection (else the process's: ROOTWALK_LLVM, newest installed). */
+  llvm?: LlvmSelection;
 }
 
 export function parseCollects(values: readonly string[]): string[] {
@@ -41,6 +46,7 @@ export async function checkPrograms(
   target?: Architecture,
   request: IrCheckRequest = {},
 ): Promise<CheckResult> {
+  const withLlvm = request.llvm !== undefined ? { llvm: request.llvm } : {};
   if (programs.length === 0)
     throw new InvalidArgumentError("check", "no program", `at least one PROGRAM.ll, .bc, .o or .so (${COMMAND_USAGE["check"]!.usage})`);
   const kinds = programs.map((program) => {
@@ -65,20 +71,28 @@ export async function checkPrograms(
   if (sources.length > 0) {
     const { checkIrProgram } = await import("../check/ir-check.js");
     findings.push(
-      ...checkIrProgram(sources, { collects, ...(target !== undefined ? { target } : {}), ...(request.generational === true ? { generational: true } : {}) }),
+      ...checkIrProgram(sources, {
+        collects,
+        ...withLlvm,
+        ...(target !== undefined ? { target } : {}),
+        ...(request.generational === true ? { generational: true } : {}),
+      }),
     );
     checked.push(sources.join(" + "));
   }
   if (binaries.length > 0) {
     const { checkBinary } = await import("../check/binary-check.js");
-    for (const binary of binaries) findings.push(...checkBinary(binary, { collects }));
+    for (const binary of binaries) findings.push(...checkBinary(binary, { collects, ...withLlvm }));
     checked.push(...binaries);
   }
   return { programs: checked, findings, binary: binaries.length > 0 };
 }
 
 export async function checkCommand(programs: readonly string[], options: CheckCommandOptions, io: { stdout: (t: string) => void }): Promise<number> {
-  const result = await checkPrograms(programs, options.collects, options.target, { generational: options.generational === true });
+  const result = await checkPrograms(programs, options.collects, options.target, {
+    generational: options.generational === true,
+    ...(options.llvm !== undefined ? { llvm: options.llvm } : {}),
+  });
   io.stdout(options.json ? formatCheckJson(result) : formatCheckText(result));
   return result.findings.length > 0 ? 1 : 0;
 }
@@ -124,9 +138,9 @@ export async function checkBeforeBuild(
 export async function checkCli(args: readonly string[], io: { stdout: (t: string) => void }): Promise<number> {
   const o = parseOptions(COMMAND_USAGE["check"]!.options, args);
   for (const path of o.positional) refuseSpecialFile(path, "a program file (.ll, .bc, .o or .so)");
-  const { requestLlvm } = await import("../toolchain/llvm-selection.js");
-  requestLlvm(o.value("--llvm"));
+  const { activeLlvm } = await import("../toolchain/llvm-selection.js");
+  const llvm = activeLlvm(o.value("--llvm"));
   const target = o.has("--target") ? { target: parseTargetOption(o.value("--target")!) } : {};
-  const options = { collects: parseCollects(o.values("--collects")), json: o.has("--json"), generational: o.has("--generational"), ...target };
+  const options = { collects: parseCollects(o.values("--collects")), json: o.has("--json"), generational: o.has("--generational"), llvm, ...target };
   return checkCommand(o.positional, options, io);
 }

@@ -29,7 +29,7 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
   "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
   "--json": "stdout carries one JSON object alone (the program's own stdout goes to stderr), on failure too: {error, exitCode, message, ...}",
-  "--llvm VERSION": "the LLVM major version to compile with, 14..19 (ROOTWALK_LLVM wins)",
+  "--llvm VERSION": "the LLVM major version to compile with, 14..19 (wins over ROOTWALK_LLVM)",
   "--no-check": "do not run rootwalk check on the IR first",
   "--strict-check": "a finding of rootwalk check is an error (exit 1, nothing run)",
 };
@@ -85,7 +85,7 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
         "the machine to compile for: llc and opt get -mtriple=x86_64-linux-gnu or aarch64-linux-gnu (default: llc's default target; --plimmix: x86-64 only)",
       "--llc-flag FLAG": "one more llc flag, after the defaults (repeatable)",
       "--opt-flag FLAG": "one more opt flag for --statepoint (repeatable)",
-      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (wins over ROOTWALK_LLVM)",
       "--no-check": "do not run rootwalk check on the IR first",
       "--strict-check": "a finding of rootwalk check is an error (exit 1, nothing built)",
       "-o OUT.o": "the object file to write",
@@ -101,7 +101,7 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
         "the program is meant to run under --generational: also report missing-write-barrier (a store of a GC pointer into a GC object with no gc_write_barrier of that object before the next call that can collect or the return)",
       "--target x86-64|aarch64": "the machine the IR is checked for (opt -mtriple; default: the IR's own triple), as compile --target builds it",
       "--json": "print {programs, findings: [...], counts} as one JSON object",
-      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (wins over ROOTWALK_LLVM)",
     },
   },
   sim: {
@@ -133,7 +133,7 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
     usage: "rootwalk demo [--llvm VERSION] [--out-dir DIR]",
     summary: "compile and run the bundled example programs with and without the collector; heap maps go to DIR (default: the current folder)",
     options: {
-      "--llvm VERSION": "the LLVM major version to use, 14..19 (ROOTWALK_LLVM wins)",
+      "--llvm VERSION": "the LLVM major version to use, 14..19 (wins over ROOTWALK_LLVM)",
       "--out-dir DIR": "where the heap maps (SVG) go (default: the current folder)",
     },
   },
@@ -149,7 +149,7 @@ ${Object.values(COMMAND_USAGE)
   --version
         print rootwalk's version and the LLVM it found
 
-LLVM: ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else --llvm VERSION, else the newest installed.
+LLVM: --llvm VERSION, else ROOTWALK_LLVM (a version 14..19 or a folder holding llc), else the newest installed.
 Exit codes: 0 ok, 1 bad input or usage, 3 runtime or collector failure (or an internal error), 4 verification failure.
 Output is written whole before the exit, into a pipe too; a reader that stops early (| head) ends the command quietly, exit 0.
 `;

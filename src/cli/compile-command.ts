@@ -22,17 +22,17 @@ export async function compileCli(args: readonly string[], io: CliIo): Promise<nu
   refuseSpecialFile(o.positional[0]!, "a readable .ll file");
   checkOutputPath(output, "-o");
   const { compileProgramTo } = await import("../toolchain/compile-program.js");
-  const { activeLlvm, requestLlvm } = await import("../toolchain/llvm-selection.js");
-  requestLlvm(o.value("--llvm"));
-  activeLlvm(); // a bad --llvm is the one line, before any warning about the source
+  const { activeLlvm } = await import("../toolchain/llvm-selection.js");
+  const llvm = activeLlvm(o.value("--llvm")); // a bad --llvm is the one line, before any warning about the source
   const mode = o.has("--statepoint") ? "statepoint" : o.has("--plimmix") ? "plimmix" : "plain";
   const target = o.has("--target") ? parseTargetOption(o.value("--target")!) : undefined;
   if (target !== undefined && mode === "plimmix" && target !== X86_64)
     throw new InvalidArgumentError("--target", o.value("--target")!, `${X86_64.name} with --plimmix (the plimmix plugin and _GC_MAP_ are x86-64 only)`);
   const { checkBeforeBuild } = await import("./check-command.js");
-  if (!o.has("--no-check") && !(await checkBeforeBuild(o.positional, o.has("--strict-check"), io.stderr, "rootwalk compile", target))) return 1;
+  if (!o.has("--no-check") && !(await checkBeforeBuild(o.positional, o.has("--strict-check"), io.stderr, "rootwalk compile", target, { llvm }))) return 1;
   await compileProgramTo(o.positional[0]!, output, {
     mode,
+    llvm,
     ...(target !== undefined ? { target } : {}),
     llcFlags: o.values("--llc-flag"),
     optFlags: o.values("--opt-flag"),

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { InvalidArgumentError, ToolError } from "../errors.js";
 import { repoRoot } from "../toolchain/llvm-toolchain.js";
 import { checkOutputPath } from "./output-path.js";
-import { activeLlvm, requestLlvm } from "../toolchain/llvm-selection.js";
+import { activeLlvm } from "../toolchain/llvm-selection.js";
 import type { CliIo } from "./process-io.js";
 import type { NativeRunResult } from "../native/native-runtime.js";
 import { COMMAND_USAGE } from "./command-usage.js";
@@ -35,7 +35,7 @@ type RunJson = Pick<NativeRunResult, "result" | "collections" | "framesScanned" 
 
 /** Each program runs in a child process: the runtime allows one program per process. */
 function runChild(args: string[]): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  const entry = join(dirname(fileURLToPath(import.meta.url)), "..", "native", "run-entry.js");
+  const entry = join(dirname(fileURLToPath(import.meta.url)), "run-entry.js");
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [entry, ...args], { stdio: ["ignore", "pipe", "pipe"] });
@@ -49,10 +49,10 @@ function runChild(args: string[]): Promise<{ code: number; stdout: string; stder
 
 /** Writes its heap maps (outputs, not cache) to `outDir`: where the user says, by default the current folder. */
 export async function runDemo(io: CliIo, llvmRequest?: string, outDir = "."): Promise<void> {
-  requestLlvm(llvmRequest);
-  const llvm = activeLlvm();
-  // The children choose the same way (ROOTWALK_LLVM first): pass the choice on explicitly.
-  const llvmArgs = ["--llvm", String(llvm.major)];
+  const llvm = activeLlvm(llvmRequest);
+  // The children choose the same way (--llvm, else ROOTWALK_LLVM, which they inherit, else the
+  // newest installed): the same command line gives them the same LLVM.
+  const llvmArgs = llvmRequest !== undefined ? ["--llvm", llvmRequest] : [];
   const root = repoRoot();
   checkOutputPath(join(outDir, "rootwalk-demo-heap.svg"), "--out-dir");
   const rows: string[][] = [["program", "result", "collections", "frames scanned", "roots relocated", "objects moved", "max pause", "verify failures", "time"]];

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { InvalidArgumentError, RootwalkError, withContext } from "../errors.js";
-import { describeGcrootMaps, describeLlvmMaps, type MapDescription, type SafepointDescription } from "../loader/describe-safepoints.js";
-import { loadStackMapFile } from "../loader/stack-map-file.js";
-import { loadObjectStackMaps, type ObjectStackMaps } from "../loader/object-file.js";
+import type { MapDescription, SafepointDescription } from "../loader/describe-safepoints.js";
+import { describeFile } from "../loader/describe-file.js";
+import { loadObjectStackMaps } from "../loader/object-file.js";
 import { ElfFile } from "../elf/elf-file.js";
 import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { elfSoname } from "../elf/dynamic.js";
@@ -110,52 +110,6 @@ function dumpReadobj(bytes: Uint8Array, path: string): string {
   const loaded = loadObjectStackMaps(bytes, path);
   if (loaded !== undefined) for (const blob of loaded.rawBlobs) out += formatBlobLikeReadobj(blob);
   return out;
-}
-
-/**
- * Every stack map of an ELF file, whatever its format: LLVM's `.llvm_stackmaps` section, plimmix
- * `_GC_MAP_*` symbols, OCaml `caml*__frametable` symbols (a file can hold several).
- */
-export function describeFile(bytes: Uint8Array, path: string): MapDescription[] {
-  const maps: MapDescription[] = [];
-  const { llvm, plimmix, ocaml } = loadStackMapFile(bytes, path);
-  if (llvm !== undefined) maps.push(...describeObject(llvm));
-  if (plimmix !== undefined) {
-    const labels = plimmix.functions.flat();
-    maps.push(
-      ...describeGcrootMaps(
-        path,
-        "plimmix-v1",
-        plimmix.maps.map((m) => ({ sectionOffset: m.sectionOffset, safepoints: m.numSafepoints })),
-        plimmix.descriptors,
-        (fi) => functionLabel(plimmix.elf, plimmix.kind, labels[fi] ?? plimmix.descriptors.functions[fi]!),
-      ),
-    );
-  }
-  if (ocaml !== undefined) {
-    maps.push(
-      ...describeGcrootMaps(
-        path,
-        "ocaml",
-        ocaml.tables.map((t) => ({ sectionOffset: t.sectionOffset, safepoints: t.numDescriptors })),
-        ocaml.descriptors,
-        (fi) => functionLabel(ocaml.elf, ocaml.kind, ocaml.functions[fi]!),
-      ),
-    );
-  }
-  return maps;
-}
-
-function functionLabel(elf: ElfFile, kind: string, fn: { address: number; sectionIndex?: number | undefined }): string {
-  if (kind === "relocatable") {
-    const section = fn.sectionIndex === undefined ? "?" : (elf.sections[fn.sectionIndex]?.name ?? "?");
-    return `${section}+0x${fn.address.toString(16)}`;
-  }
-  return `0x${fn.address.toString(16)}`;
-}
-
-export function describeObject(loaded: ObjectStackMaps): MapDescription[] {
-  return describeLlvmMaps(loaded.path, loaded.blobs, loaded.descriptors, (b, f) => functionLabel(loaded.elf, loaded.kind, loaded.functions[b]![f]!));
 }
 
 function formatText(maps: readonly MapDescription[], paths: readonly string[]): string {

@@ -1,3 +1,5 @@
+import { EXIT_INTERRUPTED } from "../errors.js";
+
 /**
  * Ctrl-C (SIGINT) while `run`'s program runs: one line on stderr and the shell's exit code for it
  * (128 + 2), instead of Node's silent default. The program runs in this process, on native
@@ -10,9 +12,8 @@
  * build) runTool outlives the signal and the tool, killed by the same Ctrl-C, is reported as an
  * interrupt by describeFailure: `rootwalk ...: interrupted`, exit 130; a Ctrl-C that reached no
  * tool is raised again when the loop turns (src/toolchain/held-interrupt.ts), so a build's
- * Ctrl-C lands here once the program starts.
+ * Ctrl-C lands here once the program starts. The exit code is src/errors.ts EXIT_INTERRUPTED.
  */
-export const EXIT_INTERRUPTED = 130;
 
 /** Reports an interrupt until the returned function is called. */
 export function reportInterruptsWhile(command: string, write: (text: string) => void): () => void {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
+import { crossCheckRequested } from "../../walker/scan-cross-check.js";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "../errors.js";
-import { describeFailure } from "./failure.js";
+import { describeFailure } from "../errors.js";
 import { COMMAND_USAGE, USAGE, commandHelp } from "./command-usage.js";
 import { helpRequested } from "./options.js";
 import { type CliIo, PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
@@ -14,20 +14,29 @@ import { type CliIo, PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } f
  * work. Each is imported when used, so a command loads only what it needs.
  */
 
-type Command = (args: readonly string[], io: CliIo) => Promise<number>;
+/** What a process entry read once at startup and passes to the commands that scan stacks. */
+export interface CliContext {
+  /** ROOTWALK_SCAN_CROSSCHECK=1: every stack scanned or walked is cross-checked (walker/scan-cross-check.ts). */
+  crossCheck?: boolean;
+}
+
+type Command = (args: readonly string[], io: CliIo, context: CliContext) => Promise<number>;
 
 const COMMANDS: Readonly<Record<string, Command>> = {
   dump: async (args, io) => (await import("./dump-command.js")).dumpCli(args, io),
-  walk: async (args, io) => (await import("./walk-command.js")).walkCli(args, io),
+  walk: async (args, io, context) => (await import("./walk-command.js")).walkCli(args, io, context.crossCheck),
   roots: async (args, io) => (await import("./roots-command.js")).rootsCli(args, io),
   compile: async (args, io) => (await import("./compile-command.js")).compileCli(args, io),
   check: async (args, io) => (await import("./check-command.js")).checkCli(args, io),
-  sim: async (args, io) => {
+  sim: async (args, io, context) => {
     const options = (await import("./sim/sim-arguments.js")).parseSimArguments(args);
-    return (await import("./sim/sim-command.js")).simCommand(options, io);
+    return (await import("./sim/sim-command.js")).simCommand(
+      { ...options, ...(context.crossCheck !== undefined ? { crossCheck: context.crossCheck } : {}) },
+      io,
+    );
   },
   // run reports its own failures (with --json, as one object on stdout too).
-  run: async (args, io) => (await import("./run-command.js")).runCommand(args, io),
+  run: async (args, io, context) => (await import("./run-command.js")).runCommand(args, io, context.crossCheck),
   demo: async (args, io) => (await import("./demo-command.js")).demoCli(args, io),
   "--version": async (args, io) => {
     if (args.length > 0) throw new InvalidArgumentError("--version", args.join(" "), "no arguments");
@@ -43,7 +52,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 };
 
 /** Runs one command line; returns the exit code. Bad input: code 1 and one line on stderr. */
-export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
+export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO, context: CliContext = {}): Promise<number> {
   const [command, ...args] = argv;
   try {
     if (command === undefined || command === "--help" || command === "-h") {
@@ -56,7 +65,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
     }
     if (!Object.hasOwn(COMMANDS, command))
       throw new InvalidArgumentError("command", command, `${Object.keys(COMMAND_USAGE).join(" | ")} | --version (rootwalk help lists them)`);
-    return await COMMANDS[command]!(args, io);
+    return await COMMANDS[command]!(args, io, context);
   } catch (e) {
     const failure = describeFailure(e);
     io.stderr(`rootwalk: ${failure.line}\n`);
@@ -66,9 +75,8 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
-  crossCheckFromEnvironment();
   endQuietlyWhenReaderCloses();
-  runCli(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
+  runCli(process.argv.slice(2), PROCESS_IO, { crossCheck: crossCheckRequested() }).then(exitAfterOutput, (e: unknown) => {
     const failure = describeFailure(e);
     process.stderr.write(`rootwalk: ${failure.line}\n`);
     exitAfterOutput(failure.exitCode);

@@ -1,5 +1,5 @@
 import { writeSync } from "node:fs";
-import { EXIT_RUNTIME_FAILURE, describeFailure } from "./failure.js";
+import { EXIT_RUNTIME_FAILURE, describeFailure } from "../errors.js";
 
 /*
  * The rootwalk process's own stdout and stderr, and how it ends.

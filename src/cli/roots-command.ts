@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
-import { CoreFile, type CoreThread } from "../elf/core-file.js";
-import { type CoreLibraries, checkProgramMachine, coreLibraries, mappingsUnderSysroot, readMappedFile } from "../elf/core-mappings.js";
+import { CoreFile, type CoreThread } from "../core/core-file.js";
+import { type CoreLibraries, checkProgramMachine, coreLibraries, mappingsUnderSysroot, readMappedFile } from "../core/core-mappings.js";
 import { type ElfIdentity, readElfIdentity } from "../elf/elf-identity.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
 import { registerObjectFile } from "../loader/register-maps.js";
@@ -81,7 +81,7 @@ function openCore(corePath: string, executable: string | undefined, sysroot: str
  * The core's mapped files as modules (EXECUTABLE in the program's place), stack maps registered.
  * A core without NT_FILE (qemu-user's) names no files: EXECUTABLE is the program, placed by the
  * auxiliary vector, and the libraries come from the dynamic linker's list in the core's memory,
- * looked for under SYSROOT first (src/elf/core-mappings.ts).
+ * looked for under SYSROOT first (src/core/core-mappings.ts).
  */
 function registerModules(core: CoreFile, executable: string | undefined, sysroot: string | undefined): Omit<OpenedCore, "core"> {
   if (core.files.length === 0 && executable === undefined)
@@ -122,7 +122,7 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
 /**
  * A qemu-user core names no mapped files: libraries of the dynamic linker's list that were found
  * nowhere leave their code unmapped, and a walk ends in it. Says which, and the option that
- * finds them (the interpreter's sysroot is tried first: src/elf/core-mappings.ts).
+ * finds them (the interpreter's sysroot is tried first: src/core/core-mappings.ts).
  */
 function missingLibrariesHint(libraries: CoreLibraries): string | undefined {
   const { missing, sysroot } = libraries;
@@ -132,7 +132,7 @@ function missingLibrariesHint(libraries: CoreLibraries): string | undefined {
 }
 
 /**
- * The mappings NT_FILE names, looked for under SYSROOT first (src/elf/core-mappings.ts), with
+ * The mappings NT_FILE names, looked for under SYSROOT first (src/core/core-mappings.ts), with
  * EXECUTABLE in the program's place: the mapping that holds the program's headers by the
  * auxiliary vector.
  */

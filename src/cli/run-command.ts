@@ -9,7 +9,8 @@ import { parseOptions } from "./options.js";
 import { refuseSpecialFile } from "../loader/input-file.js";
 import { RUN_OPTIONS, RUN_USAGE } from "./command-usage.js";
 import { InvalidArgumentError } from "../errors.js";
-import { EXIT_VERIFY_FAILURE, describeFailure, failureKind } from "./failure.js";
+import { EXIT_VERIFY_FAILURE, describeFailure } from "../errors.js";
+import { failureKind } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
 import { verifyFailureJson, verifyFailureReport } from "./verify-failures.js";
 import type { NativeRunProgress, NativeRunResult } from "../native/native-runtime.js";
@@ -57,7 +58,7 @@ export interface RunArguments {
    */
   progressMs?: number;
   json: boolean;
-  /** `--llvm VERSION`: the LLVM to compile with unless ROOTWALK_LLVM says otherwise. */
+  /** `--llvm VERSION`: the LLVM to compile with (it wins over ROOTWALK_LLVM). */
   llvm?: string;
   /** `--no-check`: do not run rootwalk check on the IR first; `--strict-check`: its findings stop the run. */
   noCheck?: boolean;
@@ -193,12 +194,12 @@ function runReport(r: NativeRunResult, json: boolean): string {
 }
 
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
-export async function runCommand(args: readonly string[], io: RunIo): Promise<number> {
+export async function runCommand(args: readonly string[], io: RunIo, crossCheck?: boolean): Promise<number> {
   try {
     const parsed = parseRunArguments(args);
     if (parsed.svg !== undefined) checkOutputPath(parsed.svg, "--svg");
-    const { requestLlvm } = await import("../toolchain/llvm-selection.js");
-    requestLlvm(parsed.llvm);
+    const { activeLlvm } = await import("../toolchain/llvm-selection.js");
+    const llvm = activeLlvm(parsed.llvm);
     const { compileProgram } = await import("../toolchain/compile-program.js");
     const { buildRuntime, linkProgram } = await import("../native/build-runtime.js");
     const { runNativeProgram } = await import("../native/native-runtime.js");
@@ -207,13 +208,14 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const kinds = parsed.programs.map((program) => programInputKind(program));
     const { checkBeforeBuild } = await import("./check-command.js");
     const sources = parsed.programs.filter((_, k) => kinds[k] === "source");
-    if (parsed.noCheck !== true && !(await checkBeforeBuild(sources, parsed.strictCheck === true, io.stderr, "rootwalk run"))) return 1;
+    if (parsed.noCheck !== true && !(await checkBeforeBuild(sources, parsed.strictCheck === true, io.stderr, "rootwalk run", undefined, { llvm }))) return 1;
     const objects: string[] = [];
     for (const [k, program] of parsed.programs.entries()) {
       if (kinds[k] === "source")
         objects.push(
           await compileProgram(program, {
             mode: parsed.plimmix ? "plimmix" : "statepoint",
+            llvm,
             llcFlags: parsed.llcFlags,
             optFlags: parsed.optFlags,
             target: hostArchitecture(),
@@ -230,6 +232,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
     const r = await runNativeProgram({
       program: library,
       programFiles: parsed.programs,
+      ...(crossCheck !== undefined ? { crossCheck } : {}),
       runtime,
       heapBytes: parsed.heapBytes,
       stressEvery: parsed.stressEvery,

@@ -14,12 +14,16 @@ export const WALK_METHODS: readonly WalkMethod[] = ["segments", "find-ranges", "
  * `rootwalk walk SNAPSHOT.json [--json] [--method …]`: walks a recorded stack (the format of
  * shared/fixtures/split-stack) leniently, as a dump tool does, and prints every frame and root.
  */
-export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean): string {
+export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean, crossCheck?: boolean): string {
   const loaded = loadStackSnapshotFile(path);
   try {
     const split = loaded.splitStacks(method);
     const snapshot = loaded.registry.snapshot();
-    const result = walkStack(snapshot, loaded.memory, loaded.start, { mode: "lenient", ...(split ? { splitStacks: split } : {}) });
+    const result = walkStack(snapshot, loaded.memory, loaded.start, {
+      mode: "lenient",
+      ...(split ? { splitStacks: split } : {}),
+      ...(crossCheck !== undefined ? { crossCheck } : {}),
+    });
     const architecture = snapshot.architecture ?? X86_64;
     if (json) {
       return `${JSON.stringify({
@@ -46,11 +50,12 @@ export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean
 }
 
 /** `rootwalk walk SNAPSHOT.json [--json] [--method M]`. */
-export function walkCli(args: readonly string[], io: CliIo): number {
+/** `rootwalk walk`; `crossCheck` as the process entry read it (else the scanner default). */
+export function walkCli(args: readonly string[], io: CliIo, crossCheck?: boolean): number {
   const o = parseOptions(COMMAND_USAGE["walk"]!.options, args);
   const method = (o.value("--method") ?? "segments") as WalkMethod;
   if (!WALK_METHODS.includes(method)) throw new InvalidArgumentError("--method", method, WALK_METHODS.join(" | "));
   if (o.positional.length !== 1) throw new InvalidArgumentError("walk", `${o.positional.length} files`, "one SNAPSHOT.json");
-  io.stdout(walkSnapshotFile(o.positional[0]!, method, o.has("--json")));
+  io.stdout(walkSnapshotFile(o.positional[0]!, method, o.has("--json"), crossCheck));
   return 0;
 }

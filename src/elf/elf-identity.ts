@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { FileSource } from "../bytes/byte-source.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { InvalidArgumentError, MalformedInputError } from "../errors.js";
-import { buildIdOfNotes } from "./core-file.js";
+import { buildIdOfNotes } from "./elf-notes.js";
 import { ELF_MAGIC, PN_XNUM, PT_NOTE } from "./elf-constants.js";
 import { E_MACHINE, E_PHNUM, E_PHOFF, E_SHOFF, ELF_HEADER_SIZE_BYTES, P_FILESZ, P_OFFSET, PROGRAM_HEADER_SIZE_BYTES } from "./elf-file.js";
 import { SH_INFO } from "./elf-section.js";

@@ -1,3 +1,4 @@
+import { locationDwarfReg, LocationKind, locationKind, locationRootType } from "../location/location-word.js";
 import {
   FLAG_DYNAMIC_FRAME,
   FLAG_FRAME_POINTER_CFA,
@@ -5,14 +6,11 @@ import {
   FLAG_STATEPOINT,
   FrameDescriptors,
   NO_CFA_RULE,
-  locationDwarfReg,
-  locationKind,
-  locationRootType,
 } from "../safepoints/frame-descriptors.js";
 import { requireArgument } from "../errors.js";
 import type { MapFormat } from "../safepoints/registry.js";
 import { spellLocation } from "../stackmap/location-spelling.js";
-import { LocationKind, type StackMapBlob } from "../stackmap/llvm-stackmap.js";
+import { type StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import { decodeStatepoint } from "../stackmap/statepoint.js";
 
 /**

@@ -1,21 +1,13 @@
+import { encodeLocationWord0, LocationKind, ROOT_TYPE_POINTER } from "../location/location-word.js";
 import { createHash } from "node:crypto";
 import { ByteView } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { architectureOfMachine } from "../arch/elf-architecture.js";
+import { X86_64 } from "../arch/x86-64.js";
 import { symbolAt } from "../elf/symbol-at.js";
 import { MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
-import {
-  CALLEE_SAVED_COUNT,
-  DWARF_CFA,
-  DWARF_RBP,
-  DWARF_RSP,
-  FrameDescriptorBuilder,
-  type FrameDescriptors,
-  ROOT_TYPE_POINTER,
-  encodeLocationWord0,
-} from "../safepoints/frame-descriptors.js";
-import { LocationKind } from "../stackmap/llvm-stackmap.js";
+import { DWARF_CFA, DWARF_RBP, DWARF_RSP, FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
 import { OCAML_SYMBOL_PREFIX, OcamlFrametable, ocamlModuleName } from "../stackmap/ocaml-frametable.js";
 import type { EhFrame } from "../unwind/eh-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
@@ -74,7 +66,7 @@ type RootBase = "sp" | "rbp";
 export function buildOcamlDescriptors(tables: OcamlFrametable | readonly OcamlFrametable[], options: OcamlLoadOptions = {}): FrameDescriptors {
   const list: readonly OcamlFrametable[] = tables instanceof OcamlFrametable ? [tables] : tables;
   const builder = new FrameDescriptorBuilder();
-  const saved = new Int16Array(CALLEE_SAVED_COUNT);
+  const saved = new Int16Array(X86_64.calleeSavedDwarf.length); // OCaml frame tables are x86-64 only (requireX86_64)
   const functionIndices = new Map<string, number>();
 
   list.forEach((table, t) => {

@@ -1,23 +1,17 @@
+import { encodeLocationWord0, LocationKind, ROOT_TYPE_ATOMIC } from "../location/location-word.js";
 import { createHash } from "node:crypto";
 import { ByteView, requireBytes } from "../bytes/byte-view.js";
 import { elfSoname } from "../elf/dynamic.js";
 import { ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
 import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { architectureOfMachine } from "../arch/elf-architecture.js";
+import { X86_64 } from "../arch/x86-64.js";
 import type { ElfSection } from "../elf/elf-section.js";
 import type { ElfSymbol } from "../elf/elf-symbol.js";
 import { relocatedSection, type RelocatedSection, type RelocationTarget } from "../elf/relocate.js";
 import { InvalidArgumentError, MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
-import {
-  CALLEE_SAVED_COUNT,
-  DWARF_CFA,
-  FrameDescriptorBuilder,
-  type FrameDescriptors,
-  ROOT_TYPE_ATOMIC,
-  encodeLocationWord0,
-} from "../safepoints/frame-descriptors.js";
+import { DWARF_CFA, FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
 import { checkRegistryArgument, type SafepointRegistry } from "../safepoints/registry.js";
-import { LocationKind } from "../stackmap/llvm-stackmap.js";
 import { PLIMMIX_SYMBOL_PREFIX, PlimmixMap, parsePlimmixBlob } from "../stackmap/plimmix-map.js";
 import { type EhFrame } from "../unwind/eh-frame.js";
 import type { ResolvedFunction } from "./llvm-map-loader.js";
@@ -72,7 +66,7 @@ const MAX_ROOTS_PER_SAFEPOINT = 0xffff;
 /** Builds the frame descriptors of every safepoint of every map (addresses before any load bias). */
 export function buildPlimmixDescriptors(maps: readonly PlimmixMap[], options: PlimmixLoadOptions = {}): FrameDescriptors {
   const builder = new FrameDescriptorBuilder();
-  const saved = new Int16Array(CALLEE_SAVED_COUNT);
+  const saved = new Int16Array(X86_64.calleeSavedDwarf.length); // _GC_MAP_ maps are x86-64 only (requireX86_64)
 
   maps.forEach((map, m) => {
     for (let f = 0; f < map.numFunctions; f++) {

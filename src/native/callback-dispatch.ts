@@ -3,7 +3,7 @@ import koffi from "koffi";
 import { CollectorError, HeapExhaustedError, RootNotObjectError } from "../../gc/collector-error.js";
 import type { ImmixCollector } from "../../gc/immix-collector.js";
 import type { StackRootScanner } from "../../walker/stack-root-scanner.js";
-import { describeFailure } from "../cli/failure.js";
+import { describeFailure } from "../errors.js";
 import type { MapRegistration } from "./map-registration.js";
 import type { MutatorHoles } from "./mutator-holes.js";
 import type { RuntimeLibrary } from "./runtime-library.js";

@@ -100,6 +100,8 @@ export interface NativeRunOptions {
   stdoutToStderr?: boolean;
   /** Called every `everyMs` of wall time while rw_main runs (between collections, on this thread). */
   progress?: { everyMs: number; report: (p: NativeRunProgress) => void };
+  /** Cross-check every scan (walker/scan-cross-check.ts); the process entry reads ROOTWALK_SCAN_CROSSCHECK. */
+  crossCheck?: boolean;
 }
 
 /** Runs the program's rw_main to completion. Only one program per process. */
@@ -116,7 +118,8 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const registry = new SafepointRegistry();
   const modules = new ProcessModules();
   const stopped = new StoppedThreads(runtime, records, modules, stacks, options.walk === "unwind", options.copyStacks === true);
-  const scanner = new StackRootScanner(registry, () => stopped.stackList(), { modules: modules.modules });
+  const crossCheck = options.crossCheck !== undefined ? { crossCheck: options.crossCheck } : {};
+  const scanner = new StackRootScanner(registry, () => stopped.stackList(), { modules: modules.modules, ...crossCheck });
   // Instruments, told of every scan in this order (timing first: it times the scan alone).
   const timing = new ScanTiming(stopped);
   scanner.addObserver(timing);
@@ -129,7 +132,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
 
   const holes = new MutatorHoles(collector, records);
   const maps = new MapRegistration(runtime, registry);
-  const pins = new StuckThreadPins(collector, registry, stopped, modules);
+  const pins = new StuckThreadPins(collector, registry, stopped, modules, crossCheck);
   const callbacks = new NativeCallbacks({ runtime, collector, scanner, stopped, holes, maps, pins, stress: options.stressEvery > 0 });
   const startProgress = () => startProgressReports(options.progress, { runtime, records, modules, collector, framesScanned: () => callbacks.framesScanned });
   await runMain(runtime, options, collector, callbacks, startProgress);

@@ -19,12 +19,14 @@ export class StuckThreadPins {
     private readonly registry: SafepointRegistry,
     private readonly stopped: StoppedThreads,
     private readonly modules: ProcessModules,
+    /** The run's `crossCheck` option, for the scanner of each stuck thread. */
+    private readonly crossCheck: { crossCheck?: boolean } = {},
   ) {}
 
   start(t: number): void {
     this.modules.refreshBeforeNextLookup();
     const one = this.stopped.thread(t);
-    const single = new StackRootScanner(this.registry, () => [one.stack], { modules: this.modules.modules, presizePairs: false });
+    const single = new StackRootScanner(this.registry, () => [one.stack], { modules: this.modules.modules, presizePairs: false, ...this.crossCheck });
     const bases = new Set<number>();
     single.walkStacks();
     single.visitRoots((b) => bases.add(b));

@@ -1,6 +1,6 @@
+import { LocationKind, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "../location/location-word.js";
 import type { Architecture } from "../arch/architecture.js";
-import { LocationKind } from "../stackmap/llvm-stackmap.js";
-import { DWARF_RSP, RA_CFA_OFFSET_BYTES, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "./frame-descriptors.js";
+import { DWARF_RSP, RA_CFA_OFFSET_BYTES } from "./frame-descriptors.js";
 
 /*
  * Which frames and roots the fast scan loop takes (walker/fast-scan.ts), stated once: the scan

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, UnsupportedInputError } from "../errors.js";
+import { InvalidArgumentError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
 import { uninitializedArray } from "../bytes/uninitialized-array.js";
@@ -36,20 +36,14 @@ import { uninitializedArray } from "../bytes/uninitialized-array.js";
  *
  * A location is two Int32 words:
  *   word 0: kind (bits 0-3: LocationKind 1..5) | rootType (bits 4-7: ROOT_TYPE_*) |
- *           dwarfReg (bits 8-15) | sizeBytes (bits 16-31)
+ *           dwarfReg (bits 8-15) | sizeBytes (bits 16-31): src/location/location-word.ts
  *   word 1: signed offset (Direct, Indirect), the small constant (Constant), or the index into
  *           the blob's constant pool (ConstantIndex)
  */
 
-// x86-64's callee-saved registers and frame rules (src/arch/x86-64.ts), for the parts that handle
-// x86-64 only: the native runtime's thread record, the simulator, the plimmix and OCaml loaders.
-// The walker sizes and names everything by the architecture of the descriptors it walks
-// (FrameDescriptors.architecture, RegistrySnapshot.architecture), never by these.
-export const CALLEE_SAVED_DWARF = X86_64.calleeSavedDwarf;
-export const CALLEE_SAVED_COUNT = CALLEE_SAVED_DWARF.length;
-export const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames;
-/** The frame pointer's index in CALLEE_SAVED_DWARF order. */
-export const FRAME_POINTER_INDEX = X86_64.framePointerIndex;
+// x86-64's frame rules (src/arch/x86-64.ts) that the fast-frame rule and the x86-64-only loaders
+// (plimmix, OCaml) name. Callee-saved registers are never defaulted to x86-64's: every part asks the
+// architecture it handles (FrameDescriptors.architecture, RegistrySnapshot.architecture).
 /** Where a frame's return address lies relative to its CFA (x86-64: CFA - 8, pushed by `call`). */
 export const RA_CFA_OFFSET_BYTES = X86_64.returnAddressCfaOffsetBytes;
 export const DWARF_RSP = X86_64.dwarf.sp;
@@ -91,12 +85,6 @@ export const FLAG_STATEPOINT = 8; // the record has the statepoint shape
 export const FLAG_FRAME_POINTER_CFA = 16; // CFA is frame-pointer based: the walker climbs by rbp (x29)
 export const FLAG_RETURN_ADDRESS_SIGNED = 32; // AArch64: the saved return address is signed (pointer authentication)
 
-export const ROOT_TYPE_NONE = 0; // LLVM locations: untyped (a heap pointer, or a deopt value)
-export const ROOT_TYPE_ATOMIC = 1; // _GC_MAP_ type 0: no pointers
-export const ROOT_TYPE_TRAIT = 2; // _GC_MAP_ type 1
-export const ROOT_TYPE_COMPLEX = 3; // _GC_MAP_ type 2
-export const ROOT_TYPE_POINTER = 4; // _GC_MAP_ type 3
-
 export interface FunctionInfo {
   /** Symbol name, when known. */
   name: string | undefined;
@@ -104,25 +92,6 @@ export interface FunctionInfo {
   address: number;
   /** Recorded stack size in bytes; -1 for dynamic. */
   stackSizeBytes: number;
-}
-
-export function encodeLocationWord0(kind: number, rootType: number, dwarfReg: number, sizeBytes: number): number {
-  if (dwarfReg > 0xff) {
-    throw new UnsupportedInputError("DWARF register of a location", 0, dwarfReg, "registers 0..255");
-  }
-  return (kind & 0xf) | ((rootType & 0xf) << 4) | ((dwarfReg & 0xff) << 8) | ((sizeBytes & 0xffff) << 16);
-}
-export function locationKind(word0: number): number {
-  return word0 & 0xf;
-}
-export function locationRootType(word0: number): number {
-  return (word0 >>> 4) & 0xf;
-}
-export function locationDwarfReg(word0: number): number {
-  return (word0 >>> 8) & 0xff;
-}
-export function locationSizeBytes(word0: number): number {
-  return word0 >>> 16;
 }
 
 /** One safepoint's fields, as `FrameDescriptorBuilder.addSafepoint` takes them (see the header comment). */

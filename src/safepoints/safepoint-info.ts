@@ -1,6 +1,6 @@
+import { locationDwarfReg, LocationKind, locationKind } from "../location/location-word.js";
 import { addressArgument } from "../bytes/address-argument.js";
-import { LocationKind } from "../stackmap/llvm-stackmap.js";
-import { FLAG_FRAME_POINTER_CFA, locationDwarfReg, locationKind } from "./frame-descriptors.js";
+import { FLAG_FRAME_POINTER_CFA } from "./frame-descriptors.js";
 import { type RegisteredModule, type RegistrySnapshot, checkSnapshotArgument } from "./registry.js";
 
 /**

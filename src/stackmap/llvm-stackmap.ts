@@ -3,7 +3,7 @@ import { ByteView } from "../bytes/byte-view.js";
 import { littleEndianWords } from "../bytes/little-endian-words.js";
 import { uninitializedArray } from "../bytes/uninitialized-array.js";
 import { InvalidArgumentError, MalformedInputError, TruncatedInputError, hex, requireArgument } from "../errors.js";
-import { ROOT_TYPE_NONE, encodeLocationWord0 } from "../safepoints/frame-descriptors.js";
+import { LocationKind, ROOT_TYPE_NONE, encodeLocationWord0 } from "../location/location-word.js";
 
 /*
  * LLVM StackMap section, version 3, as LLVM 14 emits it (little-endian; offsets from the start of
@@ -81,11 +81,6 @@ import {
   LIVE_OUT_SIZE_BYTES,
   LOCATION_DWARF_REG,
   LOCATION_KIND,
-  LOCATION_KIND_CONSTANT,
-  LOCATION_KIND_CONSTANT_INDEX,
-  LOCATION_KIND_DIRECT,
-  LOCATION_KIND_INDIRECT,
-  LOCATION_KIND_REGISTER,
   LOCATION_OFFSET_OR_CONSTANT,
   LOCATION_SIZE,
   LOCATION_SIZE_BYTES,
@@ -105,22 +100,6 @@ export { CONSTANT_SIZE_BYTES, FUNCTION_SIZE_BYTES, HEADER_SIZE_BYTES, LIVE_OUT_S
 function padTo8(offset: number): number {
   return (offset + 7) & ~7;
 }
-
-export const enum LocationKind {
-  Register = LOCATION_KIND_REGISTER,
-  Direct = LOCATION_KIND_DIRECT,
-  Indirect = LOCATION_KIND_INDIRECT,
-  Constant = LOCATION_KIND_CONSTANT,
-  ConstantIndex = LOCATION_KIND_CONSTANT_INDEX,
-}
-
-export const LOCATION_KIND_NAMES: Readonly<Record<number, string>> = {
-  1: "Register",
-  2: "Direct",
-  3: "Indirect",
-  4: "Constant",
-  5: "ConstantIndex",
-};
 
 /** A record's location list, re-pointable (one instance can serve every record of a walk). */
 export class LocationView {

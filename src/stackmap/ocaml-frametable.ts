@@ -5,7 +5,7 @@ import { MalformedInputError, hex } from "../errors.js";
 /*
  * The frame table LLVM 14's `gc "ocaml"` strategy emits (llvm/lib/CodeGen/AsmPrinter/
  * OcamlGCPrinter.cpp, built into llc), for the same gcroot IR the plimmix plugin reads. Verified
- * against `llc -O2 -filetype=obj` output (test/formats/ll/ocaml-*.ll, test/formats/ocaml-*.test.ts).
+ * against `llc -O2 -filetype=obj` output (test/ll/formats/ocaml-*.ll, test/stackmap/ocaml-frametable.test.ts, test/loader/ocaml-loader.test.ts).
  *
  * Symbols, all global, named from Module::getModuleIdentifier() (the path llc was given, cut at
  * its first '.', first letter upper-cased; "foo.ll" -> "Foo", "/tmp/x.y/m.ll" -> "/tmp/x"):

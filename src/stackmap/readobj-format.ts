@@ -1,5 +1,6 @@
+import { LocationKind } from "../location/location-word.js";
 import { requireArgument } from "../errors.js";
-import { LocationKind, LocationView, StackMapBlob } from "./llvm-stackmap.js";
+import { LocationView, StackMapBlob } from "./llvm-stackmap.js";
 
 /**
  * The llvm-readobj major versions whose `--stackmap` output this file reproduces. From 14 to 19

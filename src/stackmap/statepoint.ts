@@ -1,6 +1,6 @@
+import { LocationKind, locationKind } from "../location/location-word.js";
 import { InvalidArgumentError, MalformedInputError, requireArgument } from "../errors.js";
-import { locationKind } from "../safepoints/frame-descriptors.js";
-import { LocationKind, StackMapBlob } from "./llvm-stackmap.js";
+import { StackMapBlob } from "./llvm-stackmap.js";
 import {
   DEFAULT_DEOPT_STATEPOINT_ID_U32,
   DEFAULT_STATEPOINT_ID_U32,

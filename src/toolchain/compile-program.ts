@@ -31,7 +31,7 @@ export interface CompileProgramOptions {
   llcFlags?: readonly string[];
   /** Extra opt flags for the statepoint mode, e.g. -spp-rematerialization-threshold=0. */
   optFlags?: readonly string[];
-  /** Which LLVM; default the process's selection (ROOTWALK_LLVM, --llvm, newest installed). */
+  /** Which LLVM (a command passes its `--llvm`'s); default ROOTWALK_LLVM's, else the newest installed. */
   llvm?: LlvmSelection;
   /**
    * The machine to compile for: `-mtriple=<its Linux triple>` for opt and llc when llc's default

@@ -4,10 +4,11 @@ import { join, resolve } from "node:path";
 import { InvalidArgumentError, ToolError } from "../errors.js";
 
 /**
- * Which LLVM rootwalk drives (opt, llc, llvm-readobj, llvm-config, ...), chosen once per process:
+ * Which LLVM rootwalk drives (opt, llc, llvm-readobj, llvm-config, ...):
  *
- *  1. `ROOTWALK_LLVM`: a major version (`19`) or a folder holding the tools (`/usr/lib/llvm-19/bin`);
- *  2. else the version a command asked for (`--llvm 19` on compile / run / demo: `requestLlvm`);
+ *  1. the version a command's line asks for (`--llvm 19` on compile / run / check / demo), which
+ *     the command passes to `activeLlvm` and hands the selection down (`options.llvm`);
+ *  2. else `ROOTWALK_LLVM`: a major version (`19`) or a folder holding the tools (`/usr/lib/llvm-19/bin`);
  *  3. else the newest of 14..19 installed (`llc-19`, `/usr/lib/llvm-19/bin/llc`, or a plain `llc`
  *     that says it is 19).
  *
@@ -18,7 +19,7 @@ import { InvalidArgumentError, ToolError } from "../errors.js";
 /** The LLVM major versions rootwalk is tested against (14 and 19 in CI; the others in between). */
 export const SUPPORTED_LLVM_MAJORS = [14, 15, 16, 17, 18, 19] as const;
 
-/** The environment variable that overrides every other choice. */
+/** The environment variable that chooses when no command line does. */
 export const LLVM_ENV_VARIABLE = "ROOTWALK_LLVM";
 
 /** The first major version whose IR has opaque pointers only (typed `T*` is upgraded on input). */
@@ -29,7 +30,7 @@ export interface LlvmSelection {
   readonly major: number;
   /** Full version of its llc, e.g. "19.1.7". */
   readonly version: string;
-  /** How it was chosen, for messages: "ROOTWALK_LLVM=19", "--llvm 19", "newest installed". */
+  /** How it was chosen, for messages: "--llvm 19", "ROOTWALK_LLVM=19", "newest installed". */
   readonly chosenBy: string;
   /** The command for tool `name` (e.g. "llc-19", "/opt/llvm/bin/llc"); throws a ToolError if missing. */
   tool(name: string): string;
@@ -138,23 +139,23 @@ export function newestInstalledLlvm(): LlvmSelection {
   );
 }
 
-let requested: string | undefined;
+/** Selections already made, by request ("" for the newest installed): each tool is probed once. */
 const selections = new Map<string, LlvmSelection>();
 
-/** A command's `--llvm VERSION`: used unless ROOTWALK_LLVM is set. Call before any tool runs. */
-export function requestLlvm(version: string | undefined): void {
-  if (version !== undefined && !/^\d+$/.test(version)) throw new InvalidArgumentError("--llvm", version, "an LLVM major version (14..19)");
-  requested = version;
-}
-
-/** The LLVM this process uses (memoized per request). */
-export function activeLlvm(): LlvmSelection {
+/**
+ * The LLVM to use: `commandLine` (a command's `--llvm VERSION`) when given, which wins over
+ * ROOTWALK_LLVM; else ROOTWALK_LLVM; else the newest installed. Memoized per request. A command
+ * passes the result down (`options.llvm` of compileProgram, checkIrProgram, ...); code given no
+ * selection calls this without a command line.
+ */
+export function activeLlvm(commandLine?: string): LlvmSelection {
+  if (commandLine !== undefined && !/^\d+$/.test(commandLine)) throw new InvalidArgumentError("--llvm", commandLine, "an LLVM major version (14..19)");
   const fromEnv = process.env[LLVM_ENV_VARIABLE];
   const [request, chosenBy] =
-    fromEnv !== undefined && fromEnv !== ""
-      ? [fromEnv, `${LLVM_ENV_VARIABLE}=${fromEnv}`]
-      : requested !== undefined
-        ? [requested, `--llvm ${requested}`]
+    commandLine !== undefined
+      ? [commandLine, `--llvm ${commandLine}`]
+      : fromEnv !== undefined && fromEnv !== ""
+        ? [fromEnv, `${LLVM_ENV_VARIABLE}=${fromEnv}`]
         : ["", "newest installed"];
   let selection = selections.get(request);
   if (selection === undefined) {

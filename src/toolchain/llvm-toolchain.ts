@@ -27,7 +27,7 @@ const STDERR_LINES_IN_ERROR = 8;
 
 /**
  * The command to run for LLVM tool `name` (e.g. "llc") of the selected LLVM (see
- * llvm-selection.ts: ROOTWALK_LLVM, else `--llvm`, else the newest of 14..19): `llc-19`,
+ * llvm-selection.ts: a command's `--llvm`, else ROOTWALK_LLVM, else the newest of 14..19): `llc-19`,
  * `/usr/lib/llvm-19/bin/llc`, or a plain `llc` that reports that version. Memoized.
  */
 export function findLlvmTool(name: string, llvm: LlvmSelection = activeLlvm()): string {
@@ -53,7 +53,7 @@ export interface RunToolOptions {
 export function runTool(tool: string, args: readonly string[], options: RunToolOptions = {}): string {
   // Ctrl-C reaches the tool too (the terminal signals the whole process group): this process
   // outlives it (held-interrupt.ts), so the tool's "killed by SIGINT" becomes one "interrupted"
-  // line (src/cli/failure.ts) and the callers' cleanup (a build's temporary folder) still runs.
+  // line (src/errors.ts describeFailure) and the callers' cleanup (a build's temporary folder) still runs.
   holdInterruptsWhileToolsRun();
   const result: SpawnSyncReturns<string> = spawnSync(tool, args, {
     encoding: "utf8",

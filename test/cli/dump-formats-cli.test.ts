@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { run } from "../support/run-cli.js";
-import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "../formats/compile-formats.js";
+import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "../support/compile-formats.js";
 import { compileCorpusEntry, corpusEntry } from "../ll/corpus.js";
 
 type Dumped = { maps: { format: string; safepoints: { roots: { type?: string }[]; frameSizeBytes: number | null; kind: string }[] }[] };

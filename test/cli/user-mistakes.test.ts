@@ -1,13 +1,14 @@
 // Every mistake issue 11 lists as "prints a JS stack trace" or "takes the machine": each now ends
 // with one line on stderr naming what was found and what was expected, and a documented exit code
-// (src/cli/failure.ts). A bad output path is refused before any work starts.
+// (src/errors.ts describeFailure). A bad output path is refused before any work starts.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HeapExhaustedError } from "../../gc/collector-error.js";
-import { describeFailure, spellHeapSize } from "../../src/cli/failure.js";
+import { describeFailure } from "../../src/errors.js";
+import { spellHeapSize } from "../../gc/heap-size-advice.js";
 import { CLI, buildRunEntry } from "../support/native-run.js";
 import { run } from "../support/run-cli.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";

@@ -77,4 +77,4 @@ export const objectFileTarget: FuzzTarget = (bytes) => {
   for (const blob of loaded.rawBlobs) formatBlobLikeReadobj(blob);
 };
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
-import { describeObject } from "../../src/cli/dump-command.js";
+import { describeObject } from "../../src/loader/describe-file.js";

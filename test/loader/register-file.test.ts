@@ -17,7 +17,7 @@ import {
 } from "../../src/index.js";
 import { registerPlimmixBytes } from "../../src/loader/plimmix-loader.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
-import { OCAML_SOURCES, ocamlFixture } from "../formats/ocaml-fixtures.js";
+import { OCAML_SOURCES, ocamlFixture } from "../support/ocaml-fixtures.js";
 
 /*
  * registerFile: "a file with stack maps", whatever its format, detected as `rootwalk dump` does

@@ -12,7 +12,7 @@ import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
  *
  * Isolation: every program runs in a CHILD node process (a program or collector failure ends
  * that process with exit code 3, and koffi loads a runtime once per process). The child runs
- * the compiled JavaScript of src/native/run-entry.ts: beforeAll compiles the project with
+ * the compiled JavaScript of src/cli/run-entry.ts: beforeAll compiles the project with
  * `tsc -p tsconfig.build.json --outDir .cache/native/test-dist` (about 6 s; the build is not
  * otherwise part of `npm test`).
  */

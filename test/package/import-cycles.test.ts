@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
@@ -12,10 +12,18 @@ import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
  * The graph: every relative import, `import type` and `export ... from` of every .ts file, as the
  * TypeScript compiler's preProcessFile lists them (`./x.js` resolves to `./x.ts`). Each strongly
  * connected component of more than one file, or a file importing itself, is a cycle.
+ *
+ * Folders too: ARCHITECTURE.md's layers are folders ("a leaf imports only leaves"), so two folders
+ * that import each other, even through different files, are one layer in disguise. The folder of a
+ * file is src/<first folder>, walker/scan-kernel, walker, gc or bench; a file directly in src/
+ * (src/errors.ts, a leaf; src/index.ts, the public API's wiring) is a layer of its own; the folder graph is the file graph with each file replaced by its folder,
+ * a folder's imports of itself left out, and its cycles are found as the file graph's are.
  */
 
 const ROOT = repoRoot();
 const TREES = ["src", "walker", "gc", "bench", "test"];
+/** The trees whose folders are layers (test/ is not a layer: it imports everything). */
+const LAYER_TREES = ["src", "walker", "gc", "bench"];
 
 function tsFiles(dir: string, out: string[]): string[] {
   for (const name of readdirSync(dir)) {
@@ -40,6 +48,36 @@ export function importGraph(files: readonly string[]): Map<string, string[]> {
     graph.set(file, [...new Set(targets)]);
   }
   return graph;
+}
+
+/**
+ * The folder a file belongs to as a layer: src/<folder> (a file directly in src/ is its own),
+ * walker/scan-kernel, walker, gc, bench; `undefined` outside those trees. `root` is the repository root.
+ */
+export function layerFolder(root: string, file: string): string | undefined {
+  const parts = relative(root, file).split(sep);
+  if (!LAYER_TREES.includes(parts[0]!)) return undefined;
+  if (parts[0] === "src") return `src/${parts[1]}`;
+  if (parts[0] === "walker" && parts[1] === "scan-kernel" && parts.length > 2) {
+    return "walker/scan-kernel";
+  }
+  return parts[0];
+}
+
+/** The file graph collapsed to folders (`folderOf`), a folder's imports of itself left out. */
+export function folderGraph(graph: ReadonlyMap<string, readonly string[]>, folderOf: (file: string) => string | undefined): Map<string, string[]> {
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const from = folderOf(file);
+    if (from === undefined) continue;
+    const edges = folders.get(from) ?? new Set<string>();
+    folders.set(from, edges);
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (to !== undefined && to !== from) edges.add(to);
+    }
+  }
+  return new Map([...folders].map(([folder, edges]) => [folder, [...edges].sort()]));
 }
 
 /** Strongly connected components that are cycles (Tarjan), each as a list of files. */
@@ -93,5 +131,30 @@ describe("the import graph", () => {
     expect(graph.size).toBeGreaterThan(200);
     const cycles = importCycles(graph).map((c) => c.map((f) => relative(ROOT, f)).join(" <-> "));
     expect(cycles).toEqual([]);
+  });
+
+  it("finds a folder cycle made of files that form no file cycle (the folder check itself)", () => {
+    const files = new Map([
+      ["/r/src/a/one.ts", ["/r/src/b/two.ts"]],
+      ["/r/src/b/two.ts", []],
+      ["/r/src/b/three.ts", ["/r/src/a/four.ts"]],
+      ["/r/src/a/four.ts", []],
+      ["/r/walker/w.ts", ["/r/walker/scan-kernel/k.ts", "/r/src/errors.ts"]],
+      ["/r/walker/scan-kernel/k.ts", ["/r/src/a/four.ts"]],
+      ["/r/src/errors.ts", []],
+      ["/r/test/t.ts", ["/r/walker/w.ts"]],
+    ]);
+    expect(importCycles(files)).toEqual([]);
+    const folders = folderGraph(files, (file) => layerFolder("/r", file));
+    expect(folders.get("walker")).toEqual(["src/errors.ts", "walker/scan-kernel"]);
+    expect(folders.has("test")).toBe(false);
+    expect(importCycles(folders)).toEqual([["src/a", "src/b"]]);
+  });
+
+  it("has no folder cycles over src/<folder>, walker, walker/scan-kernel, gc and bench", () => {
+    const files = LAYER_TREES.flatMap((tree) => tsFiles(join(ROOT, tree), []));
+    const folders = folderGraph(importGraph(files), (file) => layerFolder(ROOT, file));
+    expect(folders.size).toBeGreaterThan(15);
+    expect(importCycles(folders).map((c) => c.join(" <-> "))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
-import { FrameDescriptorBuilder, type FrameDescriptors, NO_CFA_RULE, encodeLocationWord0 } from "../../src/safepoints/frame-descriptors.js";
+import { encodeLocationWord0 } from "../../src/location/location-word.js";
+import { FrameDescriptorBuilder, type FrameDescriptors, NO_CFA_RULE } from "../../src/safepoints/frame-descriptors.js";
 
 /** Descriptors for the given return addresses: frame size and one Indirect root derived from the address. */
 export function syntheticDescriptors(returnAddresses: readonly number[]): FrameDescriptors {

@@ -3,6 +3,8 @@ import { MalformedInputError, RootwalkError, TruncatedInputError } from "../../s
 import { buildLlvmDescriptors } from "../../src/loader/llvm-map-loader.js";
 import { FLAG_NO_UNWIND_INFO, FLAG_STATEPOINT } from "../../src/safepoints/frame-descriptors.js";
 import { LocationView, parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
+import { LOCATION_KIND_NAMES, LocationKind } from "../../src/location/location-word.js";
+import * as V3 from "../../src/stackmap/stackmap-v3-layout.js";
 import { formatBlobLikeReadobj } from "../../src/stackmap/readobj-format.js";
 import { decodeStatepoint } from "../../src/stackmap/statepoint.js";
 import { concatBytes, encodeBlob, statepointRecord } from "./stackmap-encoder.js";
@@ -115,5 +117,19 @@ describe("statepoints", () => {
     const d = buildLlvmDescriptors([blob!]);
     expect(d.pairCount[0]).toBe(2);
     expect(Array.from(d.pairs)).toEqual([0, 0, 1, 1]);
+  });
+});
+
+describe("the location vocabulary (src/location/location-word.ts)", () => {
+  it("numbers its kinds as StackMap v3 does (the scan kernel reads stackmap-v3-layout.ts's numbers)", () => {
+    expect([LocationKind.Register, LocationKind.Direct, LocationKind.Indirect, LocationKind.Constant, LocationKind.ConstantIndex]).toEqual([
+      V3.LOCATION_KIND_REGISTER,
+      V3.LOCATION_KIND_DIRECT,
+      V3.LOCATION_KIND_INDIRECT,
+      V3.LOCATION_KIND_CONSTANT,
+      V3.LOCATION_KIND_CONSTANT_INDEX,
+    ]);
+    for (const [kind, name] of Object.entries(LOCATION_KIND_NAMES))
+      expect(Number(kind)).toBe(V3[`LOCATION_KIND_${name.replace("ConstantIndex", "CONSTANT_INDEX").toUpperCase()}` as keyof typeof V3]);
   });
 });

@@ -11,7 +11,7 @@ import type { NativeProgram } from "../native-programs/programs.js";
 /*
  * Runs `rootwalk run` in a CHILD node process (same approach as test/native-runtime/run.test.ts:
  * a failing program ends its process with exit code 3, and koffi loads a runtime once per
- * process). The child runs the compiled JavaScript of src/native/run-entry.ts from the SAME
+ * process). The child runs the compiled JavaScript of src/cli/run-entry.ts from the SAME
  * output directory run.test.ts uses (.cache/native/test-dist).
  *
  * buildRunEntry() compiles the project (and copies the scan kernel's module beside its loader)
@@ -24,7 +24,7 @@ import type { NativeProgram } from "../native-programs/programs.js";
 
 const ROOT = repoRoot();
 export const OUT_DIR = join(ROOT, ".cache", "native", "test-dist");
-export const ENTRY = join(OUT_DIR, "src", "native", "run-entry.js");
+export const ENTRY = join(OUT_DIR, "src", "cli", "run-entry.js");
 /** The whole CLI (`node CLI run ...`), compiled by buildRunEntry with the rest of the project. */
 export const CLI = join(OUT_DIR, "src", "cli", "main.js");
 const STAMP = join(OUT_DIR, ".rootwalk-test-dist-key");

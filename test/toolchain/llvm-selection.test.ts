@@ -3,15 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { InvalidArgumentError, ToolError } from "../../src/errors.js";
-import { activeLlvm, LLVM_ENV_VARIABLE, requestLlvm, selectLlvm } from "../../src/toolchain/llvm-selection.js";
+import { activeLlvm, LLVM_ENV_VARIABLE, selectLlvm } from "../../src/toolchain/llvm-selection.js";
 import { compileToObject, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 import { run } from "../support/run-cli.js";
 import { buildRunEntry, runNative } from "../support/native-run.js";
 
 /**
  * LLVM selection (src/toolchain/llvm-selection.ts) against the real installs: this machine (and
- * CI, through .ci/run) has LLVM 14 and 19. Each test that changes ROOTWALK_LLVM or the `--llvm`
- * request puts both back, since the test project sets ROOTWALK_LLVM itself.
+ * CI, through .ci/run) has LLVM 14 and 19. Each test that changes ROOTWALK_LLVM puts it back,
+ * since the test project sets ROOTWALK_LLVM itself. A command's `--llvm` is no process state: it
+ * is passed to activeLlvm and the selection handed down.
  */
 
 const scratch = mkdtempSync(join(tmpdir(), "rootwalk-llvm-selection-"));
@@ -19,7 +20,6 @@ const savedEnv = process.env[LLVM_ENV_VARIABLE];
 afterEach(() => {
   if (savedEnv === undefined) delete process.env[LLVM_ENV_VARIABLE];
   else process.env[LLVM_ENV_VARIABLE] = savedEnv;
-  requestLlvm(undefined);
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -49,27 +49,26 @@ describe("selectLlvm", () => {
     expect(() => selectLlvm("13", "ROOTWALK_LLVM")).toThrow(/14, 15, 16, 17, 18, 19/);
     expect(() => selectLlvm(join(scratch, "missing"), "ROOTWALK_LLVM")).toThrow(InvalidArgumentError);
     expect(() => selectLlvm(scratch, "ROOTWALK_LLVM")).toThrow(ToolError);
-    expect(() => requestLlvm("nineteen")).toThrow(InvalidArgumentError);
+    expect(() => activeLlvm("nineteen")).toThrow(InvalidArgumentError);
     expect(() => selectLlvm("19", "test").tool("llvm-no-such-tool")).toThrow(
       "install it with: apt-get install -y llvm-19 llvm-19-tools llvm-19-dev (in a rootwalk checkout: bash scripts/system-packages",
     );
   });
 });
 
-describe("activeLlvm: ROOTWALK_LLVM, else --llvm, else the newest installed", () => {
-  it("ROOTWALK_LLVM wins over --llvm", () => {
+describe("activeLlvm: the command line's --llvm, else ROOTWALK_LLVM, else the newest installed", () => {
+  it("--llvm wins over ROOTWALK_LLVM; ROOTWALK_LLVM when the command line names none", () => {
     process.env[LLVM_ENV_VARIABLE] = "14";
-    requestLlvm("19");
+    expect(activeLlvm("19").major).toBe(19);
+    expect(activeLlvm("19").chosenBy).toBe("--llvm 19");
     expect(activeLlvm().major).toBe(14);
     expect(activeLlvm().chosenBy).toBe("ROOTWALK_LLVM=14");
   });
 
   it("--llvm when ROOTWALK_LLVM is unset", () => {
     delete process.env[LLVM_ENV_VARIABLE];
-    requestLlvm("14");
-    expect(activeLlvm().major).toBe(14);
-    requestLlvm("19");
-    expect(activeLlvm().major).toBe(19);
+    expect(activeLlvm("14").major).toBe(14);
+    expect(activeLlvm("19").major).toBe(19);
   });
 
   it("the newest installed otherwise (19 here, and never older than any llc-N that runs)", () => {
@@ -91,8 +90,8 @@ describe("the CLI", () => {
     expect((await run("--version")).stdout).toContain(`LLVM ${/LLVM version ([\d.]+)/.exec(runTool("llc-14", ["--version"]))![1]} (ROOTWALK_LLVM=14`);
   });
 
-  it.each([14, 19])("compile --llvm %i builds with that llc (the same bytes as llc-%i -O2)", async (major) => {
-    delete process.env[LLVM_ENV_VARIABLE];
+  it.each([14, 19])("compile --llvm %i builds with that llc (the same bytes as its llc -O2), ROOTWALK_LLVM naming the other", async (major) => {
+    process.env[LLVM_ENV_VARIABLE] = major === 14 ? "19" : "14"; // the command line wins
     const out = join(scratch, `cli-${major}.o`);
     const r = await run("compile", "--llvm", String(major), SOURCE, "-o", out);
     // SOURCE is statepoint code compiled plainly on purpose (the bytes llc makes): the one warning.
@@ -147,7 +146,8 @@ describe("rootwalk run --llvm (a child process, as users run it)", () => {
     buildRunEntry();
     const opaque = join(scratch, "sp-many-args-opaque.ll");
     writeFileSync(opaque, runTool(selectLlvm("19", "test").tool("opt"), ["-S", join(repoRoot(), "test", "native-programs", "sp-many-args.ll"), "-o", "-"]));
-    delete process.env[LLVM_ENV_VARIABLE]; // the child inherits the environment at spawn
+    // The child inherits the environment at spawn: ROOTWALK_LLVM names 14, the command line wins.
+    process.env[LLVM_ENV_VARIABLE] = "14";
     const by19 = await runNative([opaque, "--llvm", "19", "--no-gc", "--json"], 120_000);
     const by14 = await runNative([opaque, "--llvm", "14", "--no-gc", "--json"], 120_000);
     expect(by19.status, by19.stderr).toBe(0);

@@ -1,3 +1,4 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -162,7 +163,7 @@ describe("register contexts are the walk's architecture's", () => {
     expect(context.values.length).toBe(12);
     expect(context.toObject()).toEqual({ x20: 0x4200c0n, x30: 0x400774n });
     expect(() => RegisterContext.from({ rbx: 1 }, AARCH64)).toThrow(/register: found rbx, expected a callee-saved register of AArch64 \(x19, .*, x30\)/);
-    expect(() => RegisterContext.from({ x19: 1 })).toThrow(/found x19, expected a callee-saved register of x86-64/);
+    expect(() => RegisterContext.from({ x19: 1 }, X86_64)).toThrow(/found x19, expected a callee-saved register of x86-64/);
   });
 });
 

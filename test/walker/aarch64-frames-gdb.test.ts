@@ -1,3 +1,4 @@
+import { locationDwarfReg, LocationKind, locationKind } from "../../src/location/location-word.js";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -5,8 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AARCH64 } from "../../src/arch/aarch64.js";
 import { loadObjectStackMaps } from "../../src/loader/object-file.js";
-import { LocationKind } from "../../src/stackmap/llvm-stackmap.js";
-import { type FrameDescriptors, locationDwarfReg, locationKind } from "../../src/safepoints/frame-descriptors.js";
+import { type FrameDescriptors } from "../../src/safepoints/frame-descriptors.js";
 import { registerFile } from "../../src/loader/register-maps.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";

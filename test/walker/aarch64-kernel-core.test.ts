@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { walkCore, type CoreWalk } from "../../src/cli/roots-command.js";
-import { CoreFile } from "../../src/elf/core-file.js";
+import { CoreFile } from "../../src/core/core-file.js";
 import {
   CORE_BUILDS,
   GDB_SETUP,

@@ -1,3 +1,4 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { describe, expect, it } from "vitest";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import { RegisterContext } from "../../walker/register-context.js";
@@ -49,8 +50,8 @@ describe("managed chunks separated by native frames", () => {
       registry.snapshot(),
       memory,
       [
-        { sp: spA, ra: 0x2000, boundaryRa: 0x7000, registers: RegisterContext.from({ rbx: 1 }) },
-        { sp: spB, ra: 0x2000, boundaryRa: 0x7100, registers: RegisterContext.from({ rbx: 2 }) },
+        { sp: spA, ra: 0x2000, boundaryRa: 0x7000, registers: RegisterContext.from({ rbx: 1 }, X86_64) },
+        { sp: spB, ra: 0x2000, boundaryRa: 0x7100, registers: RegisterContext.from({ rbx: 2 }, X86_64) },
       ],
       { mode: "strict" },
     );

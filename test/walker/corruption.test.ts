@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { RootwalkError } from "../../src/errors.js";
 import { registerObjectFile } from "../../src/loader/register-maps.js";
 import { RangedMemory } from "../../src/memory/memory.js";
-import { CALLEE_SAVED_COUNT, CALLEE_SAVED_NAMES } from "../../src/safepoints/frame-descriptors.js";
+import { X86_64 } from "../../src/arch/x86-64.js";
+
+const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames; // the native stops are x86-64 programs
+const CALLEE_SAVED_COUNT = CALLEE_SAVED_NAMES.length;
 import { SafepointRegistry, type RegistrySnapshot } from "../../src/safepoints/registry.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { loadStackSnapshot, type StackSnapshotJson } from "../../walker/stack-snapshot.js";
@@ -40,7 +43,7 @@ function subjects(): Subject[] {
       name: variant,
       pieces: stop.memory,
       snapshot: registry.snapshot(),
-      chunk: { sp: stop.sp, ra: stop.ra, registers: RegisterContext.from(stop.exactRegisters), boundaryRa: stop.boundaryRa },
+      chunk: { sp: stop.sp, ra: stop.ra, registers: RegisterContext.from(stop.exactRegisters, X86_64), boundaryRa: stop.boundaryRa },
       options: { mode: "strict" },
     };
   });
@@ -119,7 +122,10 @@ describe.each(subjects())("damaged stacks: $name", (s) => {
       } else if (kind === 3) {
         chunk = { ...chunk, sp: chunk.sp + (rng.int(2) ? (rng.int(64) - 32) * 8 : 1 + rng.int(7)) };
       } else if (chunk.registers !== undefined) {
-        const regs = RegisterContext.from({ ...chunk.registers.toObject(), [CALLEE_SAVED_NAMES[rng.int(CALLEE_SAVED_COUNT)]!]: interesting(rng, s, baseline) });
+        const regs = RegisterContext.from(
+          { ...chunk.registers.toObject(), [CALLEE_SAVED_NAMES[rng.int(CALLEE_SAVED_COUNT)]!]: interesting(rng, s, baseline) },
+          X86_64,
+        );
         chunk = { ...chunk, registers: regs };
       }
       if (damaged !== undefined && memory.contains(damaged, 8)) memory.inner.writeWordBigInt(damaged, interesting(rng, s, baseline));

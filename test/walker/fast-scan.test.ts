@@ -1,7 +1,8 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
+import { ROOT_TYPE_ATOMIC, ROOT_TYPE_POINTER } from "../../src/location/location-word.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SimulatedMemory } from "../../src/memory/memory.js";
-import { ROOT_TYPE_ATOMIC, ROOT_TYPE_POINTER } from "../../src/safepoints/frame-descriptors.js";
 import { NOT_FAST } from "../../src/safepoints/scan-recipes.js";
 import { crossCheckScan, fastScan, generalScan } from "../../walker/scan-cross-check.js";
 import { RegisterContext } from "../../walker/register-context.js";
@@ -199,7 +200,7 @@ describe("fast scan loop on a corrupted two-chunk stack", () => {
   function build(): { memory: SimulatedMemory; chunks: ManagedChunk[] } {
     const memory = new SimulatedMemory(STACK, 0x2000);
     let sp = STACK + 0x100;
-    const chunks: ManagedChunk[] = [{ sp, ra: 0x2000, boundaryRa: 0x7000, registers: RegisterContext.from({ rbx: 7 }) }];
+    const chunks: ManagedChunk[] = [{ sp, ra: 0x2000, boundaryRa: 0x7000, registers: RegisterContext.from({ rbx: 7 }, X86_64) }];
     inner.forEach((f, i) => {
       for (let off = 0; off < f.size; off += 8) memory.writeWord(sp + off, 0x5000_0000 + i * 0x100 + off);
       memory.writeWord(sp + f.size, inner[i + 1]?.ra ?? 0x7000);

@@ -1,3 +1,4 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { registerObjectFile } from "../../src/loader/register-maps.js";
@@ -22,7 +23,7 @@ function walkNative(stop: NativeStop) {
   const registry = new SafepointRegistry();
   registerObjectFile(registry, readFileSync(stop.executable), { path: stop.executable, loadBias: 0 });
   const memory = RangedMemory.fromPieces(stop.memory);
-  const registers = RegisterContext.from(stop.exactRegisters);
+  const registers = RegisterContext.from(stop.exactRegisters, X86_64);
   const result = walkStack(registry.snapshot(), memory, [{ sp: stop.sp, ra: stop.ra, registers, boundaryRa: stop.boundaryRa }], { mode: "strict" });
   return { registry, memory, registers, result };
 }

@@ -1,3 +1,4 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
 import { describe, expect, it } from "vitest";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import { RegisterContext } from "../../walker/register-context.js";
@@ -80,7 +81,7 @@ describe("relocating root pairs", () => {
     memory2.writeWord(TOP + 0x100 + 16, 0x3000);
     memory2.writeWord(TOP + 0x100 + 24 + 8, BOUNDARY);
     const threads = [
-      { memory: memory1, chunks: [{ sp, ra: 0x2000, registers: RegisterContext.from({ rbx: 0x5300_0000 }), boundaryRa: BOUNDARY }] },
+      { memory: memory1, chunks: [{ sp, ra: 0x2000, registers: RegisterContext.from({ rbx: 0x5300_0000 }, X86_64), boundaryRa: BOUNDARY }] },
       { memory: memory2, chunks: [{ sp: TOP + 0x100, ra: 0x2000, boundaryRa: BOUNDARY }] },
     ];
     const scanner = new StackRootScanner(registry, () => threads);
@@ -97,7 +98,7 @@ describe("relocating root pairs", () => {
 
 describe("typed roots (_GC_MAP_): pointer, trait, complex, atomic", () => {
   it("TRAIT roots are the heap-pointer slot at +8 of the object; COMPLEX roots report their visitor; ATOMIC are skipped", async () => {
-    const { ROOT_TYPE_ATOMIC, ROOT_TYPE_COMPLEX, ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT } = await import("../../src/safepoints/frame-descriptors.js");
+    const { ROOT_TYPE_ATOMIC, ROOT_TYPE_COMPLEX, ROOT_TYPE_POINTER, ROOT_TYPE_TRAIT } = await import("../../src/location/location-word.js");
     const registry = syntheticRegistry([
       {
         ra: 0x2000,
@@ -136,7 +137,8 @@ describe("typed roots (_GC_MAP_): pointer, trait, complex, atomic", () => {
 
 describe("CFA-relative roots (function-wide offsets of _GC_MAP_ and OCaml maps)", () => {
   it("resolve against the CFA, so pushed outgoing arguments do not move them", async () => {
-    const { FrameDescriptorBuilder, DWARF_CFA, encodeLocationWord0, NO_CFA_RULE } = await import("../../src/safepoints/frame-descriptors.js");
+    const { FrameDescriptorBuilder, DWARF_CFA, NO_CFA_RULE } = await import("../../src/safepoints/frame-descriptors.js");
+    const { encodeLocationWord0 } = await import("../../src/location/location-word.js");
     const { SafepointRegistry } = await import("../../src/safepoints/registry.js");
     const b = new FrameDescriptorBuilder();
     const fn = b.addFunction({ name: "f", address: 0x1000, stackSizeBytes: 24 });

@@ -80,8 +80,13 @@ const CASES: [string, () => unknown, string][] = [
   ],
   [
     "no registers to RegisterContext.from",
-    () => api.RegisterContext.from(undefined as unknown as Record<string, number>),
+    () => api.RegisterContext.from(undefined as unknown as Record<string, number>, api.X86_64),
     "registers: found undefined, expected an object of callee-saved registers, e.g. { rbx: 0x1000 }",
+  ],
+  [
+    "no architecture to RegisterContext.from (x86-64 is no default)",
+    () => (api.RegisterContext.from as (registers: Record<string, number>) => unknown)({ rbx: 1 }),
+    "architecture: found undefined, expected an architecture description (X86_64 or AARCH64, exported by rootwalk)",
   ],
   ["no options", () => new api.Unwinder(snapshot, memory, undefined as unknown as api.UnwinderOptions), "options: found undefined, expected"],
   ...[0, -1, 1.5, Number.NaN].map((maxDepth): [string, () => unknown, string] => [

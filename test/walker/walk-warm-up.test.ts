@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SimulatedMemory } from "../../src/memory/memory.js";
 import { scanMemory } from "../../src/memory/scan-memory.js";
-import { ScanKernel } from "../../walker/scan-kernel/kernel-binding.js";
+import { ScanKernel } from "../../walker/kernel-binding.js";
 import { StackRootScanner, type ThreadStack } from "../../walker/stack-root-scanner.js";
 import { warmWalk } from "../../walker/walk-warm-up.js";
 import { syntheticRegistry } from "./support/synthetic-stack.js";

@@ -58,10 +58,10 @@ export function warmScanKernel(): number {
       word(STACK_BYTE + f * FRAME_BYTES + 8, f === WARM_FRAMES - 1 ? 0 : RA);
     }
     const ctx = (index: number, value: number): void => word(index * 4, value);
-    ctx(L.CTX_WORDS, at + STACK_BYTE);
-    ctx(L.CTX_WORD_COUNT, (WARM_FRAMES * FRAME_BYTES) / 4);
+    ctx(L.CTX_STACK_BYTE, at + STACK_BYTE);
+    ctx(L.CTX_STACK_U32_COUNT, (WARM_FRAMES * FRAME_BYTES) / 4);
     ctx(L.CTX_BASE_LO, 0x10_0000);
-    ctx(L.CTX_TOP_WORD, (WARM_FRAMES * FRAME_BYTES) / 4);
+    ctx(L.CTX_TOP_U32_INDEX, (WARM_FRAMES * FRAME_BYTES) / 4);
     ctx(L.CTX_LAST_INDEX, WARM_FRAMES + 1);
     ctx(L.CTX_KEYS, at + KEYS_BYTE);
     ctx(L.CTX_MASK, 1);
@@ -80,7 +80,7 @@ export function warmScanKernel(): number {
     const scanFrames = scanKernel();
     let taken = 0;
     for (let c = 0; c < WARM_CALLS; c++) {
-      ctx(L.CTX_W, 0);
+      ctx(L.CTX_SP_U32_INDEX, 0);
       ctx(L.CTX_RA_LO, RA);
       ctx(L.CTX_RA_HI, 0);
       ctx(L.CTX_INDEX, 0);

@@ -29,6 +29,8 @@ export interface SimOptions {
   threads: number;
   seed: number;
   svg?: string;
+  /** Cross-check every scan (walker/scan-cross-check.ts): ROOTWALK_SCAN_CROSSCHECK=1 at the process entry. */
+  crossCheck?: boolean;
 }
 
 export interface SimResult {
@@ -80,7 +82,11 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
     (_, k) =>
       new SimThread(k, collector.newMutator(), STACK_BYTES, stressEvery === 0 ? undefined : { every: stressEvery, collect: () => collector.collect("stress") }),
   );
-  const scanner = new StackRootScanner(registry, () => threads.map((t) => t.threadStack()).filter((s): s is ThreadStack => s !== undefined));
+  const scanner = new StackRootScanner(
+    registry,
+    () => threads.map((t) => t.threadStack()).filter((s): s is ThreadStack => s !== undefined),
+    options.crossCheck !== undefined ? { crossCheck: options.crossCheck } : {},
+  );
   collector.addRootScanner(scanner);
 
   let seed = options.seed >>> 0 || 1;

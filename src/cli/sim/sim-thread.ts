@@ -1,20 +1,13 @@
+import { X86_64 } from "../../arch/x86-64.js";
+import { locationDwarfReg, LocationKind, locationKind } from "../../location/location-word.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Mutator } from "../../../gc/immix-allocator.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { loadObjectStackMaps } from "../../loader/object-file.js";
 import { SimulatedMemory } from "../../memory/memory.js";
-import {
-  CALLEE_SAVED_COUNT,
-  DWARF_RBP,
-  DWARF_RSP,
-  FLAG_FRAME_POINTER_CFA,
-  FRAME_POINTER_INDEX,
-  locationDwarfReg,
-  locationKind,
-} from "../../safepoints/frame-descriptors.js";
+import { DWARF_RBP, DWARF_RSP, FLAG_FRAME_POINTER_CFA } from "../../safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../safepoints/registry.js";
-import { LocationKind } from "../../stackmap/llvm-stackmap.js";
 import { compileProgram } from "../../toolchain/compile-program.js";
 import { repoRoot } from "../../toolchain/llvm-toolchain.js";
 import { RegisterContext } from "../../../walker/register-context.js";
@@ -99,7 +92,7 @@ export async function loadFrameTemplates(): Promise<{ registry: SafepointRegistr
       ra: d.returnAddress[i]! + SIM_LOAD_BIAS,
       frameBytes,
       framePointer,
-      rbpSaveOffset: d.savedRegOffsets[i * CALLEE_SAVED_COUNT + FRAME_POINTER_INDEX]!,
+      rbpSaveOffset: d.savedRegOffsets[i * d.architecture.calleeSavedDwarf.length + d.architecture.framePointerIndex]!,
       slots: [...new Set(slots)],
       derived,
       pushedArgs: d.frameSizeBytes[i]! >= 0 && d.frameSizeBytes[i] !== d.stackSizeBytes[i],
@@ -212,7 +205,7 @@ export class SimThread {
     if (inner === undefined) return undefined;
     return {
       memory: this.stack,
-      chunks: [{ sp: inner.sp, ra: inner.template.ra, registers: RegisterContext.from({ rbp: this.rbp }), boundaryRa: SIM_ENTRY_RA }],
+      chunks: [{ sp: inner.sp, ra: inner.template.ra, registers: RegisterContext.from({ rbp: this.rbp }, X86_64), boundaryRa: SIM_ENTRY_RA }],
     };
   }
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CoreFile } from "../../../src/elf/core-file.js";
+import { CoreFile } from "../../../src/core/core-file.js";
 import { OUT_DIR, buildRunEntry } from "../../support/native-run.js";
 import { buildDeepProgram, gcoreUnlimitedStack, gdbValue } from "./deep-core.js";
 

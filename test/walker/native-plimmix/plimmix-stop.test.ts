@@ -1,3 +1,4 @@
+import { X86_64 } from "../../../src/arch/x86-64.js";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { STT_FUNC } from "../../../src/elf/elf-constants.js";
@@ -85,7 +86,7 @@ function registerLive(s: PlimmixStop): { registry: SafepointRegistry; handles: n
 
 function walk(s: PlimmixStop, registry: SafepointRegistry): { result: WalkResult; memory: RangedMemory; registers: RegisterContext } {
   const memory = RangedMemory.fromPieces(s.memory);
-  const registers = RegisterContext.from(s.registers);
+  const registers = RegisterContext.from(s.registers, X86_64);
   const result = walkStack(registry.snapshot(), memory, [{ sp: s.sp, ra: s.ra, registers, boundaryRa: s.boundaryRa }], { mode: "strict" });
   return { result, memory, registers };
 }

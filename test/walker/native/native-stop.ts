@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CALLEE_SAVED_DWARF, CALLEE_SAVED_NAMES } from "../../../src/safepoints/frame-descriptors.js";
+import { X86_64 } from "../../../src/arch/x86-64.js";
 import { cacheKey, compileToObject, findLlvmTool, repoRoot, runTool } from "../../../src/toolchain/llvm-toolchain.js";
 import { corpusEntry } from "../../ll/corpus.js";
 import { parseReadobjStackmap, recordsOfFunction, statepointShape, type ReadobjLocation } from "../../support/readobj-stackmap.js";
@@ -29,7 +29,9 @@ export type NativeStopVariant = "chain-args" | "chain-csr" | "chain-dynamic" | "
 
 export const NATIVE_STOP_VARIANTS: readonly NativeStopVariant[] = ["chain-args", "chain-csr", "chain-dynamic", "chain-fp"];
 
-export { CALLEE_SAVED_NAMES };
+/** The harness stops x86-64 programs: x86-64's callee-saved registers, in their one order. */
+export const CALLEE_SAVED_NAMES = X86_64.calleeSavedNames;
+const CALLEE_SAVED_DWARF = X86_64.calleeSavedDwarf;
 export type CalleeSavedName = (typeof CALLEE_SAVED_NAMES)[number];
 export type CalleeSavedRegisters = Record<CalleeSavedName, number>;
 

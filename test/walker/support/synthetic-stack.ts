@@ -1,5 +1,6 @@
+import { encodeLocationWord0 } from "../../../src/location/location-word.js";
 import { SimulatedMemory, type Memory, type MemoryRange } from "../../../src/memory/memory.js";
-import { FrameDescriptorBuilder, encodeLocationWord0 } from "../../../src/safepoints/frame-descriptors.js";
+import { FrameDescriptorBuilder } from "../../../src/safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../../src/safepoints/registry.js";
 
 /** A safepoint of a synthetic map: a frame size and SP-relative root pairs. */

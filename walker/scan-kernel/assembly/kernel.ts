@@ -25,10 +25,11 @@ import {
   CTX_SAVES,
   CTX_SHIFT,
   CTX_SLOTS,
-  CTX_TOP_WORD,
-  CTX_W,
-  CTX_WORDS,
-  CTX_WORD_COUNT,
+  CTX_TOP_U32_INDEX,
+  CTX_SP_U32_INDEX,
+  CTX_STACK_BYTE,
+  CTX_STACK_U32_COUNT,
+  RA_SLOT_U32S,
 } from "../kernel-layout";
 import { RECIPE_BYTES, RECIPE_COUNTS, RECIPE_FRAME_BYTES, RECIPE_SAVE_START, RECIPE_SLOT_START } from "../../../src/safepoints/recipe-record";
 export { measureStackMap, indexStackMap } from "./parse-stackmap";
@@ -46,12 +47,12 @@ export { measureStackMap, indexStackMap } from "./parse-stackmap";
  * It stops, leaving the frame to the general unwinder, at: the chunk's stack top, the depth limit
  * (index maxDepth - 1), the chunk's boundary return address, an extra boundary, a return address
  * not in the table (0 is never a key: its probe ends at an empty cell, as does a boundary that is
- * no safepoint, which the caller then leaves out of CTX_BOUNDARY_LO), a NOT_FAST recipe, a frame reaching past the stack words; and, with
+ * no safepoint, which the caller then leaves out of CTX_BOUNDARY_LO), a NOT_FAST recipe, a frame reaching past the stack's u32s; and, with
  * CTX_ROOM_NEEDED set, when the frame's pairs do not fit in the output; and after CTX_MAX_TAKEN
  * frames (the frame log's capacity).
  */
 
-@inline function word(ctx: u32, index: i32): u32 {
+@inline function ctxU32(ctx: u32, index: i32): u32 {
   return load<u32>(ctx + (<u32>index << 2));
 }
 
@@ -61,23 +62,23 @@ export function scanFrames(ctx: u32): u32 {
   // scan (the cross-check runs both) or one with such boundaries gets the other. With every
   // input live in one loop, TurboFan kept more of its values in stack slots, reloaded per frame
   // (bench/README.md, "Issue 19: where the 16-site walk and the native scan spend their time").
-  const noBoundary = load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2)) == 0 && word(ctx, CTX_BOUNDARY_COUNT) == 0;
-  if (noBoundary && word(ctx, CTX_LOG) == 0 && word(ctx, CTX_MAX_TAKEN) == 0xffff_ffff && depthCannotStop(ctx)) return scanLoop(ctx, false);
+  const noBoundary = load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2)) == 0 && ctxU32(ctx, CTX_BOUNDARY_COUNT) == 0;
+  if (noBoundary && ctxU32(ctx, CTX_LOG) == 0 && ctxU32(ctx, CTX_MAX_TAKEN) == 0xffff_ffff && depthCannotStop(ctx)) return scanLoop(ctx, false);
   return scanLoop(ctx, true);
 }
 
 /**
  * Whether the walk from the cursor reaches the chunk's stack top before the depth limit: every
- * frame takes at least its return-address slot (2 words), so at most ceil((top - w) / 2) frames
+ * frame takes at least its return-address slot (RA_SLOT_U32S u32s), so at most ceil((top - spU32Index) / 2) frames
  * are left below the top; then the loop needs no depth test (a limit of 4,000,000 frames by default,
  * far above any stack of that size).
  */
 @inline function depthCannotStop(ctx: u32): bool {
-  const w = word(ctx, CTX_W);
-  const top = word(ctx, CTX_TOP_WORD);
-  const index = word(ctx, CTX_INDEX);
-  const last = word(ctx, CTX_LAST_INDEX);
-  return index < last && (w >= top || (top - w + 1) >> 1 <= last - index);
+  const spU32Index = ctxU32(ctx, CTX_SP_U32_INDEX);
+  const top = ctxU32(ctx, CTX_TOP_U32_INDEX);
+  const index = ctxU32(ctx, CTX_INDEX);
+  const last = ctxU32(ctx, CTX_LAST_INDEX);
+  return index < last && (spU32Index >= top || (top - spU32Index + 1) >> 1 <= last - index);
 }
 
 /**
@@ -87,48 +88,48 @@ export function scanFrames(ctx: u32): u32 {
  * top alone.
  */
 @inline function scanLoop(ctx: u32, logged: bool): u32 {
-  const words = word(ctx, CTX_WORDS);
-  const wordCount = word(ctx, CTX_WORD_COUNT);
+  const stackByte = ctxU32(ctx, CTX_STACK_BYTE);
+  const stackU32Count = ctxU32(ctx, CTX_STACK_U32_COUNT);
   const base = load<u64>(ctx + (<u32>CTX_BASE_LO << 2));
   const boundary = logged ? load<u64>(ctx + (<u32>CTX_BOUNDARY_LO << 2)) : 0;
-  const topWord = word(ctx, CTX_TOP_WORD);
-  const keys = word(ctx, CTX_KEYS);
-  const mask = word(ctx, CTX_MASK);
-  const shift = word(ctx, CTX_SHIFT);
-  const recipeOfCell = word(ctx, CTX_RECIPE_OF_CELL);
-  const recipes = word(ctx, CTX_RECIPES);
-  const slots = word(ctx, CTX_SLOTS);
-  const saves = word(ctx, CTX_SAVES);
-  const baseSlots = word(ctx, CTX_OUT_BASE_SLOTS);
-  const derivedSlots = word(ctx, CTX_OUT_DERIVED_SLOTS);
-  const baseValues = word(ctx, CTX_OUT_BASE_VALUES);
-  const capacity = word(ctx, CTX_OUT_CAPACITY);
-  const regSlots = word(ctx, CTX_REG_SLOTS);
-  const log = logged ? word(ctx, CTX_LOG) : 0;
-  const boundaryList = logged ? word(ctx, CTX_BOUNDARIES) : 0;
-  const boundaryCount = logged ? word(ctx, CTX_BOUNDARY_COUNT) : 0;
-  const firstIndex = word(ctx, CTX_INDEX);
-  const lastIndex = word(ctx, CTX_LAST_INDEX);
+  const topU32Index = ctxU32(ctx, CTX_TOP_U32_INDEX);
+  const keys = ctxU32(ctx, CTX_KEYS);
+  const mask = ctxU32(ctx, CTX_MASK);
+  const shift = ctxU32(ctx, CTX_SHIFT);
+  const recipeOfCell = ctxU32(ctx, CTX_RECIPE_OF_CELL);
+  const recipes = ctxU32(ctx, CTX_RECIPES);
+  const slots = ctxU32(ctx, CTX_SLOTS);
+  const saves = ctxU32(ctx, CTX_SAVES);
+  const baseSlots = ctxU32(ctx, CTX_OUT_BASE_SLOTS);
+  const derivedSlots = ctxU32(ctx, CTX_OUT_DERIVED_SLOTS);
+  const baseValues = ctxU32(ctx, CTX_OUT_BASE_VALUES);
+  const capacity = ctxU32(ctx, CTX_OUT_CAPACITY);
+  const regSlots = ctxU32(ctx, CTX_REG_SLOTS);
+  const log = logged ? ctxU32(ctx, CTX_LOG) : 0;
+  const boundaryList = logged ? ctxU32(ctx, CTX_BOUNDARIES) : 0;
+  const boundaryCount = logged ? ctxU32(ctx, CTX_BOUNDARY_COUNT) : 0;
+  const firstIndex = ctxU32(ctx, CTX_INDEX);
+  const lastIndex = ctxU32(ctx, CTX_LAST_INDEX);
   // One bound for the depth limit and the frames per call: the loop stops at frame index `stop`.
   let stop = lastIndex;
   if (logged) {
-    const maxTaken = word(ctx, CTX_MAX_TAKEN);
+    const maxTaken = ctxU32(ctx, CTX_MAX_TAKEN);
     if (firstIndex < lastIndex && lastIndex - firstIndex > maxTaken) stop = firstIndex + maxTaken;
   }
-  let n = word(ctx, CTX_OUT_COUNT);
-  let record = word(ctx, CTX_OUT_FRAME_RECORDS) + (word(ctx, CTX_OUT_FRAME_COUNT) << 3);
-  let w = word(ctx, CTX_W);
+  let n = ctxU32(ctx, CTX_OUT_COUNT);
+  let record = ctxU32(ctx, CTX_OUT_FRAME_RECORDS) + (ctxU32(ctx, CTX_OUT_FRAME_COUNT) << 3);
+  let spU32Index = ctxU32(ctx, CTX_SP_U32_INDEX);
   let index = firstIndex;
-  let ra = (<u64>word(ctx, CTX_RA_HI) << 32) | <u64>word(ctx, CTX_RA_LO);
+  let ra = (<u64>ctxU32(ctx, CTX_RA_HI) << 32) | <u64>ctxU32(ctx, CTX_RA_LO);
   let roomNeeded: u32 = 0;
-  while (w < topWord && (!logged || (index < stop && ra != boundary))) {
+  while (spU32Index < topU32Index && (!logged || (index < stop && ra != boundary))) {
     // A return address not in the table ends at an empty cell: RECIPE_NOT_FOUND, below 0 too.
     const r = load<i32>(recipeOfCell + (probeEnd(keys, mask, shift, ra) << 2));
     if (r < 0) break;
     const recipe = recipes + <u32>r * RECIPE_BYTES;
-    // + 2 words: the return-address slot between the frame and the CFA.
-    const cfaWord = w + (load<u32>(recipe + RECIPE_FRAME_BYTES) >> 2) + 2;
-    if (cfaWord > wordCount) break;
+    // The frame, then the return-address slot between it and the CFA.
+    const cfaU32Index = spU32Index + (load<u32>(recipe + RECIPE_FRAME_BYTES) >> 2) + RA_SLOT_U32S;
+    if (cfaU32Index > stackU32Count) break;
     if (logged && boundaryCount != 0 && isListed(boundaryList, boundaryCount, ra)) break;
     const counts = load<u32>(recipe + RECIPE_COUNTS);
     const pairs = counts & 0xffff;
@@ -136,8 +137,8 @@ export function scanFrames(ctx: u32): u32 {
       roomNeeded = pairs;
       break;
     }
-    const sp = base + (<u64>w << 2);
-    const frameWords = words + (w << 2);
+    const sp = base + (<u64>spU32Index << 2);
+    const frameByte = stackByte + (spU32Index << 2);
     if (logged && log != 0) {
       const at = log + ((index - firstIndex) << 4);
       store<f64>(at, <f64>(<i64>sp));
@@ -155,52 +156,52 @@ export function scanFrames(ctx: u32): u32 {
     let o = n << 3;
     let left = pairs;
     for (; left > 4; left -= 4) {
-      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 0);
-      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 8);
-      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 16);
-      appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 24);
+      appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 0);
+      appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 8);
+      appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 16);
+      appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 24);
       s += 32;
       o += 32;
     }
     switch (left) {
       case 4:
-        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 24);
+        appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 24);
       case 3:
-        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 16);
+        appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 16);
       case 2:
-        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 8);
+        appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 8);
       case 1:
-        appendPair(s, sp, frameWords, baseSlots + o, derivedSlots + o, baseValues + o, 0);
+        appendPair(s, sp, frameByte, baseSlots + o, derivedSlots + o, baseValues + o, 0);
     }
     n += pairs;
     const savedRegisters = counts >> 16;
     if (savedRegisters != 0) {
-      const cfa = base + (<u64>cfaWord << 2);
+      const cfa = base + (<u64>cfaU32Index << 2);
       let v = saves + (load<u32>(recipe + RECIPE_SAVE_START) << 3);
       const savesEnd = v + (savedRegisters << 3);
       for (; v < savesEnd; v += 8) store<f64>(regSlots + (load<u32>(v) << 3), <f64>(<i64>(cfa + <u64>load<i32>(v + 4))));
     }
-    ra = load<u64>(words + (cfaWord << 2) - 8);
-    w = cfaWord;
+    ra = load<u64>(stackByte + (cfaU32Index << 2) - 8);
+    spU32Index = cfaU32Index;
     index++;
   }
-  store<u32>(ctx + (<u32>CTX_W << 2), w);
-  // The cursor's return address is the word below its SP (read again here, so that `ra` is not
+  store<u32>(ctx + (<u32>CTX_SP_U32_INDEX << 2), spU32Index);
+  // The cursor's return address is the u64 below its SP (read again here, so that `ra` is not
   // live after the loop: TurboFan spilled it every frame for this store).
-  if (index != firstIndex) store<u64>(ctx + (<u32>CTX_RA_LO << 2), load<u64>(words + (w << 2) - 8));
+  if (index != firstIndex) store<u64>(ctx + (<u32>CTX_RA_LO << 2), load<u64>(stackByte + (spU32Index << 2) - 8));
   store<u32>(ctx + (<u32>CTX_INDEX << 2), index);
   store<u32>(ctx + (<u32>CTX_OUT_COUNT << 2), n);
-  store<u32>(ctx + (<u32>CTX_OUT_FRAME_COUNT << 2), (record - word(ctx, CTX_OUT_FRAME_RECORDS)) >> 3);
+  store<u32>(ctx + (<u32>CTX_OUT_FRAME_COUNT << 2), (record - ctxU32(ctx, CTX_OUT_FRAME_RECORDS)) >> 3);
   store<u32>(ctx + (<u32>CTX_ROOM_NEEDED << 2), roomNeeded);
   return index - firstIndex;
 }
 
 /** Appends the pair at `s + j` (base, derived offsets from SP) of the frame at `sp` at byte `j` of the columns `bs`, `ds`, `bv`. */
-@inline function appendPair(s: u32, sp: u64, frameWords: u32, bs: u32, ds: u32, bv: u32, j: u32): void {
+@inline function appendPair(s: u32, sp: u64, frameByte: u32, bs: u32, ds: u32, bv: u32, j: u32): void {
   const baseOffset = load<u32>(s + j);
   store<f64>(bs + j, <f64>(<i64>(sp + <u64>baseOffset)));
   store<f64>(ds + j, <f64>(<i64>(sp + <u64>load<u32>(s + j + 4))));
-  store<f64>(bv + j, <f64>load<u64>(frameWords + baseOffset));
+  store<f64>(bv + j, <f64>load<u64>(frameByte + baseOffset));
 }
 
 /** `ra` is one of the `count` u64 return addresses at `list`. */

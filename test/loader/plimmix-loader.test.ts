@@ -1,3 +1,15 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
+import {
+  locationDwarfReg,
+  LocationKind,
+  locationKind,
+  locationRootType,
+  locationSizeBytes,
+  ROOT_TYPE_ATOMIC,
+  ROOT_TYPE_COMPLEX,
+  ROOT_TYPE_POINTER,
+  ROOT_TYPE_TRAIT,
+} from "../../src/location/location-word.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ByteView } from "../../src/bytes/byte-view.js";
@@ -15,24 +27,15 @@ import {
   FLAG_NO_UNWIND_INFO,
   type FrameDescriptors,
   NO_CFA_RULE,
-  ROOT_TYPE_ATOMIC,
-  ROOT_TYPE_COMPLEX,
-  ROOT_TYPE_POINTER,
-  ROOT_TYPE_TRAIT,
-  locationDwarfReg,
-  locationKind,
-  locationRootType,
-  locationSizeBytes,
 } from "../../src/safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
-import { LocationKind } from "../../src/stackmap/llvm-stackmap.js";
 import { PlimmixMap } from "../../src/stackmap/plimmix-map.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { walkStack } from "../../walker/walk-stack.js";
 import { catchError } from "../support/catch-error.js";
 import { objdumpCallSites } from "../support/objdump-frames.js";
-import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "./compile-formats.js";
-import { encodePlimmix, type PlimmixSpec, THREE_FUNCTIONS } from "./plimmix-encoder.js";
+import { assembleFormatsAsm, compileFormatsLl, linkFormatsShared } from "../support/compile-formats.js";
+import { encodePlimmix, type PlimmixSpec, THREE_FUNCTIONS } from "../stackmap/plimmix-encoder.js";
 
 /*
  * `_GC_MAP_` maps into frame descriptors: roots CFA-relative (so pushed outgoing arguments do not
@@ -184,7 +187,7 @@ describe("registerPlimmixBytes and a walk", () => {
     const result = walkStack(
       registry.snapshot(),
       memory,
-      { sp: sp0, ra: 0x40_1020, registers: RegisterContext.from({ rbp }) },
+      { sp: sp0, ra: 0x40_1020, registers: RegisterContext.from({ rbp }, X86_64) },
       { mode: "strict", boundaries: new Set([BOUNDARY]) },
     );
     expect(result.stopReason).toBe("boundary");

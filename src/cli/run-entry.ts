@@ -2,14 +2,12 @@
  * A process entry for `rootwalk run` alone (the tests spawn it in a child process, so that a
  * program that aborts never takes the test worker down): `node run-entry.js ARGS...`.
  */
-import { PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "../cli/process-io.js";
-import { runCommand } from "../cli/run-command.js";
-import { crossCheckFromEnvironment } from "../../walker/scan-cross-check.js";
-
-crossCheckFromEnvironment();
+import { PROCESS_IO, endQuietlyWhenReaderCloses, exitAfterOutput } from "./process-io.js";
+import { runCommand } from "./run-command.js";
+import { crossCheckRequested } from "../../walker/scan-cross-check.js";
 
 endQuietlyWhenReaderCloses();
-runCommand(process.argv.slice(2), PROCESS_IO).then(
+runCommand(process.argv.slice(2), PROCESS_IO, crossCheckRequested()).then(
   // Native threads are gone once rw_main returned; exit once the output is out, waiting for nothing else.
   exitAfterOutput,
   (e: unknown) => {

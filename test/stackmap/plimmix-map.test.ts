@@ -8,7 +8,7 @@ import { catchError } from "../support/catch-error.js";
 import { encodePlimmix, functionOffsetOf, globalsOffsetOf, type PlimmixSpec, THREE_FUNCTIONS } from "./plimmix-encoder.js";
 
 /*
- * The `_GC_MAP_` v1 decoder against hand-built blobs (test/formats/plimmix-encoder.ts): what each
+ * The `_GC_MAP_` v1 decoder against hand-built blobs (test/stackmap/plimmix-encoder.ts): what each
  * accessor returns, one typed error with its exact offset per validation rule, and the length
  * walk over live memory that must never read past its bound.
  */

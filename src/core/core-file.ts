@@ -4,8 +4,9 @@ import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { MalformedInputError, TruncatedInputError, hex } from "../errors.js";
 import { type CoreSegment, CoreMemory } from "./core-memory.js";
-import { ET_CORE, PT_LOAD, PT_NOTE } from "./elf-constants.js";
-import { E_MACHINE } from "./elf-file.js";
+import { ET_CORE, PT_LOAD, PT_NOTE } from "../elf/elf-constants.js";
+import { E_MACHINE } from "../elf/elf-file.js";
+import { buildIdOfNotes, readNotes } from "../elf/elf-notes.js";
 
 /*
  * An ELF core file (ET_CORE, from `gcore`, the kernel or qemu-user), x86-64 or AArch64 Linux
@@ -35,7 +36,6 @@ import { E_MACHINE } from "./elf-file.js";
 
 const NT_PRSTATUS = 1;
 const NT_FILE = 0x46494c45;
-const NT_GNU_BUILD_ID = 3;
 const NT_AUXV = 6;
 const AT_PHDR = 3;
 const AT_ENTRY = 9;
@@ -191,50 +191,6 @@ export class CoreFile {
     }
     return undefined;
   }
-}
-
-/** The GNU build id (hex) in a run of notes (a PT_NOTE segment), or undefined. */
-export function buildIdOfNotes(bytes: Uint8Array): string | undefined {
-  try {
-    for (const note of readNotes(bytes, 0)) {
-      if (note.name === "GNU" && note.type === NT_GNU_BUILD_ID) return [...note.desc].map((b) => b.toString(16).padStart(2, "0")).join("");
-    }
-  } catch {
-    return undefined;
-  }
-  return undefined;
-}
-
-interface Note {
-  name: string;
-  type: number;
-  desc: Uint8Array;
-  descOffset: number;
-}
-
-function readNotes(bytes: Uint8Array, baseOffset: number): Note[] {
-  const view = new ByteView(bytes);
-  const notes: Note[] = [];
-  let at = 0;
-  const align4 = (n: number): number => (n + 3) & ~3;
-  while (at + 12 <= bytes.length) {
-    const namesz = view.u32(at);
-    const descsz = view.u32(at + 4);
-    const type = view.u32(at + 8);
-    const nameAt = at + 12;
-    const descAt = nameAt + align4(namesz);
-    if (descAt + descsz > bytes.length)
-      throw new MalformedInputError(
-        "core note",
-        baseOffset + at,
-        `${namesz}+${descsz} bytes`,
-        `at most ${bytes.length - at - 12} bytes of name and descriptor`,
-      );
-    const name = new TextDecoder().decode(bytes.subarray(nameAt, nameAt + Math.max(0, namesz - 1)));
-    notes.push({ name, type, desc: bytes.subarray(descAt, descAt + descsz), descOffset: baseOffset + descAt });
-    at = descAt + align4(descsz);
-  }
-  return notes;
 }
 
 /** The auxiliary vector's entries into `out`: pairs of u64 (type, value) up to AT_NULL. */

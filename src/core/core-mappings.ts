@@ -4,8 +4,8 @@ import { architectureOfMachine } from "../arch/elf-architecture.js";
 import { ByteView } from "../bytes/byte-view.js";
 import { InvalidArgumentError, RootwalkError } from "../errors.js";
 import type { CoreFile, CoreMappedFile } from "./core-file.js";
-import { PT_DYNAMIC, PT_INTERP, PT_LOAD } from "./elf-constants.js";
-import { ElfFile } from "./elf-file.js";
+import { PT_DYNAMIC, PT_INTERP, PT_LOAD } from "../elf/elf-constants.js";
+import { ElfFile } from "../elf/elf-file.js";
 
 /*
  * The files mapped in a process whose core has no NT_FILE note (qemu-user writes only

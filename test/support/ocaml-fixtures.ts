@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { findLlvmTool, runTool } from "../../src/toolchain/llvm-toolchain.js";
-import { objdumpDisassembly } from "../support/llvm-tools.js";
+import { objdumpDisassembly } from "./llvm-tools.js";
 import { ocamlDescriptorSizeBytes } from "../../src/stackmap/ocaml-frametable.js";
 import { compileFormatsLl } from "./compile-formats.js";
 

@@ -1,14 +1,14 @@
-import { TWO_32 } from "../../src/bytes/word-codec.js";
-import type { WordMemory } from "../../src/memory/memory.js";
-import { OwnedRegion } from "../../src/memory/owned-region.js";
-import { scanMemory } from "../../src/memory/scan-memory.js";
-import { CALLEE_SAVED_COUNT } from "../../src/safepoints/frame-descriptors.js";
-import type { SafepointTable } from "../../src/safepoints/safepoint-table.js";
-import type { FrameLog } from "../frame-log.js";
-import type { RootPairs } from "../frame-roots.js";
-import type { ManagedChunk, Unwinder } from "../unwinder.js";
-import * as L from "./kernel-layout.js";
-import { type ScanFrames, scanKernel } from "./load-kernel.js";
+import { TWO_32 } from "../src/bytes/word-codec.js";
+import type { WordMemory } from "../src/memory/memory.js";
+import { OwnedRegion } from "../src/memory/owned-region.js";
+import { scanMemory } from "../src/memory/scan-memory.js";
+import { X86_64 } from "../src/arch/x86-64.js";
+import type { SafepointTable } from "../src/safepoints/safepoint-table.js";
+import type { FrameLog } from "./frame-log.js";
+import type { RootPairs } from "./frame-roots.js";
+import type { ManagedChunk, Unwinder } from "./unwinder.js";
+import * as L from "./scan-kernel/kernel-layout.js";
+import { type ScanFrames, scanKernel } from "./scan-kernel/load-kernel.js";
 
 /*
  * One scanning thread's binding to the scan kernel (walker/scan-kernel/assembly/kernel.ts): its
@@ -18,12 +18,14 @@ import { type ScanFrames, scanKernel } from "./load-kernel.js";
  * have grown to the stack's size.
  *
  * The context region: the words of kernel-layout.ts from byte 0, the register slots (f64 each,
- * CALLEE_SAVED_COUNT of them) at REG_SLOTS_BYTE, the extra boundaries (u64 each) after them.
+ * REG_SLOT_COUNT of them) at REG_SLOTS_BYTE, the extra boundaries (u64 each) after them.
  */
 
 const CONTEXT_BYTES = 4096;
 const REG_SLOTS_BYTE = 256;
-const BOUNDARIES_BYTE = REG_SLOTS_BYTE + 8 * CALLEE_SAVED_COUNT;
+/** The kernel takes x86-64 frames only (src/safepoints/fast-frame-rule.ts admitsFastFrames): its registers. */
+const REG_SLOT_COUNT = X86_64.calleeSavedDwarf.length;
+const BOUNDARIES_BYTE = REG_SLOTS_BYTE + 8 * REG_SLOT_COUNT;
 const MAX_BOUNDARIES = (CONTEXT_BYTES - BOUNDARIES_BYTE) / 8;
 /** Frames per kernel call when a frame log is kept (cross-checks only). */
 const LOG_FRAMES = 1024;
@@ -43,13 +45,13 @@ export class ScanKernel {
   private table: SafepointTable | undefined;
   /** The bound stack's first address and its u32 word count. */
   wordsBase = 0;
-  wordCount = 0;
+  stackU32Count = 0;
 
   constructor() {
     this.context = OwnedRegion.allocate(this, CONTEXT_BYTES, "scan kernel context");
     const buffer = scanMemory().buffer;
-    this.ctx = new Uint32Array(buffer, this.context.offset, L.CTX_WORDS_USED);
-    this.regSlots = new Float64Array(buffer, this.context.offset + REG_SLOTS_BYTE, CALLEE_SAVED_COUNT);
+    this.ctx = new Uint32Array(buffer, this.context.offset, L.CTX_U32_COUNT);
+    this.regSlots = new Float64Array(buffer, this.context.offset + REG_SLOTS_BYTE, REG_SLOT_COUNT);
   }
 
   /**
@@ -75,9 +77,9 @@ export class ScanKernel {
     ctx[L.CTX_BOUNDARY_COUNT] = boundaries;
     this.table = snapshot.table;
     this.wordsBase = flat.base;
-    this.wordCount = flat.words.length;
-    ctx[L.CTX_WORDS] = this.stackWordsOffset(flat);
-    ctx[L.CTX_WORD_COUNT] = this.wordCount;
+    this.stackU32Count = flat.words.length;
+    ctx[L.CTX_STACK_BYTE] = this.stackWordsOffset(flat);
+    ctx[L.CTX_STACK_U32_COUNT] = this.stackU32Count;
     ctx[L.CTX_BASE_LO] = flat.base >>> 0;
     ctx[L.CTX_BASE_HI] = (flat.base / TWO_32) >>> 0;
     ctx[L.CTX_LAST_INDEX] = Math.max(0, Math.min(u.maxDepth - 1, 0xffff_ffff));
@@ -123,19 +125,19 @@ export class ScanKernel {
     this.ctx[L.CTX_MAX_TAKEN] = LOG_FRAMES;
   }
 
-  /** Puts the cursor on the frame (word index `w`, `ra`, `index`) of `chunk`. */
-  enterChunk(chunk: ManagedChunk, w: number, ra: number, index: number): void {
+  /** Puts the cursor on the frame (SP as a u32 index into the stack `spU32Index`, `ra`, `index`) of `chunk`. */
+  enterChunk(chunk: ManagedChunk, spU32Index: number, ra: number, index: number): void {
     const ctx = this.ctx;
     // Frames at or above the chunk's stack top are the general unwinder's ("stack-top").
-    ctx[L.CTX_TOP_WORD] =
-      chunk.stackTop === undefined ? this.wordCount : Math.min(this.wordCount, Math.max(0, Math.ceil((chunk.stackTop - this.wordsBase) / 4)));
+    ctx[L.CTX_TOP_U32_INDEX] =
+      chunk.stackTop === undefined ? this.stackU32Count : Math.min(this.stackU32Count, Math.max(0, Math.ceil((chunk.stackTop - this.wordsBase) / 4)));
     // As the extra boundaries in bind: only a boundary that is also a safepoint needs the kernel's
     // test (any other return address ends the kernel's walk at its probe anyway); without one the
     // kernel runs its loop without the boundary compare.
     const boundaryRa = chunk.boundaryRa !== undefined && this.table!.find(chunk.boundaryRa) >= 0 ? chunk.boundaryRa : 0;
     ctx[L.CTX_BOUNDARY_LO] = boundaryRa >>> 0;
     ctx[L.CTX_BOUNDARY_HI] = (boundaryRa / TWO_32) >>> 0;
-    ctx[L.CTX_W] = w;
+    ctx[L.CTX_SP_U32_INDEX] = spU32Index;
     ctx[L.CTX_RA_LO] = ra >>> 0;
     ctx[L.CTX_RA_HI] = (ra / TWO_32) >>> 0;
     ctx[L.CTX_INDEX] = index;
@@ -169,7 +171,7 @@ export class ScanKernel {
 
   /** The cursor's SP and return address. */
   get sp(): number {
-    return this.wordsBase + this.ctx[L.CTX_W]! * 4;
+    return this.wordsBase + this.ctx[L.CTX_SP_U32_INDEX]! * 4;
   }
   get ra(): number {
     return this.ctx[L.CTX_RA_HI]! * TWO_32 + this.ctx[L.CTX_RA_LO]!;

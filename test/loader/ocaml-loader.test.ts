@@ -1,3 +1,5 @@
+import { X86_64 } from "../../src/arch/x86-64.js";
+import { locationDwarfReg, LocationKind, locationKind, locationRootType, ROOT_TYPE_POINTER } from "../../src/location/location-word.js";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ByteView } from "../../src/bytes/byte-view.js";
@@ -7,25 +9,15 @@ import { buildOcamlDescriptors, loadOcamlFromElf } from "../../src/loader/ocaml-
 import { registerOcamlFile } from "../../src/loader/register-maps.js";
 import { DWARF_CFA } from "../../src/loader/plimmix-loader.js";
 import { SimulatedMemory } from "../../src/memory/memory.js";
-import {
-  FLAG_FRAME_POINTER_CFA,
-  FLAG_FRAME_SIZE_DIFFERS,
-  FLAG_NO_UNWIND_INFO,
-  type FrameDescriptors,
-  ROOT_TYPE_POINTER,
-  locationDwarfReg,
-  locationKind,
-  locationRootType,
-} from "../../src/safepoints/frame-descriptors.js";
+import { FLAG_FRAME_POINTER_CFA, FLAG_FRAME_SIZE_DIFFERS, FLAG_NO_UNWIND_INFO, type FrameDescriptors } from "../../src/safepoints/frame-descriptors.js";
 import { SafepointRegistry } from "../../src/safepoints/registry.js";
-import { LocationKind } from "../../src/stackmap/llvm-stackmap.js";
 import { OcamlFrametable } from "../../src/stackmap/ocaml-frametable.js";
 import { RegisterContext } from "../../walker/register-context.js";
 import { walkStack } from "../../walker/walk-stack.js";
 import { catchError } from "../support/catch-error.js";
 import { type ObjdumpFunction, objdumpCallSites } from "../support/objdump-frames.js";
-import { linkFormatsShared } from "./compile-formats.js";
-import { OCAML_SOURCES, encodeOcaml, ocamlFixture } from "./ocaml-fixtures.js";
+import { linkFormatsShared } from "../support/compile-formats.js";
+import { OCAML_SOURCES, encodeOcaml, ocamlFixture } from "../support/ocaml-fixtures.js";
 
 /*
  * OCaml frame tables into frame descriptors: root offsets made CFA-relative after deciding, per
@@ -187,7 +179,7 @@ describe("a walk through OCaml-table frames", () => {
     const result = walkStack(
       registry.snapshot(),
       memory,
-      { sp: sp0, ra: BIAS + spRa, registers: RegisterContext.from({ rbp }) },
+      { sp: sp0, ra: BIAS + spRa, registers: RegisterContext.from({ rbp }, X86_64) },
       { mode: "strict", boundaries: new Set([BOUNDARY]) },
     );
     expect(result.stopReason).toBe("boundary");

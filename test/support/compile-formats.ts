@@ -1,18 +1,17 @@
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { cachedArtifact } from "../../src/toolchain/cache-artifact.js";
 import { cacheKey, findLlvmTool, linkSharedLibrary, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 
 /**
- * Builds the sources of test/formats/ll/ into objects cached under `.cache/formats/` (keyed by the
+ * Builds the sources of test/ll/formats/ into objects cached under `.cache/formats/` (keyed by the
  * source bytes, the arguments and the tool's version, like src/toolchain/llvm-toolchain.ts).
  *
- * llc runs in ll/ with the bare file name, because LLVM's OCaml printer names its symbols after
+ * llc runs in test/ll/formats/ with the bare file name, because LLVM's OCaml printer names its symbols after
  * the module identifier, which is the path llc was given cut at its first '.':
  * `llc ocaml-basic.ll` gives `camlOcaml-basic__frametable`.
  */
-export const FORMATS_LL_DIR = join(dirname(fileURLToPath(import.meta.url)), "ll");
+export const FORMATS_LL_DIR = join(repoRoot(), "test", "ll", "formats");
 export const FORMATS_CACHE_DIR = join(repoRoot(), ".cache", "formats");
 
 function build(tool: string, source: string, args: readonly string[], suffix: string): string {
@@ -25,12 +24,12 @@ function build(tool: string, source: string, args: readonly string[], suffix: st
   });
 }
 
-/** `llc -O2 -filetype=obj <name>` in ll/: the path of the object. */
+/** `llc -O2 -filetype=obj <name>` in test/ll/formats/: the path of the object. */
 export function compileFormatsLl(name: string, llcFlags: readonly string[] = ["-O2"]): string {
   return build(findLlvmTool("llc"), name, ["-filetype=obj", ...llcFlags], ".o");
 }
 
-/** `llvm-mc -filetype=obj -triple=x86_64-pc-linux-gnu <name>` in ll/: the path of the object. */
+/** `llvm-mc -filetype=obj -triple=x86_64-pc-linux-gnu <name>` in test/ll/formats/: the path of the object. */
 export function assembleFormatsAsm(name: string): string {
   return build(findLlvmTool("llvm-mc"), name, ["-filetype=obj", "-triple=x86_64-pc-linux-gnu"], ".o");
 }

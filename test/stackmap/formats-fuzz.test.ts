@@ -8,8 +8,8 @@ import { SafepointRegistry } from "../../src/safepoints/registry.js";
 import { OcamlFrametable } from "../../src/stackmap/ocaml-frametable.js";
 import { PlimmixMap, parsePlimmixBlob, plimmixMapLength } from "../../src/stackmap/plimmix-map.js";
 import { type FuzzTarget, runFuzz, expectCleanFuzz } from "../fuzz/fuzz-targets.js";
-import { assembleFormatsAsm } from "./compile-formats.js";
-import { OCAML_SOURCES, encodeOcaml, ocamlFixture } from "./ocaml-fixtures.js";
+import { assembleFormatsAsm } from "../support/compile-formats.js";
+import { OCAML_SOURCES, encodeOcaml, ocamlFixture } from "../support/ocaml-fixtures.js";
 import { encodePlimmix, THREE_FUNCTIONS } from "./plimmix-encoder.js";
 
 /*

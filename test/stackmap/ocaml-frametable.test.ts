@@ -16,7 +16,7 @@ import {
   nullInitialisedSlots,
   objdumpSectionBytes,
   ocamlFixture,
-} from "./ocaml-fixtures.js";
+} from "../support/ocaml-fixtures.js";
 
 /*
  * LLVM 14's OCaml frame table (src/stackmap/ocaml-frametable.ts): the decoder on hand-built
