@@ -166,28 +166,7 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
     const d = buildLlvmDescriptors(parseStackMapSection(this.sectionOf(runs, index))).withBias(this.loadBias);
     this.blocksDecoded++;
     this.safepointsDecodedInBlocks += n;
-    return new FrameDescriptors(
-      n,
-      d.returnAddress,
-      d.frameSizeBytes,
-      d.stackSizeBytes,
-      d.cfaRegister,
-      d.cfaOffsetBytes,
-      d.savedRegOffsets,
-      d.flags,
-      functionIndex,
-      blobIndex,
-      recordIndex,
-      d.locStart,
-      d.deoptCount,
-      d.pairStart,
-      d.pairCount,
-      d.allocaCount,
-      d.locations,
-      d.pairs,
-      this.functions(),
-      d.architecture,
-    );
+    return new FrameDescriptors(n, { ...d.columns, functionIndex, blobIndex, recordIndex }, this.functions(), d.architecture);
   }
 
   /** Moves `place` past functions with no record left and past the end of its blob's records, to the record it names. */
