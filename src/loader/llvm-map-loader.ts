@@ -1,7 +1,7 @@
 import { MalformedInputError, UnsupportedInputError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
-import { FLAG_STATEPOINT, FrameDescriptorBuilder, FrameDescriptors, type SafepointFields } from "../safepoints/frame-descriptors.js";
+import { FLAG_STATEPOINT, FrameDescriptorBuilder, FrameDescriptors, type FunctionInfo, type SafepointFields } from "../safepoints/frame-descriptors.js";
 import type { StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import {
   DEFAULT_STATEPOINT_RECOGNITION,
@@ -36,6 +36,14 @@ export interface LlvmLoadOptions {
   recognition?: StatepointRecognition;
   /** Whose registers the maps and unwind rows name (the ELF file's e_machine). Default x86-64. */
   architecture?: Architecture;
+  /**
+   * For blobs that are a run of a section's blobs with a range of their records decoded (the
+   * deferred path, src/loader/deferred-llvm-descriptors.ts): the section's functions, made
+   * before (`buildLlvmFunctions` of all its blobs), where each blob's first one is, and the index
+   * of the first blob of the run. The descriptors then number functions and blobs as the whole
+   * section's do and carry its function list; no function is built again.
+   */
+  sectionFunctions?: { functions: readonly FunctionInfo[]; firstFunctionOfBlob: readonly number[]; firstBlob: number };
 }
 
 /**
@@ -55,7 +63,47 @@ export interface LlvmLoadOptions {
 export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: LlvmLoadOptions = {}): FrameDescriptors {
   const loader = new LlvmDescriptorLoader(blobs, options);
   for (let b = 0; b < blobs.length; b++) loader.addBlob(blobs[b]!, b);
-  return loader.builder.finish();
+  const d = loader.builder.finish();
+  return options.sectionFunctions === undefined ? d : new FrameDescriptors(d.count, d.columns, options.sectionFunctions.functions, d.architecture);
+}
+
+/** Every function of every blob, in order, as buildLlvmDescriptors lists them (nothing of the records is read). */
+export function buildLlvmFunctions(blobs: readonly StackMapBlob[], options: Pick<LlvmLoadOptions, "resolveFunction"> = {}): FunctionInfo[] {
+  const functions: FunctionInfo[] = [];
+  blobs.forEach((blob, b) => {
+    for (let f = 0; f < blob.numFunctions; f++) functions.push(functionInfo(blob, b, f, options));
+  });
+  return functions;
+}
+
+/** Function `f` of blob `b` (resolved by `options`), its address and stack size checked. */
+function functionInfo(
+  blob: StackMapBlob,
+  b: number,
+  f: number,
+  options: Pick<LlvmLoadOptions, "resolveFunction">,
+): FunctionInfo & { sectionIndex: number | undefined } {
+  const resolved = options.resolveFunction?.(b, f);
+  const address = resolved !== undefined ? resolved.address : blob.functionAddressRaw(f);
+  if (!Number.isSafeInteger(address)) {
+    throw new MalformedInputError(
+      `address of function #${f}`,
+      blob.sectionOffset + blob.functionAddressFieldOffset(f),
+      blob.functionAddressLong(f).toString(),
+      "an address below 2^53",
+    );
+  }
+  const dynamic = blob.hasDynamicFrame(f);
+  const stackSizeBytes = dynamic ? -1 : blob.stackSizeBytes(f);
+  if (!dynamic && !(stackSizeBytes >= 0 && stackSizeBytes < 2 ** 31)) {
+    throw new MalformedInputError(
+      `stack size of function #${f}`,
+      blob.sectionOffset + blob.functionAddressFieldOffset(f) + 8,
+      blob.stackSizeLong(f).toString(),
+      "below 2^31, or UINT64_MAX for a dynamic frame",
+    );
+  }
+  return { name: resolved?.name, address, stackSizeBytes, sectionIndex: resolved?.sectionIndex };
 }
 
 /**
@@ -100,7 +148,7 @@ class LlvmDescriptorLoader {
     let records = 0;
     let locations = 0;
     for (const blob of blobs) {
-      records += blob.numRecords;
+      records += blob.endDecodedRecord - blob.firstDecodedRecord;
       locations += blob.totalLocations;
     }
     this.architecture = options.architecture ?? X86_64;
@@ -115,38 +163,24 @@ class LlvmDescriptorLoader {
     this.statepointIds = new StatepointIdMatcher(options.recognition ?? DEFAULT_STATEPOINT_RECOGNITION);
   }
 
-  /** Every function of blob `b`, and its records. */
+  /** Blob `b`'s functions and its decoded records (all of them, unless `sectionFunctions` says it is a run of a section). */
   addBlob(blob: StackMapBlob, b: number): void {
     // The blob's locations, decoded when it was parsed, in record order: record r's are at
     // blobLocations + blob.firstLocation(r).
     const blobLocations = this.builder.addLocationWords(blob.locationWords);
-    for (let f = 0; f < blob.numFunctions; f++) {
-      const resolved = this.options.resolveFunction?.(b, f);
-      const functionAddress = resolved !== undefined ? resolved.address : blob.functionAddressRaw(f);
-      if (!Number.isSafeInteger(functionAddress)) {
-        throw new MalformedInputError(
-          `address of function #${f}`,
-          blob.sectionOffset + blob.functionAddressFieldOffset(f),
-          blob.functionAddressLong(f).toString(),
-          "an address below 2^53",
-        );
-      }
-      const dynamic = blob.hasDynamicFrame(f);
-      const stackSize = dynamic ? -1 : blob.stackSizeBytes(f);
-      if (!dynamic && !(stackSize >= 0 && stackSize < 2 ** 31)) {
-        throw new MalformedInputError(
-          `stack size of function #${f}`,
-          blob.sectionOffset + blob.functionAddressFieldOffset(f) + 8,
-          blob.stackSizeLong(f).toString(),
-          "below 2^31, or UINT64_MAX for a dynamic frame",
-        );
-      }
-      const functionIndex = this.builder.addFunction({ name: resolved?.name, address: functionAddress, stackSizeBytes: stackSize });
-      this.addRecords(blob, b, f, functionIndex, functionAddress, stackSize, resolved?.sectionIndex, blobLocations);
+    const known = this.options.sectionFunctions;
+    const blobIndex = b + (known?.firstBlob ?? 0);
+    for (let f = blob.firstDecodedFunction; f < blob.endDecodedFunction; f++) {
+      const fn = functionInfo(blob, b, f, this.options);
+      const functionIndex =
+        known !== undefined
+          ? known.firstFunctionOfBlob[blobIndex]! + f
+          : this.builder.addFunction({ name: fn.name, address: fn.address, stackSizeBytes: fn.stackSizeBytes });
+      this.addRecords(blob, blobIndex, f, functionIndex, fn.address, fn.stackSizeBytes, fn.sectionIndex, blobLocations);
     }
   }
 
-  /** One safepoint per record of function `f` of blob `b`. */
+  /** One safepoint per decoded record of function `f` of blob `b`. */
   private addRecords(
     blob: StackMapBlob,
     b: number,
@@ -163,8 +197,8 @@ class LlvmDescriptorLoader {
     // call, which cost a fifth of this loop; a local is checked once.
     const frameAt = frameAtSafepoint;
     const statepointShape = matchStatepoint;
-    const first = blob.firstRecordOf(f);
-    const end = first + blob.recordCountOf(f);
+    const first = Math.max(blob.firstRecordOf(f), blob.firstDecodedRecord);
+    const end = Math.min(blob.firstRecordOf(f) + blob.recordCountOf(f), blob.endDecodedRecord);
     // Without unwind rows every record of the function has the same frame.
     if (unwindRowAt === undefined) frameAt(undefined, stackSize, saved, frame, architecture);
     for (let r = first; r < end; r++) {
