@@ -1,7 +1,14 @@
 import { MalformedInputError, UnsupportedInputError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
-import { FLAG_STATEPOINT, FrameDescriptorBuilder, FrameDescriptors, type FunctionInfo, type SafepointFields } from "../safepoints/frame-descriptors.js";
+import {
+  FLAG_STATEPOINT,
+  FrameDescriptorBuilder,
+  FrameDescriptors,
+  type FunctionInfo,
+  type SafepointFields,
+  scratchSafepointFields,
+} from "../safepoints/frame-descriptors.js";
 import type { StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import {
   DEFAULT_STATEPOINT_RECOGNITION,
@@ -120,23 +127,7 @@ class LlvmDescriptorLoader {
   private readonly saved: Int16Array;
   private readonly frame: SafepointFrame = { frameSizeBytes: 0, flags: 0, cfaRegister: 0, cfaOffsetBytes: 0 };
   private readonly shape = new Int32Array(SHAPE_SLOTS);
-  private readonly safepoint: SafepointFields = {
-    returnAddress: 0,
-    frameSizeBytes: 0,
-    stackSizeBytes: 0,
-    cfaRegister: 0,
-    cfaOffsetBytes: 0,
-    savedRegOffsets: new Int16Array(0),
-    flags: 0,
-    functionIndex: 0,
-    blobIndex: 0,
-    recordIndex: 0,
-    locStart: 0,
-    deoptCount: 0,
-    pairStart: 0,
-    pairCount: 0,
-    allocaCount: 0,
-  };
+  private readonly safepoint: SafepointFields;
 
   constructor(
     blobs: readonly StackMapBlob[],
@@ -153,7 +144,7 @@ class LlvmDescriptorLoader {
     }
     this.architecture = options.architecture ?? X86_64;
     this.saved = new Int16Array(this.architecture.calleeSavedDwarf.length);
-    this.safepoint.savedRegOffsets = this.saved;
+    this.safepoint = scratchSafepointFields(this.saved);
     this.builder = new FrameDescriptorBuilder({
       architecture: this.architecture,
       safepoints: records,

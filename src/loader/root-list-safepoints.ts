@@ -1,4 +1,11 @@
-import { CALLEE_SAVED_COUNT, DWARF_CFA, type FrameDescriptorBuilder, type SafepointFields, encodeLocationWord0 } from "../safepoints/frame-descriptors.js";
+import {
+  CALLEE_SAVED_COUNT,
+  DWARF_CFA,
+  type FrameDescriptorBuilder,
+  type SafepointFields,
+  encodeLocationWord0,
+  scratchSafepointFields,
+} from "../safepoints/frame-descriptors.js";
 import { LOCATION_KIND_INDIRECT } from "../stackmap/stackmap-v3-layout.js";
 import { frameAtSafepoint } from "./safepoint-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
@@ -14,23 +21,7 @@ import type { UnwindRow } from "./unwind-row.js";
 export class RootListSafepoints {
   private readonly saved = new Int16Array(CALLEE_SAVED_COUNT);
   /** Refilled for every safepoint (the builder copies it). */
-  private readonly fields: SafepointFields = {
-    returnAddress: 0,
-    frameSizeBytes: 0,
-    stackSizeBytes: 0,
-    cfaRegister: 0,
-    cfaOffsetBytes: 0,
-    savedRegOffsets: this.saved,
-    flags: 0,
-    functionIndex: 0,
-    blobIndex: 0,
-    recordIndex: 0,
-    locStart: 0,
-    deoptCount: 0,
-    pairStart: 0,
-    pairCount: 0,
-    allocaCount: 0,
-  };
+  private readonly fields: SafepointFields = scratchSafepointFields(this.saved);
 
   constructor(readonly builder: FrameDescriptorBuilder) {}
 

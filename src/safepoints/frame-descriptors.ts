@@ -144,6 +144,27 @@ export interface SafepointFields {
   allocaCount: number;
 }
 
+/** A SafepointFields of zeros over `savedRegOffsets`, for a loader to refill for every safepoint it adds. */
+export function scratchSafepointFields(savedRegOffsets: Int16Array): SafepointFields {
+  return {
+    returnAddress: 0,
+    frameSizeBytes: 0,
+    stackSizeBytes: 0,
+    cfaRegister: 0,
+    cfaOffsetBytes: 0,
+    savedRegOffsets,
+    flags: 0,
+    functionIndex: 0,
+    blobIndex: 0,
+    recordIndex: 0,
+    locStart: 0,
+    deoptCount: 0,
+    pairStart: 0,
+    pairCount: 0,
+    allocaCount: 0,
+  };
+}
+
 /**
  * The columns of a FrameDescriptors, in one table: each per-safepoint column's name and element
  * type (savedRegOffsets holds the architecture's callee-saved count of entries per safepoint,
