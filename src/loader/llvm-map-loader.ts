@@ -22,7 +22,7 @@ import {
   type StatepointRecognition,
   matchStatepoint,
 } from "../stackmap/statepoint.js";
-import { type SafepointFrame, frameAtSafepoint } from "./safepoint-frame.js";
+import { type SafepointFrame, frameAtSafepoint, setFrameFields } from "./safepoint-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
 
 export type { UnwindRow } from "./unwind-row.js";
@@ -188,6 +188,7 @@ class LlvmDescriptorLoader {
     // call, which cost a fifth of this loop; a local is checked once.
     const frameAt = frameAtSafepoint;
     const statepointShape = matchStatepoint;
+    const setFrame = setFrameFields;
     const first = Math.max(blob.firstRecordOf(f), blob.firstDecodedRecord);
     const end = Math.min(blob.firstRecordOf(f) + blob.recordCountOf(f), blob.endDecodedRecord);
     // Without unwind rows every record of the function has the same frame.
@@ -203,11 +204,12 @@ class LlvmDescriptorLoader {
       }
       const locStart = blobLocations + blob.firstLocation(r);
       const pairStart = builder.nextPairIndex;
+      setFrame(safepoint, frame, stackSize);
       if (isStatepoint) {
         const pairCount = shape[SHAPE_PAIR_COUNT]!;
         const firstBase = locStart + shape[SHAPE_PAIRS_START]!;
         for (let p = 0; p < pairCount; p++) builder.addPair(firstBase + 2 * p, firstBase + 2 * p + 1);
-        safepoint.flags = frame.flags | FLAG_STATEPOINT;
+        safepoint.flags |= FLAG_STATEPOINT;
         // Statepoints keep their three header constants out of the deopt slice.
         safepoint.locStart = locStart + STATEPOINT_DEOPT_START;
         safepoint.deoptCount = shape[SHAPE_DEOPT_COUNT]!;
@@ -218,17 +220,12 @@ class LlvmDescriptorLoader {
         // choosing; each is offered as a root of its own (base = derived).
         const n = blob.numLocations(r);
         for (let i = 0; i < n; i++) builder.addPair(locStart + i, locStart + i);
-        safepoint.flags = frame.flags;
         safepoint.locStart = locStart;
         safepoint.deoptCount = 0;
         safepoint.pairCount = n;
         safepoint.allocaCount = 0;
       }
       safepoint.returnAddress = returnAddress;
-      safepoint.frameSizeBytes = frame.frameSizeBytes;
-      safepoint.stackSizeBytes = stackSize;
-      safepoint.cfaRegister = frame.cfaRegister;
-      safepoint.cfaOffsetBytes = frame.cfaOffsetBytes;
       safepoint.functionIndex = functionIndex;
       safepoint.blobIndex = b;
       safepoint.recordIndex = r;

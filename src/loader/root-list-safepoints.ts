@@ -7,7 +7,7 @@ import {
   scratchSafepointFields,
 } from "../safepoints/frame-descriptors.js";
 import { LOCATION_KIND_INDIRECT } from "../stackmap/stackmap-v3-layout.js";
-import { frameAtSafepoint } from "./safepoint-frame.js";
+import { frameAtSafepoint, setFrameFields } from "./safepoint-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
 
 /*
@@ -49,13 +49,8 @@ export class RootListSafepoints {
     pairCount: number,
   ): void {
     const fields = this.fields;
-    const frame = frameAtSafepoint(row, recordedFrameBytes, this.saved);
+    setFrameFields(fields, frameAtSafepoint(row, recordedFrameBytes, this.saved), recordedFrameBytes);
     fields.returnAddress = returnAddress;
-    fields.frameSizeBytes = frame.frameSizeBytes;
-    fields.stackSizeBytes = recordedFrameBytes;
-    fields.cfaRegister = frame.cfaRegister;
-    fields.cfaOffsetBytes = frame.cfaOffsetBytes;
-    fields.flags = frame.flags;
     fields.functionIndex = functionIndex;
     fields.blobIndex = blobIndex;
     fields.recordIndex = recordIndex;
