@@ -22,7 +22,7 @@ import {
   type StatepointRecognition,
   matchStatepoint,
 } from "../stackmap/statepoint.js";
-import { type SafepointFrame, frameAtSafepoint, setFrameFields } from "./safepoint-frame.js";
+import { type SafepointFrame, frameAtSafepoint } from "./safepoint-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
 
 export type { UnwindRow } from "./unwind-row.js";
@@ -78,19 +78,13 @@ export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: Ll
 export function buildLlvmFunctions(blobs: readonly StackMapBlob[], options: Pick<LlvmLoadOptions, "resolveFunction"> = {}): FunctionInfo[] {
   const functions: FunctionInfo[] = [];
   blobs.forEach((blob, b) => {
-    for (let f = 0; f < blob.numFunctions; f++) functions.push(functionInfo(blob, b, f, options));
+    for (let f = 0; f < blob.numFunctions; f++) functions.push(functionInfo(blob, f, options.resolveFunction?.(b, f)));
   });
   return functions;
 }
 
-/** Function `f` of blob `b` (resolved by `options`), its address and stack size checked. */
-function functionInfo(
-  blob: StackMapBlob,
-  b: number,
-  f: number,
-  options: Pick<LlvmLoadOptions, "resolveFunction">,
-): FunctionInfo & { sectionIndex: number | undefined } {
-  const resolved = options.resolveFunction?.(b, f);
+/** Function `f` of `blob` (where `resolved` says it is, if given), its address and stack size checked. */
+function functionInfo(blob: StackMapBlob, f: number, resolved: ResolvedFunction | undefined): FunctionInfo {
   const address = resolved !== undefined ? resolved.address : blob.functionAddressRaw(f);
   if (!Number.isSafeInteger(address)) {
     throw new MalformedInputError(
@@ -110,7 +104,7 @@ function functionInfo(
       "below 2^31, or UINT64_MAX for a dynamic frame",
     );
   }
-  return { name: resolved?.name, address, stackSizeBytes, sectionIndex: resolved?.sectionIndex };
+  return { name: resolved?.name, address, stackSizeBytes };
 }
 
 /**
@@ -161,21 +155,24 @@ class LlvmDescriptorLoader {
     const blobLocations = this.builder.addLocationWords(blob.locationWords);
     const known = this.options.sectionFunctions;
     const blobIndex = b + (known?.firstBlob ?? 0);
-    for (let f = blob.firstDecodedFunction; f < blob.endDecodedFunction; f++) {
-      const fn = functionInfo(blob, b, f, this.options);
-      const functionIndex =
-        known !== undefined
-          ? known.firstFunctionOfBlob[blobIndex]! + f
-          : this.builder.addFunction({ name: fn.name, address: fn.address, stackSizeBytes: fn.stackSizeBytes });
-      this.addRecords(blob, blobIndex, f, functionIndex, fn.address, fn.stackSizeBytes, fn.sectionIndex, blobLocations);
+    const endFunction = blob.endDecodedFunction;
+    for (let f = blob.firstDecodedFunction; f < endFunction; f++) {
+      const resolved = this.options.resolveFunction?.(b, f);
+      const fn = functionInfo(blob, f, resolved);
+      const functionIndex = known !== undefined ? known.firstFunctionOfBlob[blobIndex]! + f : this.builder.addFunction(fn);
+      // The function's records that were decoded (all of them, unless the blob is a range).
+      const first = Math.max(blob.firstRecordOf(f), blob.firstDecodedRecord);
+      const end = Math.min(blob.firstRecordOf(f) + blob.recordCountOf(f), blob.endDecodedRecord);
+      this.addRecords(blob, blobIndex, first, end, functionIndex, fn.address, fn.stackSizeBytes, resolved?.sectionIndex, blobLocations);
     }
   }
 
-  /** One safepoint per decoded record of function `f` of blob `b`. */
+  /** One safepoint per record [first, end) of blob `b`, all of one function. */
   private addRecords(
     blob: StackMapBlob,
     b: number,
-    f: number,
+    first: number,
+    end: number,
     functionIndex: number,
     functionAddress: number,
     stackSize: number,
@@ -188,9 +185,6 @@ class LlvmDescriptorLoader {
     // call, which cost a fifth of this loop; a local is checked once.
     const frameAt = frameAtSafepoint;
     const statepointShape = matchStatepoint;
-    const setFrame = setFrameFields;
-    const first = Math.max(blob.firstRecordOf(f), blob.firstDecodedRecord);
-    const end = Math.min(blob.firstRecordOf(f) + blob.recordCountOf(f), blob.endDecodedRecord);
     // Without unwind rows every record of the function has the same frame.
     if (unwindRowAt === undefined) frameAt(undefined, stackSize, saved, frame, architecture);
     for (let r = first; r < end; r++) {
@@ -204,7 +198,11 @@ class LlvmDescriptorLoader {
       }
       const locStart = blobLocations + blob.firstLocation(r);
       const pairStart = builder.nextPairIndex;
-      setFrame(safepoint, frame, stackSize);
+      safepoint.frameSizeBytes = frame.frameSizeBytes;
+      safepoint.stackSizeBytes = stackSize;
+      safepoint.cfaRegister = frame.cfaRegister;
+      safepoint.cfaOffsetBytes = frame.cfaOffsetBytes;
+      safepoint.flags = frame.flags;
       if (isStatepoint) {
         const pairCount = shape[SHAPE_PAIR_COUNT]!;
         const firstBase = locStart + shape[SHAPE_PAIRS_START]!;

@@ -7,7 +7,7 @@ import {
   scratchSafepointFields,
 } from "../safepoints/frame-descriptors.js";
 import { LOCATION_KIND_INDIRECT } from "../stackmap/stackmap-v3-layout.js";
-import { frameAtSafepoint, setFrameFields } from "./safepoint-frame.js";
+import { frameAtSafepoint } from "./safepoint-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
 
 /*
@@ -49,7 +49,9 @@ export class RootListSafepoints {
     pairCount: number,
   ): void {
     const fields = this.fields;
-    setFrameFields(fields, frameAtSafepoint(row, recordedFrameBytes, this.saved), recordedFrameBytes);
+    // The frame's size, CFA rule and flags straight into the fields (they have SafepointFrame's names).
+    frameAtSafepoint(row, recordedFrameBytes, this.saved, fields);
+    fields.stackSizeBytes = recordedFrameBytes;
     fields.returnAddress = returnAddress;
     fields.functionIndex = functionIndex;
     fields.blobIndex = blobIndex;

@@ -7,7 +7,6 @@ import {
   FLAG_NO_UNWIND_INFO,
   FLAG_RETURN_ADDRESS_SIGNED,
   NO_CFA_RULE,
-  type SafepointFields,
   calleeSavedIndex,
 } from "../safepoints/frame-descriptors.js";
 import type { UnwindRow } from "./unwind-row.js";
@@ -84,13 +83,4 @@ function setFrame(into: SafepointFrame, frameSizeBytes: number, flags: number, c
   into.cfaRegister = cfaRegister;
   into.cfaOffsetBytes = cfaOffsetBytes;
   return into;
-}
-
-/** Writes `frame` (with its flags) and the recorded size into a safepoint's fields; a loader adds its own flags after. */
-export function setFrameFields(fields: SafepointFields, frame: SafepointFrame, recordedBytes: number): void {
-  fields.frameSizeBytes = frame.frameSizeBytes;
-  fields.stackSizeBytes = recordedBytes;
-  fields.cfaRegister = frame.cfaRegister;
-  fields.cfaOffsetBytes = frame.cfaOffsetBytes;
-  fields.flags = frame.flags;
 }
