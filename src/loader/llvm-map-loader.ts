@@ -1,7 +1,14 @@
 import { MalformedInputError, UnsupportedInputError } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import { X86_64 } from "../arch/x86-64.js";
-import { FLAG_STATEPOINT, FrameDescriptorBuilder, FrameDescriptors, type SafepointFields } from "../safepoints/frame-descriptors.js";
+import {
+  FLAG_STATEPOINT,
+  FrameDescriptorBuilder,
+  FrameDescriptors,
+  type FunctionInfo,
+  type SafepointFields,
+  scratchSafepointFields,
+} from "../safepoints/frame-descriptors.js";
 import type { StackMapBlob } from "../stackmap/llvm-stackmap.js";
 import {
   DEFAULT_STATEPOINT_RECOGNITION,
@@ -36,6 +43,14 @@ export interface LlvmLoadOptions {
   recognition?: StatepointRecognition;
   /** Whose registers the maps and unwind rows name (the ELF file's e_machine). Default x86-64. */
   architecture?: Architecture;
+  /**
+   * For blobs that are a run of a section's blobs with a range of their records decoded (the
+   * deferred path, src/loader/deferred-llvm-descriptors.ts): the section's functions, made
+   * before (`buildLlvmFunctions` of all its blobs), where each blob's first one is, and the index
+   * of the first blob of the run. The descriptors then number functions and blobs as the whole
+   * section's do and carry its function list; no function is built again.
+   */
+  sectionFunctions?: { functions: readonly FunctionInfo[]; firstFunctionOfBlob: readonly number[]; firstBlob: number };
 }
 
 /**
@@ -55,7 +70,41 @@ export interface LlvmLoadOptions {
 export function buildLlvmDescriptors(blobs: readonly StackMapBlob[], options: LlvmLoadOptions = {}): FrameDescriptors {
   const loader = new LlvmDescriptorLoader(blobs, options);
   for (let b = 0; b < blobs.length; b++) loader.addBlob(blobs[b]!, b);
-  return loader.builder.finish();
+  const d = loader.builder.finish();
+  return options.sectionFunctions === undefined ? d : new FrameDescriptors(d.count, d.columns, options.sectionFunctions.functions, d.architecture);
+}
+
+/** Every function of every blob, in order, as buildLlvmDescriptors lists them (nothing of the records is read). */
+export function buildLlvmFunctions(blobs: readonly StackMapBlob[], options: Pick<LlvmLoadOptions, "resolveFunction"> = {}): FunctionInfo[] {
+  const functions: FunctionInfo[] = [];
+  blobs.forEach((blob, b) => {
+    for (let f = 0; f < blob.numFunctions; f++) functions.push(functionInfo(blob, f, options.resolveFunction?.(b, f)));
+  });
+  return functions;
+}
+
+/** Function `f` of `blob` (where `resolved` says it is, if given), its address and stack size checked. */
+function functionInfo(blob: StackMapBlob, f: number, resolved: ResolvedFunction | undefined): FunctionInfo {
+  const address = resolved !== undefined ? resolved.address : blob.functionAddressRaw(f);
+  if (!Number.isSafeInteger(address)) {
+    throw new MalformedInputError(
+      `address of function #${f}`,
+      blob.sectionOffset + blob.functionAddressFieldOffset(f),
+      blob.functionAddressLong(f).toString(),
+      "an address below 2^53",
+    );
+  }
+  const dynamic = blob.hasDynamicFrame(f);
+  const stackSizeBytes = dynamic ? -1 : blob.stackSizeBytes(f);
+  if (!dynamic && !(stackSizeBytes >= 0 && stackSizeBytes < 2 ** 31)) {
+    throw new MalformedInputError(
+      `stack size of function #${f}`,
+      blob.sectionOffset + blob.functionAddressFieldOffset(f) + 8,
+      blob.stackSizeLong(f).toString(),
+      "below 2^31, or UINT64_MAX for a dynamic frame",
+    );
+  }
+  return { name: resolved?.name, address, stackSizeBytes };
 }
 
 /**
@@ -72,23 +121,7 @@ class LlvmDescriptorLoader {
   private readonly saved: Int16Array;
   private readonly frame: SafepointFrame = { frameSizeBytes: 0, flags: 0, cfaRegister: 0, cfaOffsetBytes: 0 };
   private readonly shape = new Int32Array(SHAPE_SLOTS);
-  private readonly safepoint: SafepointFields = {
-    returnAddress: 0,
-    frameSizeBytes: 0,
-    stackSizeBytes: 0,
-    cfaRegister: 0,
-    cfaOffsetBytes: 0,
-    savedRegOffsets: new Int16Array(0),
-    flags: 0,
-    functionIndex: 0,
-    blobIndex: 0,
-    recordIndex: 0,
-    locStart: 0,
-    deoptCount: 0,
-    pairStart: 0,
-    pairCount: 0,
-    allocaCount: 0,
-  };
+  private readonly safepoint: SafepointFields;
 
   constructor(
     blobs: readonly StackMapBlob[],
@@ -100,12 +133,12 @@ class LlvmDescriptorLoader {
     let records = 0;
     let locations = 0;
     for (const blob of blobs) {
-      records += blob.numRecords;
+      records += blob.endDecodedRecord - blob.firstDecodedRecord;
       locations += blob.totalLocations;
     }
     this.architecture = options.architecture ?? X86_64;
     this.saved = new Int16Array(this.architecture.calleeSavedDwarf.length);
-    this.safepoint.savedRegOffsets = this.saved;
+    this.safepoint = scratchSafepointFields(this.saved);
     this.builder = new FrameDescriptorBuilder({
       architecture: this.architecture,
       safepoints: records,
@@ -115,42 +148,31 @@ class LlvmDescriptorLoader {
     this.statepointIds = new StatepointIdMatcher(options.recognition ?? DEFAULT_STATEPOINT_RECOGNITION);
   }
 
-  /** Every function of blob `b`, and its records. */
+  /** Blob `b`'s functions and its decoded records (all of them, unless `sectionFunctions` says it is a run of a section). */
   addBlob(blob: StackMapBlob, b: number): void {
     // The blob's locations, decoded when it was parsed, in record order: record r's are at
     // blobLocations + blob.firstLocation(r).
     const blobLocations = this.builder.addLocationWords(blob.locationWords);
-    for (let f = 0; f < blob.numFunctions; f++) {
+    const known = this.options.sectionFunctions;
+    const blobIndex = b + (known?.firstBlob ?? 0);
+    const endFunction = blob.endDecodedFunction;
+    for (let f = blob.firstDecodedFunction; f < endFunction; f++) {
       const resolved = this.options.resolveFunction?.(b, f);
-      const functionAddress = resolved !== undefined ? resolved.address : blob.functionAddressRaw(f);
-      if (!Number.isSafeInteger(functionAddress)) {
-        throw new MalformedInputError(
-          `address of function #${f}`,
-          blob.sectionOffset + blob.functionAddressFieldOffset(f),
-          blob.functionAddressLong(f).toString(),
-          "an address below 2^53",
-        );
-      }
-      const dynamic = blob.hasDynamicFrame(f);
-      const stackSize = dynamic ? -1 : blob.stackSizeBytes(f);
-      if (!dynamic && !(stackSize >= 0 && stackSize < 2 ** 31)) {
-        throw new MalformedInputError(
-          `stack size of function #${f}`,
-          blob.sectionOffset + blob.functionAddressFieldOffset(f) + 8,
-          blob.stackSizeLong(f).toString(),
-          "below 2^31, or UINT64_MAX for a dynamic frame",
-        );
-      }
-      const functionIndex = this.builder.addFunction({ name: resolved?.name, address: functionAddress, stackSizeBytes: stackSize });
-      this.addRecords(blob, b, f, functionIndex, functionAddress, stackSize, resolved?.sectionIndex, blobLocations);
+      const fn = functionInfo(blob, f, resolved);
+      const functionIndex = known !== undefined ? known.firstFunctionOfBlob[blobIndex]! + f : this.builder.addFunction(fn);
+      // The function's records that were decoded (all of them, unless the blob is a range).
+      const first = Math.max(blob.firstRecordOf(f), blob.firstDecodedRecord);
+      const end = Math.min(blob.firstRecordOf(f) + blob.recordCountOf(f), blob.endDecodedRecord);
+      this.addRecords(blob, blobIndex, first, end, functionIndex, fn.address, fn.stackSizeBytes, resolved?.sectionIndex, blobLocations);
     }
   }
 
-  /** One safepoint per record of function `f` of blob `b`. */
+  /** One safepoint per record [first, end) of blob `b`, all of one function. */
   private addRecords(
     blob: StackMapBlob,
     b: number,
-    f: number,
+    first: number,
+    end: number,
     functionIndex: number,
     functionAddress: number,
     stackSize: number,
@@ -163,8 +185,6 @@ class LlvmDescriptorLoader {
     // call, which cost a fifth of this loop; a local is checked once.
     const frameAt = frameAtSafepoint;
     const statepointShape = matchStatepoint;
-    const first = blob.firstRecordOf(f);
-    const end = first + blob.recordCountOf(f);
     // Without unwind rows every record of the function has the same frame.
     if (unwindRowAt === undefined) frameAt(undefined, stackSize, saved, frame, architecture);
     for (let r = first; r < end; r++) {
@@ -178,11 +198,16 @@ class LlvmDescriptorLoader {
       }
       const locStart = blobLocations + blob.firstLocation(r);
       const pairStart = builder.nextPairIndex;
+      safepoint.frameSizeBytes = frame.frameSizeBytes;
+      safepoint.stackSizeBytes = stackSize;
+      safepoint.cfaRegister = frame.cfaRegister;
+      safepoint.cfaOffsetBytes = frame.cfaOffsetBytes;
+      safepoint.flags = frame.flags;
       if (isStatepoint) {
         const pairCount = shape[SHAPE_PAIR_COUNT]!;
         const firstBase = locStart + shape[SHAPE_PAIRS_START]!;
         for (let p = 0; p < pairCount; p++) builder.addPair(firstBase + 2 * p, firstBase + 2 * p + 1);
-        safepoint.flags = frame.flags | FLAG_STATEPOINT;
+        safepoint.flags |= FLAG_STATEPOINT;
         // Statepoints keep their three header constants out of the deopt slice.
         safepoint.locStart = locStart + STATEPOINT_DEOPT_START;
         safepoint.deoptCount = shape[SHAPE_DEOPT_COUNT]!;
@@ -193,17 +218,12 @@ class LlvmDescriptorLoader {
         // choosing; each is offered as a root of its own (base = derived).
         const n = blob.numLocations(r);
         for (let i = 0; i < n; i++) builder.addPair(locStart + i, locStart + i);
-        safepoint.flags = frame.flags;
         safepoint.locStart = locStart;
         safepoint.deoptCount = 0;
         safepoint.pairCount = n;
         safepoint.allocaCount = 0;
       }
       safepoint.returnAddress = returnAddress;
-      safepoint.frameSizeBytes = frame.frameSizeBytes;
-      safepoint.stackSizeBytes = stackSize;
-      safepoint.cfaRegister = frame.cfaRegister;
-      safepoint.cfaOffsetBytes = frame.cfaOffsetBytes;
       safepoint.functionIndex = functionIndex;
       safepoint.blobIndex = b;
       safepoint.recordIndex = r;

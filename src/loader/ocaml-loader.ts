@@ -1,18 +1,12 @@
-import { encodeLocationWord0, LocationKind, ROOT_TYPE_POINTER } from "../location/location-word.js";
-import { createHash } from "node:crypto";
-import { ByteView } from "../bytes/byte-view.js";
-import { elfSoname } from "../elf/dynamic.js";
-import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
-import { architectureOfMachine } from "../arch/elf-architecture.js";
-import { X86_64 } from "../arch/x86-64.js";
+import { type ElfFile, requireX86_64 } from "../elf/elf-file.js";
 import { symbolAt } from "../elf/symbol-at.js";
-import { MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
-import { DWARF_CFA, DWARF_RBP, DWARF_RSP, FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
+import { MalformedInputError, UnsupportedInputError, hex } from "../errors.js";
+import { DWARF_RBP, DWARF_RSP, FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
+import { ROOT_TYPE_POINTER } from "../location/location-word.js";
 import { OCAML_SYMBOL_PREFIX, OcamlFrametable, ocamlModuleName } from "../stackmap/ocaml-frametable.js";
-import type { EhFrame } from "../unwind/eh-frame.js";
 import type { UnwindRow } from "./unwind-row.js";
-import { type ObjectKind, elfObjectKind } from "./object-kind.js";
-import { RelocatedSections, findDataSymbols, frameAtSafepoint, loadElfUnwind } from "./plimmix-loader.js";
+import { RootListSafepoints } from "./root-list-safepoints.js";
+import { type ElfMapFile, type ElfMapFormat, type ElfMaps, addressRelocation, findDataSymbols, loadElfMaps, mapsAtLabels } from "./elf-maps.js";
 
 /*
  * Loading LLVM's OCaml frame tables (stackmap/ocaml-frametable.ts) into frame descriptors.
@@ -66,7 +60,7 @@ type RootBase = "sp" | "rbp";
 export function buildOcamlDescriptors(tables: OcamlFrametable | readonly OcamlFrametable[], options: OcamlLoadOptions = {}): FrameDescriptors {
   const list: readonly OcamlFrametable[] = tables instanceof OcamlFrametable ? [tables] : tables;
   const builder = new FrameDescriptorBuilder();
-  const saved = new Int16Array(X86_64.calleeSavedDwarf.length); // OCaml frame tables are x86-64 only (requireX86_64)
+  const safepoints = new RootListSafepoints(builder);
   const functionIndices = new Map<string, number>();
 
   list.forEach((table, t) => {
@@ -106,33 +100,12 @@ export function buildOcamlDescriptors(tables: OcamlFrametable | readonly OcamlFr
       if (key !== previousKey) {
         locStart = builder.nextLocationIndex;
         pairStart = builder.nextPairIndex;
-        for (let k = 0; k < numLive; k++) {
-          const offset = cfaOffsetOf(table, d, k, base, frameSize);
-          const loc = builder.addLocation(encodeLocationWord0(LocationKind.Indirect, ROOT_TYPE_POINTER, DWARF_CFA, 8), offset);
-          builder.addPair(loc, loc);
-        }
+        for (let k = 0; k < numLive; k++) safepoints.addCfaRoot(ROOT_TYPE_POINTER, cfaOffsetOf(table, d, k, base, frameSize));
         previousKey = key;
       }
       previousFunction = functionIndex;
 
-      const frame = frameAtSafepoint(row, frameSize, saved);
-      builder.addSafepoint({
-        returnAddress,
-        frameSizeBytes: frame.frameSizeBytes,
-        stackSizeBytes: frameSize,
-        cfaRegister: frame.cfaRegister,
-        cfaOffsetBytes: frame.cfaOffsetBytes,
-        savedRegOffsets: saved,
-        flags: frame.flags,
-        functionIndex,
-        blobIndex: t,
-        recordIndex: d,
-        locStart,
-        deoptCount: 0,
-        pairStart,
-        pairCount: numLive,
-        allocaCount: 0,
-      });
+      safepoints.add(returnAddress, row, frameSize, functionIndex, t, d, locStart, pairStart, numLive);
     }
   });
   return builder.finish();
@@ -214,12 +187,8 @@ export interface OcamlModule {
   dataEnd: number | undefined;
 }
 
-/** The OCaml frame tables of one ELF file, decoded, relocated and joined with its unwind info. */
-export interface OcamlObject {
-  path: string;
-  elf: ElfFile;
-  kind: ObjectKind;
-  soname: string | undefined;
+/** The OCaml frame tables of one ELF file (its own parts). */
+export interface OcamlTables {
   modules: OcamlModule[];
   /** Tables over the bytes as stored in the file. */
   rawTables: OcamlFrametable[];
@@ -227,12 +196,12 @@ export interface OcamlObject {
   tables: OcamlFrametable[];
   /** Per table, per descriptor: the relocated return address. */
   returnAddresses: OcamlReturnAddress[][];
-  /** The functions containing the safepoints, in first-seen order (section offsets in a .o). */
+  /** The functions containing the safepoints, in first-seen order (section offsets in a .o); filled as the descriptors are built. */
   functions: { name: string | undefined; address: number; sectionIndex: number | undefined }[];
-  unwind: EhFrame | undefined;
-  descriptors: FrameDescriptors;
-  contentKey: string;
 }
+
+/** The OCaml frame tables of one ELF file, decoded, relocated and joined with its unwind info (src/loader/elf-maps.ts). */
+export type OcamlObject = OcamlTables & ElfMaps;
 
 /**
  * Reads every `caml*__frametable` global of an ELF object, shared library or executable. Returns
@@ -241,97 +210,78 @@ export interface OcamlObject {
  * the path.
  */
 export function loadOcamlFromElf(bytes: Uint8Array, path: string): OcamlObject | undefined {
-  try {
-    const elf = ElfFile.parse(bytes);
-    architectureOfMachine(elf.machine);
-    const kind = elfObjectKind(elf);
-    const labels = findDataSymbols(elf, (s) => ocamlModuleName(s.name) !== undefined);
-    if (labels.length === 0) return undefined;
-    requireX86_64(elf, "OCaml frame tables");
-    const symbolValue = (name: string): number | undefined =>
-      (
-        elf.symbols().find((s) => s.name === name && s.definedSectionIndex !== undefined) ??
-        elf.dynamicSymbols().find((s) => s.name === name && s.definedSectionIndex !== undefined)
-      )?.value;
+  return loadElfMaps(bytes, path, OCAML_ELF_FORMAT);
+}
 
-    const sections = new RelocatedSections(elf);
-    const modules: OcamlModule[] = [];
-    const rawTables: OcamlFrametable[] = [];
-    const tables: OcamlFrametable[] = [];
-    const returnAddresses: OcamlReturnAddress[][] = [];
-    for (const label of labels) {
-      const { section, relocated, offsetInSection } = sections.locate(label, "frametable");
-      const raw = OcamlFrametable.parse(section.view(), offsetInSection);
-      const table = OcamlFrametable.parse(new ByteView(relocated.bytes, section.offset), offsetInSection);
-      const ras: OcamlReturnAddress[] = [];
-      for (let d = 0; d < table.numDescriptors; d++) {
-        const fieldOffset = table.returnAddressFieldOffset(d);
-        const target = relocated.targets.get(offsetInSection + fieldOffset);
-        if (kind === "relocatable" && target === undefined) {
-          throw new MalformedInputError(
-            `return address of frametable descriptor #${d}`,
-            table.sectionOffset + fieldOffset,
-            "no relocation",
-            `an R_X86_64_64 relocation (.rela${section.name})`,
-          );
-        }
-        ras.push({ address: table.returnAddress(d), sectionIndex: kind === "relocatable" ? target?.sectionIndex : undefined });
-      }
-      const name = ocamlModuleName(label.name)!;
-      const prefix = `${OCAML_SYMBOL_PREFIX}${name}__`;
-      modules.push({
-        name,
-        frametableSymbol: label.name,
-        sectionIndex: section.index,
-        offsetInSection,
-        codeBegin: symbolValue(`${prefix}code_begin`),
-        codeEnd: symbolValue(`${prefix}code_end`),
-        dataBegin: symbolValue(`${prefix}data_begin`),
-        dataEnd: symbolValue(`${prefix}data_end`),
-      });
-      rawTables.push(raw);
-      tables.push(table);
-      returnAddresses.push(ras);
-    }
-
-    const functions: OcamlObject["functions"] = [];
-    const seen = new Set<string>();
-    const functionAt = (address: number, sectionIndex: number | undefined): OcamlFunction | undefined => {
-      const symbol = symbolAt(elf, kind === "relocatable" ? sectionIndex : undefined, address);
-      if (symbol === undefined) return undefined;
-      const key = `${sectionIndex ?? ""}:${symbol.value}`;
-      if (!seen.has(key)) {
-        seen.add(key);
-        functions.push({ name: symbol.name, address: symbol.value, sectionIndex: kind === "relocatable" ? sectionIndex : undefined });
-      }
-      return { name: symbol.name, address: symbol.value };
-    };
-    const { unwind, unwindRowAt } = loadElfUnwind(elf, kind);
-    const descriptors = buildOcamlDescriptors(tables, {
-      resolveReturnAddress: (t, d) => returnAddresses[t]![d]!,
-      functionAt,
+const OCAML_ELF_FORMAT: ElfMapFormat<OcamlTables> = {
+  read: readOcamlTables,
+  build: (parts, unwindRowAt, file) =>
+    buildOcamlDescriptors(parts.tables, {
+      resolveReturnAddress: (t, d) => parts.returnAddresses[t]![d]!,
+      functionAt: functionsSeen(file, parts.functions),
       unwindRowAt,
-    });
-    const hash = createHash("sha256").update("ocaml\0");
-    for (const table of tables) hash.update(table.view.bytes);
-    const ehFrame = elf.section(".eh_frame");
-    if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
-    return {
-      path,
-      elf,
-      kind,
-      soname: elfSoname(elf),
-      modules,
-      rawTables,
-      tables,
-      returnAddresses,
-      functions,
-      unwind,
-      descriptors,
-      contentKey: hash.digest("hex"),
-    };
-  } catch (e) {
-    if (e instanceof RootwalkError) throw withContext(e, path);
-    throw e;
-  }
+    }),
+  keyPrefix: "ocaml\0",
+  keyBytes: (parts) => parts.tables.map((table) => table.view.bytes),
+};
+
+/** The file's frame tables, each return address's relocation checked, and their modules' labels. */
+function readOcamlTables({ elf, kind }: ElfMapFile): OcamlTables | undefined {
+  const labels = findDataSymbols(elf, (s) => ocamlModuleName(s.name) !== undefined);
+  if (labels.length === 0) return undefined;
+  requireX86_64(elf, "OCaml frame tables");
+  const found = mapsAtLabels(elf, labels, "frametable", (view, offset) => OcamlFrametable.parse(view, offset));
+  const returnAddresses = found.map((at) =>
+    Array.from({ length: at.map.numDescriptors }, (_, d): OcamlReturnAddress => {
+      const fieldOffset = at.map.returnAddressFieldOffset(d);
+      const target = addressRelocation(at, kind, fieldOffset, at.map.sectionOffset + fieldOffset, `return address of frametable descriptor #${d}`);
+      return { address: at.map.returnAddress(d), sectionIndex: kind === "relocatable" ? target?.sectionIndex : undefined };
+    }),
+  );
+  return {
+    modules: found.map(({ label, section, offsetInSection }) => ocamlModule(elf, label.name, section.index, offsetInSection)),
+    rawTables: found.map((at) => at.raw),
+    tables: found.map((at) => at.map),
+    returnAddresses,
+    functions: [],
+  };
+}
+
+/** The module of the frame table labelled `symbol`, with its other labels' values. */
+function ocamlModule(elf: ElfFile, symbol: string, sectionIndex: number, offsetInSection: number): OcamlModule {
+  const symbolValue = (name: string): number | undefined =>
+    (
+      elf.symbols().find((s) => s.name === name && s.definedSectionIndex !== undefined) ??
+      elf.dynamicSymbols().find((s) => s.name === name && s.definedSectionIndex !== undefined)
+    )?.value;
+  const name = ocamlModuleName(symbol)!;
+  const prefix = `${OCAML_SYMBOL_PREFIX}${name}__`;
+  return {
+    name,
+    frametableSymbol: symbol,
+    sectionIndex,
+    offsetInSection,
+    codeBegin: symbolValue(`${prefix}code_begin`),
+    codeEnd: symbolValue(`${prefix}code_end`),
+    dataBegin: symbolValue(`${prefix}data_begin`),
+    dataEnd: symbolValue(`${prefix}data_end`),
+  };
+}
+
+/** `functionAt` for buildOcamlDescriptors from the file's symbols, noting each function in `seen` the first time. */
+function functionsSeen(
+  { elf, kind }: ElfMapFile,
+  seen: OcamlTables["functions"],
+): (address: number, sectionIndex: number | undefined) => OcamlFunction | undefined {
+  const keys = new Set<string>();
+  return (address, sectionIndex) => {
+    const symbol = symbolAt(elf, kind === "relocatable" ? sectionIndex : undefined, address);
+    if (symbol === undefined) return undefined;
+    const key = `${sectionIndex ?? ""}:${symbol.value}`;
+    if (!keys.has(key)) {
+      keys.add(key);
+      seen.push({ name: symbol.name, address: symbol.value, sectionIndex: kind === "relocatable" ? sectionIndex : undefined });
+    }
+    return { name: symbol.name, address: symbol.value };
+  };
 }

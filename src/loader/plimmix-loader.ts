@@ -1,25 +1,28 @@
-import { encodeLocationWord0, LocationKind, ROOT_TYPE_ATOMIC } from "../location/location-word.js";
+import { ROOT_TYPE_ATOMIC } from "../location/location-word.js";
 import { createHash } from "node:crypto";
-import { ByteView, requireBytes } from "../bytes/byte-view.js";
-import { elfSoname } from "../elf/dynamic.js";
-import { ET_REL, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
-import { ElfFile, requireX86_64 } from "../elf/elf-file.js";
-import { architectureOfMachine } from "../arch/elf-architecture.js";
-import { X86_64 } from "../arch/x86-64.js";
-import type { ElfSection } from "../elf/elf-section.js";
-import type { ElfSymbol } from "../elf/elf-symbol.js";
-import { relocatedSection, type RelocatedSection, type RelocationTarget } from "../elf/relocate.js";
-import { InvalidArgumentError, MalformedInputError, RootwalkError, UnsupportedInputError, hex, withContext } from "../errors.js";
-import { DWARF_CFA, FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
+import { requireBytes } from "../bytes/byte-view.js";
+import { STT_FUNC, STT_OBJECT } from "../elf/elf-constants.js";
+import { type ElfFile, requireX86_64 } from "../elf/elf-file.js";
+import type { RelocationTarget } from "../elf/relocate.js";
+import { InvalidArgumentError, MalformedInputError, UnsupportedInputError, hex } from "../errors.js";
+import { FrameDescriptorBuilder, type FrameDescriptors } from "../safepoints/frame-descriptors.js";
 import { checkRegistryArgument, type SafepointRegistry } from "../safepoints/registry.js";
 import { PLIMMIX_SYMBOL_PREFIX, PlimmixMap, parsePlimmixBlob } from "../stackmap/plimmix-map.js";
-import { type EhFrame } from "../unwind/eh-frame.js";
 import type { ResolvedFunction } from "./llvm-map-loader.js";
 import type { UnwindRow } from "./unwind-row.js";
-import { type ObjectKind, elfObjectKind } from "./object-kind.js";
-import { frameAtSafepoint } from "./safepoint-frame.js";
-import { loadElfUnwind } from "./elf-unwind.js";
-export { frameAtSafepoint, loadElfUnwind };
+import type { ObjectKind } from "./object-kind.js";
+import { RootListSafepoints } from "./root-list-safepoints.js";
+import {
+  type ElfMapFile,
+  type ElfMapFormat,
+  type ElfMaps,
+  type LabelledMap,
+  addressRelocation,
+  findDataSymbols,
+  linkedSymbolNames,
+  loadElfMaps,
+  mapsAtLabels,
+} from "./elf-maps.js";
 
 /**
  * The pseudo DWARF register of CFA-relative root locations (defined with the descriptors; the
@@ -66,7 +69,7 @@ const MAX_ROOTS_PER_SAFEPOINT = 0xffff;
 /** Builds the frame descriptors of every safepoint of every map (addresses before any load bias). */
 export function buildPlimmixDescriptors(maps: readonly PlimmixMap[], options: PlimmixLoadOptions = {}): FrameDescriptors {
   const builder = new FrameDescriptorBuilder();
-  const saved = new Int16Array(X86_64.calleeSavedDwarf.length); // _GC_MAP_ maps are x86-64 only (requireX86_64)
+  const safepoints = new RootListSafepoints(builder);
 
   maps.forEach((map, m) => {
     for (let f = 0; f < map.numFunctions; f++) {
@@ -94,14 +97,8 @@ export function buildPlimmixDescriptors(maps: readonly PlimmixMap[], options: Pl
       // The function's roots, once: every safepoint of the function shares them.
       const locStart = builder.nextLocationIndex;
       const pairStart = builder.nextPairIndex;
-      for (let r = 0; r < numRoots; r++) {
-        const rootType = ROOT_TYPE_ATOMIC + map.rootType(f, r);
-        const loc = builder.addLocation(
-          encodeLocationWord0(LocationKind.Indirect, rootType, DWARF_CFA, 8),
-          plimmixRootCfaOffset(map.rootOffsetBytes(f, r), recorded),
-        );
-        builder.addPair(loc, loc);
-      }
+      for (let r = 0; r < numRoots; r++)
+        safepoints.addCfaRoot(ROOT_TYPE_ATOMIC + map.rootType(f, r), plimmixRootCfaOffset(map.rootOffsetBytes(f, r), recorded));
 
       for (let s = 0; s < map.numSafepointsOf(f); s++) {
         const returnAddress = map.safepointAddress(f, s);
@@ -114,24 +111,7 @@ export function buildPlimmixDescriptors(maps: readonly PlimmixMap[], options: Pl
           );
         }
         const row = options.unwindRowAt?.(returnAddress - 1, resolved.sectionIndex);
-        const frame = frameAtSafepoint(row, recorded, saved);
-        builder.addSafepoint({
-          returnAddress,
-          frameSizeBytes: frame.frameSizeBytes,
-          stackSizeBytes: recorded,
-          cfaRegister: frame.cfaRegister,
-          cfaOffsetBytes: frame.cfaOffsetBytes,
-          savedRegOffsets: saved,
-          flags: frame.flags,
-          functionIndex,
-          blobIndex: m,
-          recordIndex: map.firstSafepointOf(f) + s,
-          locStart,
-          deoptCount: 0,
-          pairStart,
-          pairCount: numRoots,
-          allocaCount: 0,
-        });
+        safepoints.add(returnAddress, row, recorded, functionIndex, m, map.firstSafepointOf(f) + s, locStart, pairStart, numRoots);
       }
     }
   });
@@ -178,13 +158,8 @@ export interface PlimmixGlobal {
   sectionIndex: number | undefined;
 }
 
-/** The `_GC_MAP_` blobs of one ELF file, decoded, relocated and joined with its unwind info. */
-export interface PlimmixObject {
-  path: string;
-  elf: ElfFile;
-  kind: ObjectKind;
-  soname: string | undefined;
-  /** One per map, in section then offset order. */
+/** The `_GC_MAP_` maps of one ELF file (its own parts): one per map, in section then offset order. */
+export interface PlimmixMaps {
   modules: PlimmixModule[];
   /** The maps over the bytes as stored in the file. */
   rawMaps: PlimmixMap[];
@@ -194,11 +169,10 @@ export interface PlimmixObject {
   functions: ResolvedFunction[][];
   /** Per map: the global roots. */
   globals: PlimmixGlobal[][];
-  unwind: EhFrame | undefined;
-  descriptors: FrameDescriptors;
-  /** sha256 of the relocated maps and the unwind info: the registry's "same map" key. */
-  contentKey: string;
 }
+
+/** The `_GC_MAP_` blobs of one ELF file, decoded, relocated and joined with its unwind info (src/loader/elf-maps.ts). */
+export type PlimmixObject = PlimmixMaps & ElfMaps;
 
 /**
  * Reads every `_GC_MAP_*` global (STB_GLOBAL or STB_WEAK, defined) of an ELF object, shared
@@ -207,155 +181,73 @@ export interface PlimmixObject {
  * addresses (R_X86_64_RELATIVE fields of `.rela.dyn` applied). Errors carry the path.
  */
 export function loadPlimmixFromElf(bytes: Uint8Array, path: string): PlimmixObject | undefined {
-  try {
-    const elf = ElfFile.parse(bytes);
-    architectureOfMachine(elf.machine);
-    const kind = elfObjectKind(elf);
-    const labels = findDataSymbols(elf, (s) => s.name.startsWith(PLIMMIX_SYMBOL_PREFIX) && s.name.length > PLIMMIX_SYMBOL_PREFIX.length);
-    if (labels.length === 0) return undefined;
-    requireX86_64(elf, "_GC_MAP_ maps");
-
-    const modules: PlimmixModule[] = [];
-    const rawMaps: PlimmixMap[] = [];
-    const maps: PlimmixMap[] = [];
-    const functions: ResolvedFunction[][] = [];
-    const globals: PlimmixGlobal[][] = [];
-    const sections = new RelocatedSections(elf);
-    for (const label of labels) {
-      const { section, relocated, offsetInSection } = sections.locate(label, "_GC_MAP_");
-      const raw = PlimmixMap.parse(section.view(), offsetInSection);
-      const map = PlimmixMap.parse(new ByteView(relocated.bytes, section.offset), offsetInSection);
-      const target = (fieldOffset: number, what: string): RelocationTarget | undefined => {
-        const t = relocated.targets.get(offsetInSection + fieldOffset);
-        if (kind === "relocatable" && t === undefined) {
-          throw new MalformedInputError(what, map.sectionOffset + fieldOffset, "no relocation", `an R_X86_64_64 relocation (.rela${section.name})`);
-        }
-        return t;
-      };
-      const fns: ResolvedFunction[] = [];
-      for (let f = 0; f < map.numFunctions; f++) {
-        const t = target(map.functionAddressFieldOffset(f), `address of _GC_MAP_ function #${f}`);
-        const sectionIndex = kind === "relocatable" ? t?.sectionIndex : undefined;
-        fns.push({ address: map.functionAddress(f), name: t?.symbolName, sectionIndex });
-        for (let s = 0; s < map.numSafepointsOf(f); s++) {
-          const st = target(map.safepointFieldOffset(f, s), `safepoint #${s} of _GC_MAP_ function #${f}`);
-          if (kind === "relocatable" && st?.sectionIndex !== sectionIndex) {
-            throw new MalformedInputError(
-              `relocation of safepoint #${s} of _GC_MAP_ function #${f}`,
-              map.sectionOffset + map.safepointFieldOffset(f, s),
-              `section ${st?.sectionName ?? "?"}`,
-              `the function's section ${t?.sectionName ?? "?"}`,
-            );
-          }
-        }
-      }
-      const gs: PlimmixGlobal[] = [];
-      for (let g = 0; g < map.numGlobals; g++) {
-        const t = target(map.globalFieldOffset(g), `_GC_MAP_ global root #${g}`);
-        gs.push({ address: map.globalAddress(g), name: t?.symbolName, sectionIndex: kind === "relocatable" ? t?.sectionIndex : undefined });
-      }
-      modules.push({ symbol: label.name, sourceName: label.name.slice(PLIMMIX_SYMBOL_PREFIX.length), sectionIndex: section.index, offsetInSection });
-      rawMaps.push(raw);
-      maps.push(map);
-      functions.push(fns);
-      globals.push(gs);
-    }
-    if (kind !== "relocatable") nameLinkedAddresses(elf, functions, globals);
-
-    const { unwind, unwindRowAt } = loadElfUnwind(elf, kind);
-    const descriptors = buildPlimmixDescriptors(maps, { resolveFunction: (m, f) => functions[m]![f]!, unwindRowAt });
-    const hash = createHash("sha256").update("plimmix-v1\0");
-    for (const map of maps) hash.update(map.view.bytes);
-    const ehFrame = elf.section(".eh_frame");
-    if (ehFrame?.hasFileBytes) hash.update(ehFrame.bytes());
-    return {
-      path,
-      elf,
-      kind,
-      soname: elfSoname(elf),
-      modules,
-      rawMaps,
-      maps,
-      functions,
-      globals,
-      unwind,
-      descriptors,
-      contentKey: hash.digest("hex"),
-    };
-  } catch (e) {
-    if (e instanceof RootwalkError) throw withContext(e, path);
-    throw e;
-  }
+  return loadElfMaps(bytes, path, PLIMMIX_ELF_FORMAT);
 }
 
-// ---- ELF helpers shared with the OCaml loader (same rules as loader/object-file.ts) ----------------
+const PLIMMIX_ELF_FORMAT: ElfMapFormat<PlimmixMaps> = {
+  read: readPlimmixMaps,
+  build: (parts, unwindRowAt) => buildPlimmixDescriptors(parts.maps, { resolveFunction: (m, f) => parts.functions[m]![f]!, unwindRowAt }),
+  keyPrefix: "plimmix-v1\0",
+  keyBytes: (parts) => parts.maps.map((map) => map.view.bytes),
+};
 
-/**
- * Defined STB_GLOBAL / STB_WEAK symbols matching `accept`, from `.symtab` (or `.dynsym` when the
- * file is stripped), one per (section, value), sorted by section then value.
- */
-export function findDataSymbols(elf: ElfFile, accept: (symbol: ElfSymbol) => boolean): ElfSymbol[] {
-  const seen = new Set<string>();
-  const found: ElfSymbol[] = [];
-  for (const table of [elf.symbols(), elf.dynamicSymbols()]) {
-    for (const s of table) {
-      if (s.definedSectionIndex === undefined || (s.bind !== STB_GLOBAL && s.bind !== STB_WEAK) || s.type === STT_FUNC || !accept(s)) continue;
-      const key = `${s.definedSectionIndex}:${s.value}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      found.push(s);
-    }
-  }
-  return found.sort((a, b) => a.definedSectionIndex! - b.definedSectionIndex! || a.value - b.value);
+/** The file's `_GC_MAP_` maps, each address field's relocation checked, functions and globals resolved. */
+function readPlimmixMaps({ elf, kind }: ElfMapFile): PlimmixMaps | undefined {
+  const labels = findDataSymbols(elf, (s) => s.name.startsWith(PLIMMIX_SYMBOL_PREFIX) && s.name.length > PLIMMIX_SYMBOL_PREFIX.length);
+  if (labels.length === 0) return undefined;
+  requireX86_64(elf, "_GC_MAP_ maps");
+  const found = mapsAtLabels(elf, labels, "_GC_MAP_", (view, offset) => PlimmixMap.parse(view, offset));
+  const functions = found.map((at) => resolvePlimmixFunctions(at, kind));
+  const globals = found.map(({ map, ...at }) =>
+    Array.from({ length: map.numGlobals }, (_, g): PlimmixGlobal => {
+      const t = addressRelocation({ map, ...at }, kind, map.globalFieldOffset(g), map.sectionOffset + map.globalFieldOffset(g), `_GC_MAP_ global root #${g}`);
+      return { address: map.globalAddress(g), name: t?.symbolName, sectionIndex: kind === "relocatable" ? t?.sectionIndex : undefined };
+    }),
+  );
+  if (kind !== "relocatable") nameLinkedAddresses(elf, functions, globals);
+  return {
+    modules: found.map(({ label, section, offsetInSection }) => ({
+      symbol: label.name,
+      sourceName: label.name.slice(PLIMMIX_SYMBOL_PREFIX.length),
+      sectionIndex: section.index,
+      offsetInSection,
+    })),
+    rawMaps: found.map((at) => at.raw),
+    maps: found.map((at) => at.map),
+    functions,
+    globals,
+  };
 }
 
-/** Relocated data sections, each relocated once, and where a label lies in its section. */
-export class RelocatedSections {
-  private readonly cache = new Map<number, RelocatedSection>();
-  constructor(private readonly elf: ElfFile) {}
-
-  locate(label: ElfSymbol, what: string): { section: ElfSection; relocated: RelocatedSection; offsetInSection: number } {
-    const section = this.elf.sections[label.definedSectionIndex!];
-    if (section === undefined || !section.hasFileBytes) {
-      throw new MalformedInputError(
-        `section of ${what} symbol "${label.name}"`,
-        0,
-        section?.describe() ?? String(label.sectionIndex),
-        "a section with file contents (.data)",
-      );
-    }
-    let relocated = this.cache.get(section.index);
-    if (relocated === undefined) {
-      relocated = relocatedSection(this.elf, section.name);
-      if (relocated === undefined || relocated.section.index !== section.index) {
-        throw new UnsupportedInputError(
-          `section of ${what} symbol "${label.name}"`,
-          section.headerOffset,
-          section.describe(),
-          "a section whose name is unique in the file",
+/** The functions of one map, each function's and safepoint's relocation checked (a safepoint in its function's section). */
+function resolvePlimmixFunctions(at: LabelledMap<PlimmixMap>, kind: ObjectKind): ResolvedFunction[] {
+  const map = at.map;
+  const target = (fieldOffset: number, what: string): RelocationTarget | undefined =>
+    addressRelocation(at, kind, fieldOffset, map.sectionOffset + fieldOffset, what);
+  const fns: ResolvedFunction[] = [];
+  for (let f = 0; f < map.numFunctions; f++) {
+    const t = target(map.functionAddressFieldOffset(f), `address of _GC_MAP_ function #${f}`);
+    const sectionIndex = kind === "relocatable" ? t?.sectionIndex : undefined;
+    fns.push({ address: map.functionAddress(f), name: t?.symbolName, sectionIndex });
+    for (let s = 0; s < map.numSafepointsOf(f); s++) {
+      const st = target(map.safepointFieldOffset(f, s), `safepoint #${s} of _GC_MAP_ function #${f}`);
+      if (kind === "relocatable" && st?.sectionIndex !== sectionIndex) {
+        throw new MalformedInputError(
+          `relocation of safepoint #${s} of _GC_MAP_ function #${f}`,
+          map.sectionOffset + map.safepointFieldOffset(f, s),
+          `section ${st?.sectionName ?? "?"}`,
+          `the function's section ${t?.sectionName ?? "?"}`,
         );
       }
-      this.cache.set(section.index, relocated);
     }
-    const offsetInSection = this.elf.type === ET_REL ? label.value : label.value - section.addr;
-    if (offsetInSection < 0 || offsetInSection >= section.size) {
-      throw new MalformedInputError(`${what} symbol "${label.name}" value`, section.offset, hex(label.value), `an address inside ${section.describe()}`);
-    }
-    return { section, relocated, offsetInSection };
   }
+  return fns;
 }
 
 /** In a linked file, names come from the symbol tables (functions and data objects at the address). */
 function nameLinkedAddresses(elf: ElfFile, functions: ResolvedFunction[][], globals: PlimmixGlobal[][]): void {
-  const functionNames = new Map<number, string>();
-  const objectNames = new Map<number, string>();
-  for (const table of [elf.dynamicSymbols(), elf.symbols()]) {
-    for (const s of table) {
-      if (s.definedSectionIndex === undefined || s.name === "") continue;
-      if (s.type === STT_FUNC) functionNames.set(s.value, s.name);
-      if (s.type === STT_OBJECT) objectNames.set(s.value, s.name);
-    }
-  }
+  const functionNames = linkedSymbolNames(elf, STT_FUNC);
+  const objectNames = linkedSymbolNames(elf, STT_OBJECT);
   for (const list of functions) for (const fn of list) fn.name ??= functionNames.get(fn.address);
   for (const list of globals) for (const g of list) g.name ??= objectNames.get(g.address);
 }

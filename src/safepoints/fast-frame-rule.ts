@@ -1,6 +1,7 @@
 import { LocationKind, ROOT_TYPE_NONE, ROOT_TYPE_POINTER } from "../location/location-word.js";
 import type { Architecture } from "../arch/architecture.js";
 import { DWARF_RSP, RA_CFA_OFFSET_BYTES } from "./frame-descriptors.js";
+import { FAST_FRAME_ALIGN_BYTES, FAST_FRAME_GC_ALLOCAS, FAST_ROOT_SLOT_BYTES } from "./fast-frame-numbers.js";
 
 /*
  * Which frames and roots the fast scan loop takes (walker/fast-scan.ts), stated once: the scan
@@ -14,6 +15,7 @@ import { DWARF_RSP, RA_CFA_OFFSET_BYTES } from "./frame-descriptors.js";
  * fast root location.
  * A fast root location: `Indirect [rsp + off]`, untyped or a plimmix POINTER root, with `off`
  * 8-aligned and the slot inside the frame [sp, cfa): 0 <= off and off + 8 <= cfa - sp.
+ * The numbers (8, no allocas) live in fast-frame-numbers.ts, which the scan kernel's parse reads too.
  */
 
 /** Word 0 of a location (frame-descriptors.ts), size bits masked off: Indirect via rsp, untyped. */
@@ -44,7 +46,9 @@ export function admitsFastFrames(architecture: Architecture): boolean {
 
 /** True when a safepoint's frame itself qualifies (its roots are checked one by one). */
 export function isFastFrame(frameSizeBytes: number, allocaCount: number, architecture: Architecture): boolean {
-  return admitsFastFrames(architecture) && frameSizeBytes >= 0 && (frameSizeBytes & 7) === 0 && allocaCount === 0;
+  return (
+    admitsFastFrames(architecture) && frameSizeBytes >= 0 && (frameSizeBytes & (FAST_FRAME_ALIGN_BYTES - 1)) === 0 && allocaCount === FAST_FRAME_GC_ALLOCAS
+  );
 }
 
 /**
@@ -52,5 +56,10 @@ export function isFastFrame(frameSizeBytes: number, allocaCount: number, archite
  * slot of a frame spanning `spanBytes` from its SP to its CFA.
  */
 export function isFastRootLocation(shape: number, offsetBytes: number, spanBytes: number): boolean {
-  return (shape === SP_INDIRECT_UNTYPED || shape === SP_INDIRECT_POINTER) && offsetBytes >= 0 && offsetBytes + 8 <= spanBytes && (offsetBytes & 7) === 0;
+  return (
+    (shape === SP_INDIRECT_UNTYPED || shape === SP_INDIRECT_POINTER) &&
+    offsetBytes >= 0 &&
+    offsetBytes + FAST_ROOT_SLOT_BYTES <= spanBytes &&
+    (offsetBytes & (FAST_ROOT_SLOT_BYTES - 1)) === 0
+  );
 }

@@ -113,6 +113,77 @@ export interface SafepointFields {
   allocaCount: number;
 }
 
+/** A SafepointFields of zeros over `savedRegOffsets`, for a loader to refill for every safepoint it adds. */
+export function scratchSafepointFields(savedRegOffsets: Int16Array): SafepointFields {
+  return {
+    returnAddress: 0,
+    frameSizeBytes: 0,
+    stackSizeBytes: 0,
+    cfaRegister: 0,
+    cfaOffsetBytes: 0,
+    savedRegOffsets,
+    flags: 0,
+    functionIndex: 0,
+    blobIndex: 0,
+    recordIndex: 0,
+    locStart: 0,
+    deoptCount: 0,
+    pairStart: 0,
+    pairCount: 0,
+    allocaCount: 0,
+  };
+}
+
+/**
+ * The columns of a FrameDescriptors, in one table: each per-safepoint column's name and element
+ * type (savedRegOffsets holds the architecture's callee-saved count of entries per safepoint,
+ * every other column one), then the two shared ones (locations: two Int32 words each; pairs: two
+ * location indices each). The builder's growth and `finish`, FrameDescriptors' fields, `sizeBytes`,
+ * `sameAs` and `withBias` all go through this table, so a column added here is in every one of
+ * them (`addSafepoint` fills a row field by field: SafepointFields names the same columns).
+ */
+/** A column's typed-array constructor, typed by the array it makes (over any buffer). */
+function column<T>(kind: ColumnKind<T>): ColumnKind<T> {
+  return kind;
+}
+type ElementsOf<K> = K extends ColumnKind<infer T> ? T : never;
+const SAFEPOINT_COLUMNS = {
+  returnAddress: column<Float64Array>(Float64Array),
+  frameSizeBytes: column<Int32Array>(Int32Array),
+  stackSizeBytes: column<Int32Array>(Int32Array),
+  cfaRegister: column<Uint8Array>(Uint8Array),
+  cfaOffsetBytes: column<Int32Array>(Int32Array),
+  savedRegOffsets: column<Int16Array>(Int16Array),
+  flags: column<Uint8Array>(Uint8Array),
+  functionIndex: column<Uint32Array>(Uint32Array),
+  blobIndex: column<Uint32Array>(Uint32Array),
+  recordIndex: column<Uint32Array>(Uint32Array),
+  locStart: column<Uint32Array>(Uint32Array),
+  deoptCount: column<Uint16Array>(Uint16Array),
+  pairStart: column<Uint32Array>(Uint32Array),
+  pairCount: column<Uint16Array>(Uint16Array),
+  allocaCount: column<Uint16Array>(Uint16Array),
+} as const;
+const SHARED_COLUMNS = { locations: column<Int32Array>(Int32Array), pairs: column<Uint32Array>(Uint32Array) } as const;
+
+type SafepointColumnName = keyof typeof SAFEPOINT_COLUMNS;
+type ColumnName = SafepointColumnName | keyof typeof SHARED_COLUMNS;
+/** Every column of a FrameDescriptors, by name (see the table above). */
+export type DescriptorColumns = { -readonly [K in SafepointColumnName]: ElementsOf<(typeof SAFEPOINT_COLUMNS)[K]> } & {
+  -readonly [K in keyof typeof SHARED_COLUMNS]: ElementsOf<(typeof SHARED_COLUMNS)[K]>;
+};
+type Column = DescriptorColumns[ColumnName];
+
+const SAFEPOINT_COLUMN_NAMES = Object.keys(SAFEPOINT_COLUMNS) as SafepointColumnName[];
+const COLUMN_NAMES: readonly ColumnName[] = [...SAFEPOINT_COLUMN_NAMES, ...(Object.keys(SHARED_COLUMNS) as (keyof typeof SHARED_COLUMNS)[])];
+/** Every column but the return addresses (which a load bias shifts): what `sameAs` compares element by element. */
+const UNBIASED_COLUMN_NAMES = COLUMN_NAMES.filter((name) => name !== "returnAddress");
+
+/** Entries per safepoint of column `name` for `architecture`. */
+function entriesPerSafepoint(name: SafepointColumnName, architecture: Architecture): number {
+  return name === "savedRegOffsets" ? architecture.calleeSavedDwarf.length : 1;
+}
+
 /**
  * Growable typed-array columns; `finish()` freezes them into a FrameDescriptors. Loaders that
  * know their counts up front pass them as hints, so the columns are allocated once. The columns
@@ -122,24 +193,9 @@ export interface SafepointFields {
 export class FrameDescriptorBuilder {
   private n = 0;
   private cap: number;
-  private returnAddress!: Float64Array;
-  private frameSizeBytes!: Int32Array;
-  private stackSizeBytes!: Int32Array;
-  private cfaRegister!: Uint8Array;
-  private cfaOffsetBytes!: Int32Array;
-  private savedRegOffsets!: Int16Array;
-  private flags!: Uint8Array;
-  private functionIndex!: Uint32Array;
-  private blobIndex!: Uint32Array;
-  private recordIndex!: Uint32Array;
-  private locStart!: Uint32Array;
-  private deoptCount!: Uint16Array;
-  private pairStart!: Uint32Array;
-  private pairCount!: Uint16Array;
-  private allocaCount!: Uint16Array;
-  private locations: Int32Array;
+  /** The per-safepoint columns (`cap` rows) and the shared ones, as the table lists them. */
+  private readonly columns: DescriptorColumns;
   private locCount = 0;
-  private pairs: Uint32Array;
   private pairWords = 0;
 
   /** The architecture whose registers the descriptors name (default x86-64). */
@@ -152,9 +208,12 @@ export class FrameDescriptorBuilder {
     this.cap = cap;
     this.architecture = hints.architecture ?? X86_64;
     this.savedPerSafepoint = this.architecture.calleeSavedDwarf.length;
-    this.resizeSafepoints(cap);
-    this.locations = uninitializedArray(Int32Array, Math.max(64, 2 * (hints.locations ?? 0)));
-    this.pairs = uninitializedArray(Uint32Array, Math.max(64, 2 * (hints.pairs ?? 0)));
+    const columns: Partial<Record<ColumnName, Column>> = {};
+    for (const name of SAFEPOINT_COLUMN_NAMES)
+      columns[name] = uninitializedArray<Column>(SAFEPOINT_COLUMNS[name], cap * entriesPerSafepoint(name, this.architecture));
+    columns.locations = uninitializedArray(Int32Array, Math.max(64, 2 * (hints.locations ?? 0)));
+    columns.pairs = uninitializedArray(Uint32Array, Math.max(64, 2 * (hints.pairs ?? 0)));
+    this.columns = columns as DescriptorColumns;
   }
 
   readonly functions: FunctionInfo[] = [];
@@ -175,33 +234,36 @@ export class FrameDescriptorBuilder {
    * adopted, since an adopted column is full).
    */
   addLocationWords(words: Int32Array): number {
+    const c = this.columns;
     const first = this.locCount;
-    if (first === 0 && words.length >= this.locations.length) {
-      this.locations = words;
+    if (first === 0 && words.length >= c.locations.length) {
+      c.locations = words;
       this.locCount = words.length >> 1;
       return 0;
     }
     const needed = first * 2 + words.length;
-    if (needed > this.locations.length) this.locations = resized(Int32Array, this.locations, Math.max(needed, this.locations.length * 2), first * 2);
-    this.locations.set(words, first * 2);
+    if (needed > c.locations.length) c.locations = resized(Int32Array, c.locations, Math.max(needed, c.locations.length * 2), first * 2);
+    c.locations.set(words, first * 2);
     this.locCount += words.length >> 1;
     return first;
   }
 
   /** Appends a location and returns its index. */
   addLocation(word0: number, word1: number): number {
-    if (this.locCount * 2 + 2 > this.locations.length) this.locations = resized(Int32Array, this.locations, this.locations.length * 2, this.locCount * 2);
-    this.locations[this.locCount * 2] = word0;
-    this.locations[this.locCount * 2 + 1] = word1;
+    const c = this.columns;
+    if (this.locCount * 2 + 2 > c.locations.length) c.locations = resized(Int32Array, c.locations, c.locations.length * 2, this.locCount * 2);
+    c.locations[this.locCount * 2] = word0;
+    c.locations[this.locCount * 2 + 1] = word1;
     return this.locCount++;
   }
   get nextLocationIndex(): number {
     return this.locCount;
   }
   addPair(baseLocation: number, derivedLocation: number): void {
-    if (this.pairWords + 2 > this.pairs.length) this.pairs = resized(Uint32Array, this.pairs, this.pairs.length * 2, this.pairWords);
-    this.pairs[this.pairWords++] = baseLocation;
-    this.pairs[this.pairWords++] = derivedLocation;
+    const c = this.columns;
+    if (this.pairWords + 2 > c.pairs.length) c.pairs = resized(Uint32Array, c.pairs, c.pairs.length * 2, this.pairWords);
+    c.pairs[this.pairWords++] = baseLocation;
+    c.pairs[this.pairWords++] = derivedLocation;
   }
   get nextPairIndex(): number {
     return this.pairWords / 2;
@@ -214,49 +276,39 @@ export class FrameDescriptorBuilder {
   addSafepoint(s: SafepointFields): number {
     if (this.n === this.cap) this.resizeSafepoints(this.cap * 2);
     const i = this.n++;
-    this.returnAddress[i] = s.returnAddress;
-    this.frameSizeBytes[i] = s.frameSizeBytes;
-    this.stackSizeBytes[i] = s.stackSizeBytes;
-    this.cfaRegister[i] = s.cfaRegister;
-    this.cfaOffsetBytes[i] = s.cfaOffsetBytes;
+    const c = this.columns;
+    c.returnAddress[i] = s.returnAddress;
+    c.frameSizeBytes[i] = s.frameSizeBytes;
+    c.stackSizeBytes[i] = s.stackSizeBytes;
+    c.cfaRegister[i] = s.cfaRegister;
+    c.cfaOffsetBytes[i] = s.cfaOffsetBytes;
     const saved = s.savedRegOffsets;
-    const savedColumn = this.savedRegOffsets;
+    const savedColumn = c.savedRegOffsets;
     // The whole row: the column is not zeroed (0 = this frame did not save the register).
     const perSafepoint = this.savedPerSafepoint;
     for (let k = 0; k < perSafepoint; k++) savedColumn[i * perSafepoint + k] = k < saved.length ? saved[k]! : 0;
-    this.flags[i] = s.flags;
-    this.functionIndex[i] = s.functionIndex;
-    this.blobIndex[i] = s.blobIndex;
-    this.recordIndex[i] = s.recordIndex;
-    this.locStart[i] = s.locStart;
+    c.flags[i] = s.flags;
+    c.functionIndex[i] = s.functionIndex;
+    c.blobIndex[i] = s.blobIndex;
+    c.recordIndex[i] = s.recordIndex;
+    c.locStart[i] = s.locStart;
     checkU16("deopt count", s.deoptCount);
     checkU16("pair count", s.pairCount);
     checkU16("alloca count", s.allocaCount);
-    this.deoptCount[i] = s.deoptCount;
-    this.pairStart[i] = s.pairStart;
-    this.pairCount[i] = s.pairCount;
-    this.allocaCount[i] = s.allocaCount;
+    c.deoptCount[i] = s.deoptCount;
+    c.pairStart[i] = s.pairStart;
+    c.pairCount[i] = s.pairCount;
+    c.allocaCount[i] = s.allocaCount;
     return i;
   }
 
-  /** Columns of `cap` rows holding the first `n` rows of the current ones (none yet in the constructor). */
+  /** Columns of `cap` rows holding the first `n` rows of the current ones. */
   private resizeSafepoints(cap: number): void {
-    const n = this.n;
-    this.returnAddress = resized(Float64Array, this.returnAddress, cap, n);
-    this.frameSizeBytes = resized(Int32Array, this.frameSizeBytes, cap, n);
-    this.stackSizeBytes = resized(Int32Array, this.stackSizeBytes, cap, n);
-    this.cfaRegister = resized(Uint8Array, this.cfaRegister, cap, n);
-    this.cfaOffsetBytes = resized(Int32Array, this.cfaOffsetBytes, cap, n);
-    this.savedRegOffsets = resized(Int16Array, this.savedRegOffsets, cap * this.savedPerSafepoint, n * this.savedPerSafepoint);
-    this.flags = resized(Uint8Array, this.flags, cap, n);
-    this.functionIndex = resized(Uint32Array, this.functionIndex, cap, n);
-    this.blobIndex = resized(Uint32Array, this.blobIndex, cap, n);
-    this.recordIndex = resized(Uint32Array, this.recordIndex, cap, n);
-    this.locStart = resized(Uint32Array, this.locStart, cap, n);
-    this.deoptCount = resized(Uint16Array, this.deoptCount, cap, n);
-    this.pairStart = resized(Uint32Array, this.pairStart, cap, n);
-    this.pairCount = resized(Uint16Array, this.pairCount, cap, n);
-    this.allocaCount = resized(Uint16Array, this.allocaCount, cap, n);
+    const c = this.columns as Record<SafepointColumnName, Column>;
+    for (const name of SAFEPOINT_COLUMN_NAMES) {
+      const per = entriesPerSafepoint(name, this.architecture);
+      c[name] = resized<Column>(SAFEPOINT_COLUMNS[name], c[name], cap * per, this.n * per);
+    }
     this.cap = cap;
   }
 
@@ -266,88 +318,65 @@ export class FrameDescriptorBuilder {
    */
   finish(): FrameDescriptors {
     const n = this.n;
-    return new FrameDescriptors(
-      n,
-      exactLength(this.returnAddress, n),
-      exactLength(this.frameSizeBytes, n),
-      exactLength(this.stackSizeBytes, n),
-      exactLength(this.cfaRegister, n),
-      exactLength(this.cfaOffsetBytes, n),
-      exactLength(this.savedRegOffsets, n * this.savedPerSafepoint),
-      exactLength(this.flags, n),
-      exactLength(this.functionIndex, n),
-      exactLength(this.blobIndex, n),
-      exactLength(this.recordIndex, n),
-      exactLength(this.locStart, n),
-      exactLength(this.deoptCount, n),
-      exactLength(this.pairStart, n),
-      exactLength(this.pairCount, n),
-      exactLength(this.allocaCount, n),
-      exactLength(this.locations, this.locCount * 2),
-      exactLength(this.pairs, this.pairWords),
-      this.functions.slice(),
-      this.architecture,
-    );
+    const exact: Partial<Record<ColumnName, Column>> = {};
+    for (const name of SAFEPOINT_COLUMN_NAMES) exact[name] = exactLength(this.columns[name], n * entriesPerSafepoint(name, this.architecture));
+    exact.locations = exactLength(this.columns.locations, this.locCount * 2);
+    exact.pairs = exactLength(this.columns.pairs, this.pairWords);
+    return new FrameDescriptors(n, exact as DescriptorColumns, this.functions.slice(), this.architecture);
   }
 }
 
-/** The frozen columns; read-only by convention (the typed arrays are shared with the walker). */
-export class FrameDescriptors {
+/**
+ * The frozen columns; read-only by convention (the typed arrays are shared with the walker). The
+ * field declarations below mirror the column table for V8, which reserves room in the object for
+ * the fields a class declares (columns set only by the constructor's loop would live in a
+ * separate property array: one more load per column read on the walker's paths); `implements`
+ * makes tsc refuse a column of the table that has no field here.
+ */
+export class FrameDescriptors implements Readonly<DescriptorColumns> {
+  readonly returnAddress!: Float64Array;
+  readonly frameSizeBytes!: Int32Array;
+  readonly stackSizeBytes!: Int32Array;
+  readonly cfaRegister!: Uint8Array;
+  readonly cfaOffsetBytes!: Int32Array;
+  readonly savedRegOffsets!: Int16Array;
+  readonly flags!: Uint8Array;
+  readonly functionIndex!: Uint32Array;
+  readonly blobIndex!: Uint32Array;
+  readonly recordIndex!: Uint32Array;
+  readonly locStart!: Uint32Array;
+  readonly deoptCount!: Uint16Array;
+  readonly pairStart!: Uint32Array;
+  readonly pairCount!: Uint16Array;
+  readonly allocaCount!: Uint16Array;
+  /** Two words per location, see the header comment. */
+  readonly locations!: Int32Array;
+  /** Two location indices per pair: base, derived. */
+  readonly pairs!: Uint32Array;
+
   constructor(
     readonly count: number,
-    readonly returnAddress: Float64Array,
-    readonly frameSizeBytes: Int32Array,
-    readonly stackSizeBytes: Int32Array,
-    readonly cfaRegister: Uint8Array,
-    readonly cfaOffsetBytes: Int32Array,
-    readonly savedRegOffsets: Int16Array,
-    readonly flags: Uint8Array,
-    readonly functionIndex: Uint32Array,
-    readonly blobIndex: Uint32Array,
-    readonly recordIndex: Uint32Array,
-    readonly locStart: Uint32Array,
-    readonly deoptCount: Uint16Array,
-    readonly pairStart: Uint32Array,
-    readonly pairCount: Uint16Array,
-    readonly allocaCount: Uint16Array,
-    /** Two words per location, see the header comment. */
-    readonly locations: Int32Array,
-    /** Two location indices per pair: base, derived. */
-    readonly pairs: Uint32Array,
+    /** Every column (the table above); each becomes a field of the same name, in the table's order. */
+    columns: DescriptorColumns,
     readonly functions: readonly FunctionInfo[],
     /** Whose registers the locations, CFA rules and savedRegOffsets columns name. */
     readonly architecture: Architecture = X86_64,
-  ) {}
+  ) {
+    const fields = this as unknown as Record<ColumnName, Column>;
+    for (const name of COLUMN_NAMES) fields[name] = columns[name];
+  }
 
-  /**
-   * Every column but the return addresses (which a load bias shifts), in one list: what sizeBytes
-   * counts and what sameAs compares, so a column added here is counted and compared by both.
-   */
-  private unbiasedColumns(): readonly (ArrayLike<number> & { readonly byteLength: number })[] {
-    return [
-      this.frameSizeBytes,
-      this.stackSizeBytes,
-      this.cfaRegister,
-      this.cfaOffsetBytes,
-      this.savedRegOffsets,
-      this.flags,
-      this.functionIndex,
-      this.blobIndex,
-      this.recordIndex,
-      this.locStart,
-      this.deoptCount,
-      this.pairStart,
-      this.pairCount,
-      this.allocaCount,
-      this.locations,
-      this.pairs,
-    ];
+  /** Every column by name (a new object holding the same arrays). */
+  get columns(): DescriptorColumns {
+    const columns: Partial<Record<ColumnName, Column>> = {};
+    for (const name of COLUMN_NAMES) columns[name] = this[name];
+    return columns as DescriptorColumns;
   }
 
   /** Bytes held by the columns (what a safepoint costs in memory). */
   get sizeBytes(): number {
-    let total = this.returnAddress.byteLength;
-    for (const column of this.unbiasedColumns()) total += column.byteLength;
+    let total = 0;
+    for (const name of COLUMN_NAMES) total += this[name].byteLength;
     return total;
   }
 
@@ -364,9 +393,7 @@ export class FrameDescriptors {
       const b = other.functions[f]!;
       if (a.name !== b.name || a.address !== b.address || a.stackSizeBytes !== b.stackSizeBytes) return false;
     }
-    const mine = this.unbiasedColumns();
-    const theirs = other.unbiasedColumns();
-    return mine.every((column, k) => sameElements(column, theirs[k]!));
+    return UNBIASED_COLUMN_NAMES.every((name) => sameElements(this[name], other[name]));
   }
 
   /** A copy with every return address shifted by `biasBytes` (registration at a load address). */
@@ -378,28 +405,7 @@ export class FrameDescriptors {
         throw new InvalidArgumentError("load bias", String(biasBytes), "a bias that keeps every return address in [1, 2^53)");
       }
     }
-    return new FrameDescriptors(
-      this.count,
-      ras,
-      this.frameSizeBytes,
-      this.stackSizeBytes,
-      this.cfaRegister,
-      this.cfaOffsetBytes,
-      this.savedRegOffsets,
-      this.flags,
-      this.functionIndex,
-      this.blobIndex,
-      this.recordIndex,
-      this.locStart,
-      this.deoptCount,
-      this.pairStart,
-      this.pairCount,
-      this.allocaCount,
-      this.locations,
-      this.pairs,
-      this.functions,
-      this.architecture,
-    );
+    return new FrameDescriptors(this.count, { ...this.columns, returnAddress: ras }, this.functions, this.architecture);
   }
 }
 
@@ -417,13 +423,9 @@ function exactLength<T extends { length: number; slice(start: number, end: numbe
 function checkU16(what: string, value: number): void {
   if (value < 0 || value > 0xffff) throw new InvalidArgumentError(what, String(value), "0..65535");
 }
+type ColumnKind<T = Column> = { new (buffer: ArrayBuffer, byteOffset: number, length: number): T; readonly BYTES_PER_ELEMENT: number };
 /** An uninitialized array of `length` elements holding the first `keep` of `from` (none when `from` is undefined). */
-function resized<T extends Int16Array | Uint16Array | Int32Array | Uint32Array | Uint8Array | Float64Array>(
-  kind: { new (buffer: ArrayBuffer, byteOffset: number, length: number): T; readonly BYTES_PER_ELEMENT: number },
-  from: T | undefined,
-  length: number,
-  keep: number,
-): T {
+function resized<T extends Column>(kind: ColumnKind<T>, from: T | undefined, length: number, keep: number): T {
   const grown = uninitializedArray(kind, length);
   if (from !== undefined && keep > 0) grown.set(from.subarray(0, keep) as ArrayLike<number>);
   return grown;

@@ -44,7 +44,11 @@ import { LocationKind, ROOT_TYPE_NONE, encodeLocationWord0 } from "../location/l
  *
  * Decoding is by view: `StackMapBlob.parse` validates everything once (every field below is in
  * bounds, every kind known, every index valid, the record counts consistent) and records where
- * each record starts, so the accessors afterwards are O(1) reads with no further checks.
+ * each record starts and which function it belongs to (the blob's StackMapBlobIndex, as LLVM's
+ * StackMapParser keeps it), so the accessors afterwards are O(1) reads with no further checks.
+ * `indexStackMapSection` finds the same index from the counts alone, and
+ * `StackMapBlob.parseRecords` then validates and decodes a range of records [first, end) of a
+ * blob without touching the others (the deferred path: src/loader/deferred-llvm-descriptors.ts).
  *
  * The same single pass decodes every location into two Int32 words in the FrameDescriptors
  * encoding (src/safepoints/frame-descriptors.ts; root type none), all records of the blob back to
@@ -75,6 +79,7 @@ import {
   HEADER_VERSION,
   LIVE_OUTS_ARRAY,
   LIVE_OUTS_COUNT,
+  LIVE_OUTS_PADDING,
   LIVE_OUT_DWARF_REG,
   LIVE_OUT_RESERVED,
   LIVE_OUT_SIZE,
@@ -137,40 +142,73 @@ export class LocationView {
   }
 }
 
+/**
+ * Where one blob's functions and records lie, found once per blob (by `StackMapBlob.parse` as it
+ * validates, or by `indexStackMapSection` from the counts alone): record r starts at byte
+ * recordOffsets[r] of the blob and belongs to function recordFunctions[r]; function f's records
+ * are [functionFirstRecord[f], functionFirstRecord[f + 1]).
+ */
+export interface StackMapBlobIndex {
+  /** Where the blob starts in its section, and its length. */
+  readonly offset: number;
+  readonly sizeBytes: number;
+  readonly numFunctions: number;
+  readonly numConstants: number;
+  readonly numRecords: number;
+  readonly recordOffsets: Uint32Array;
+  readonly recordFunctions: Uint32Array;
+  /** numFunctions + 1 entries. */
+  readonly functionFirstRecord: Uint32Array;
+}
+
 export class StackMapBlob {
+  readonly numFunctions: number;
+  readonly numConstants: number;
+  readonly numRecords: number;
   /** Byte offset of each record within `view`, and the function each record belongs to. */
   private readonly recordOffsets: Uint32Array;
   private readonly recordFunctions: Uint32Array;
   private readonly functionFirstRecord: Uint32Array;
-  /** Index of record r's first location in `locationWords` (two words each); numRecords + 1 entries. */
-  private readonly recordFirstLocation: Uint32Array;
 
   private constructor(
     /** The bytes of this blob only (a window of the section; offsets in errors are section offsets). */
     readonly view: ByteView,
-    readonly numFunctions: number,
-    readonly numConstants: number,
-    readonly numRecords: number,
-    recordOffsets: Uint32Array,
-    recordFunctions: Uint32Array,
-    functionFirstRecord: Uint32Array,
-    recordFirstLocation: Uint32Array,
-    /** Every location of every record, decoded: two words each (see the header comment). */
+    index: StackMapBlobIndex,
+    /** The records whose locations were decoded: [firstDecodedRecord, endDecodedRecord) (all of them after `parse`). */
+    readonly firstDecodedRecord: number,
+    readonly endDecodedRecord: number,
+    /** Index of decoded record r's first location in `locationWords`, at r - firstDecodedRecord (one entry more). */
+    private readonly recordFirstLocation: Uint32Array,
+    /** Every location of every decoded record, in order: two words each (see the header comment). */
     readonly locationWords: Int32Array,
-    /** The first record with a location whose DWARF register is above 255, or -1. */
+    /** The first decoded record with a location whose DWARF register is above 255, or -1. */
     readonly wideRegisterRecord: number,
     /** That record's first such register (0 when there is none). */
     readonly wideRegister: number,
   ) {
-    this.recordOffsets = recordOffsets;
-    this.recordFunctions = recordFunctions;
-    this.functionFirstRecord = functionFirstRecord;
-    this.recordFirstLocation = recordFirstLocation;
+    this.numFunctions = index.numFunctions;
+    this.numConstants = index.numConstants;
+    this.numRecords = index.numRecords;
+    this.recordOffsets = index.recordOffsets;
+    this.recordFunctions = index.recordFunctions;
+    this.functionFirstRecord = index.functionFirstRecord;
   }
 
-  /** Locations of all records of this blob. */
+  /** Locations of the decoded records. */
   get totalLocations(): number {
-    return this.recordFirstLocation[this.numRecords]!;
+    return this.recordFirstLocation[this.endDecodedRecord - this.firstDecodedRecord]!;
+  }
+
+  /**
+   * The functions that own a decoded record, [firstDecodedFunction, endDecodedFunction): every
+   * function (those without records too) when every record was decoded.
+   */
+  get firstDecodedFunction(): number {
+    return this.firstDecodedRecord === 0 || this.firstDecodedRecord === this.endDecodedRecord ? 0 : this.recordFunctions[this.firstDecodedRecord]!;
+  }
+  get endDecodedFunction(): number {
+    if (this.endDecodedRecord === this.numRecords && this.firstDecodedRecord === 0) return this.numFunctions;
+    return this.firstDecodedRecord === this.endDecodedRecord ? 0 : this.recordFunctions[this.endDecodedRecord - 1]! + 1;
   }
 
   /** Offset of this blob within the section it was read from. */
@@ -191,58 +229,56 @@ export class StackMapBlob {
   static parse(section: ByteView, offset: number, sectionWords: Uint32Array = littleEndianWords(section.bytes)): StackMapBlob {
     // Record decoding reads whole words, counted from the section's start (see RecordDecoder).
     if ((offset & 3) !== 0 && section.has(offset, 0)) return StackMapBlob.parse(section.slice(offset, section.lengthBytes - offset), 0);
-    const at = (rel: number) => section.baseOffset + offset + rel;
-    section.need(offset, HEADER_SIZE_BYTES, "stack map header");
-    const version = section.u8(offset + HEADER_VERSION);
-    if (version !== STACKMAP_VERSION) {
-      throw new MalformedInputError("stack map version", at(HEADER_VERSION), version, String(STACKMAP_VERSION));
-    }
-    const reserved8 = section.u8(offset + HEADER_RESERVED8);
-    if (reserved8 !== 0) throw new MalformedInputError("stack map header reserved byte", at(HEADER_RESERVED8), reserved8, "0");
-    const reserved16 = section.u16(offset + HEADER_RESERVED16);
-    if (reserved16 !== 0) throw new MalformedInputError("stack map header reserved u16", at(HEADER_RESERVED16), reserved16, "0");
-    const numFunctions = section.u32(offset + HEADER_NUM_FUNCTIONS);
-    const numConstants = section.u32(offset + HEADER_NUM_CONSTANTS);
-    const numRecords = section.u32(offset + HEADER_NUM_RECORDS);
-
-    const functionsAt = offset + HEADER_SIZE_BYTES;
-    const constantsAt = functionsAt + numFunctions * FUNCTION_SIZE_BYTES;
-    const recordsAt = constantsAt + numConstants * CONSTANT_SIZE_BYTES;
-    section.need(functionsAt, numFunctions * FUNCTION_SIZE_BYTES, `stack map function table (${numFunctions} entries)`);
-    section.need(constantsAt, numConstants * CONSTANT_SIZE_BYTES, `stack map constant pool (${numConstants} entries)`);
-    // Every record takes at least 24 bytes: a count beyond what the bytes can hold is caught here,
-    // before any array is sized from it.
-    const minRecordBytes = MIN_RECORD_BYTES;
-    section.need(recordsAt, numRecords * minRecordBytes, `stack map records (${numRecords} records of at least ${minRecordBytes} bytes)`);
-
-    // Every element of these is written below before the blob is made (uninitialized-array.ts).
-    const functionFirstRecord = uninitializedArray(Uint32Array, numFunctions + 1);
-    const recordFunctions = uninitializedArray(Uint32Array, numRecords);
-    const recordsClaimed = claimRecords(section, functionsAt, numFunctions, numRecords, functionFirstRecord, recordFunctions);
-    functionFirstRecord[numFunctions] = recordsClaimed;
-    if (recordsClaimed !== numRecords) {
-      throw new MalformedInputError("sum of function record counts", at(HEADER_NUM_RECORDS), recordsClaimed, `NumRecords = ${numRecords}`);
-    }
-
+    checkHeader(section, offset);
+    const { numFunctions, numConstants, numRecords, recordsAt, functionFirstRecord, recordFunctions } = blobHead(section, offset);
     const recordOffsets = uninitializedArray(Uint32Array, numRecords);
     const recordFirstLocation = uninitializedArray(Uint32Array, numRecords + 1);
     const decoder = new RecordDecoder(section, sectionWords, numConstants, initialLocationCapacity(section, recordsAt, numRecords));
-    const cursor = decoder.decodeRecords(recordsAt, numRecords, offset, recordOffsets, recordFirstLocation);
+    const cursor = decoder.decodeRecords(recordsAt, 0, numRecords, offset, recordOffsets, recordFirstLocation);
     recordFirstLocation[numRecords] = decoder.locationCount;
-    const blob = new StackMapBlob(
-      section.slice(offset, cursor - offset, "stack map blob"),
-      numFunctions,
-      numConstants,
-      numRecords,
-      recordOffsets,
-      recordFunctions,
-      functionFirstRecord,
-      recordFirstLocation,
-      decoder.finishLocationWords(),
-      decoder.wideRegisterRecord,
-      decoder.wideRegister,
-    );
-    return blob;
+    const sizeBytes = cursor - offset;
+    const index = { offset, sizeBytes, numFunctions, numConstants, numRecords, recordOffsets, recordFunctions, functionFirstRecord };
+    return StackMapBlob.decoded(decoder, section.slice(offset, sizeBytes, "stack map blob"), index, 0, numRecords, recordFirstLocation);
+  }
+
+  /**
+   * Validates and decodes records [first, end) of the blob `index` describes (from
+   * `indexStackMapSection` over the same `section`, whose blobs start 4-aligned), as `parse`
+   * decodes them, and returns a view of the blob with those records decoded: the other records'
+   * locations are neither read nor checked, and their location accessors must not be used.
+   */
+  static parseRecords(
+    section: ByteView,
+    index: StackMapBlobIndex,
+    first: number,
+    end: number,
+    sectionWords: Uint32Array = littleEndianWords(section.bytes),
+  ): StackMapBlob {
+    if (!(Number.isInteger(first) && Number.isInteger(end) && 0 <= first && first <= end && end <= index.numRecords)) {
+      throw new InvalidArgumentError("record range", `[${first}, ${end})`, `a range of the blob's ${index.numRecords} records`);
+    }
+    if ((index.offset & 3) !== 0) throw new InvalidArgumentError("blob offset", String(index.offset), "a multiple of 4 (a blob of an indexed section)");
+    checkHeader(section, index.offset);
+    const startAt = first < index.numRecords ? index.recordOffsets[first]! : index.sizeBytes;
+    const endAt = end < index.numRecords ? index.recordOffsets[end]! : index.sizeBytes;
+    const recordFirstLocation = uninitializedArray(Uint32Array, end - first + 1);
+    const decoder = new RecordDecoder(section, sectionWords, index.numConstants, Math.floor((endAt - startAt) / LOCATION_SIZE_BYTES));
+    // The decoder notes each record's offset as it goes: the index's, the same values.
+    decoder.decodeRecords(index.offset + startAt, first, end, index.offset, index.recordOffsets, recordFirstLocation);
+    recordFirstLocation[end - first] = decoder.locationCount;
+    return StackMapBlob.decoded(decoder, section.slice(index.offset, index.sizeBytes, "stack map blob"), index, first, end, recordFirstLocation);
+  }
+
+  /** The blob over `view` with records [first, end) decoded by `decoder`. */
+  private static decoded(
+    decoder: RecordDecoder,
+    view: ByteView,
+    index: StackMapBlobIndex,
+    first: number,
+    end: number,
+    recordFirstLocation: Uint32Array,
+  ): StackMapBlob {
+    return new StackMapBlob(view, index, first, end, recordFirstLocation, decoder.finishLocationWords(), decoder.wideRegisterRecord, decoder.wideRegister);
   }
 
   // ---- functions -------------------------------------------------------------------------------
@@ -318,12 +354,14 @@ export class StackMapBlob {
   instructionOffset(r: number): number {
     return this.view.u32(this.recordOffsets[r]! + RECORD_INSTRUCTION_OFFSET);
   }
+  /** Locations of decoded record r. */
   numLocations(r: number): number {
-    return this.recordFirstLocation[r + 1]! - this.recordFirstLocation[r]!;
+    const k = r - this.firstDecodedRecord;
+    return this.recordFirstLocation[k + 1]! - this.recordFirstLocation[k]!;
   }
-  /** Index in `locationWords` (in locations: two words each) of record r's first location. */
+  /** Index in `locationWords` (in locations: two words each) of decoded record r's first location. */
   firstLocation(r: number): number {
-    return this.recordFirstLocation[r]!;
+    return this.recordFirstLocation[r - this.firstDecodedRecord]!;
   }
   /** Points `into` at location `i` of record `r`. */
   location(r: number, i: number, into: LocationView = new LocationView()): LocationView {
@@ -343,11 +381,60 @@ export class StackMapBlob {
   }
 }
 
+/** Checks the version and reserved fields of the header of the blob at `offset`. */
+function checkHeader(section: ByteView, offset: number): void {
+  const at = (rel: number) => section.baseOffset + offset + rel;
+  section.need(offset, HEADER_SIZE_BYTES, "stack map header");
+  const version = section.u8(offset + HEADER_VERSION);
+  if (version !== STACKMAP_VERSION) {
+    throw new MalformedInputError("stack map version", at(HEADER_VERSION), version, String(STACKMAP_VERSION));
+  }
+  const reserved8 = section.u8(offset + HEADER_RESERVED8);
+  if (reserved8 !== 0) throw new MalformedInputError("stack map header reserved byte", at(HEADER_RESERVED8), reserved8, "0");
+  const reserved16 = section.u16(offset + HEADER_RESERVED16);
+  if (reserved16 !== 0) throw new MalformedInputError("stack map header reserved u16", at(HEADER_RESERVED16), reserved16, "0");
+}
+
 /*
  * The loops over functions and records each end their function: V8 compiles a long first loop on
  * stack (OSR) and caches that code for later calls; code after the loop that had not run yet
  * would be compiled without type feedback and deoptimize on every later call.
  */
+
+/**
+ * The counts of the blob at `offset` (its header read, not checked: checkHeader), where its
+ * records start and which function owns each (functionFirstRecord has numFunctions + 1 entries),
+ * after checking that the function table, constant pool and the smallest records fit the bytes
+ * and that the functions' RecordCounts add up to NumRecords.
+ */
+function blobHead(section: ByteView, offset: number) {
+  const numFunctions = section.u32(offset + HEADER_NUM_FUNCTIONS);
+  const numConstants = section.u32(offset + HEADER_NUM_CONSTANTS);
+  const numRecords = section.u32(offset + HEADER_NUM_RECORDS);
+  const functionsAt = offset + HEADER_SIZE_BYTES;
+  const constantsAt = functionsAt + numFunctions * FUNCTION_SIZE_BYTES;
+  const recordsAt = constantsAt + numConstants * CONSTANT_SIZE_BYTES;
+  section.need(functionsAt, numFunctions * FUNCTION_SIZE_BYTES, `stack map function table (${numFunctions} entries)`);
+  section.need(constantsAt, numConstants * CONSTANT_SIZE_BYTES, `stack map constant pool (${numConstants} entries)`);
+  // Every record takes at least 24 bytes: a count beyond what the bytes can hold is caught here,
+  // before any array is sized from it.
+  const minRecordBytes = MIN_RECORD_BYTES;
+  section.need(recordsAt, numRecords * minRecordBytes, `stack map records (${numRecords} records of at least ${minRecordBytes} bytes)`);
+  // Every element of these is written below (uninitialized-array.ts).
+  const functionFirstRecord = uninitializedArray(Uint32Array, numFunctions + 1);
+  const recordFunctions = uninitializedArray(Uint32Array, numRecords);
+  const recordsClaimed = claimRecords(section, functionsAt, numFunctions, numRecords, functionFirstRecord, recordFunctions);
+  functionFirstRecord[numFunctions] = recordsClaimed;
+  if (recordsClaimed !== numRecords) {
+    throw new MalformedInputError(
+      "sum of function record counts",
+      section.baseOffset + offset + HEADER_NUM_RECORDS,
+      recordsClaimed,
+      `NumRecords = ${numRecords}`,
+    );
+  }
+  return { numFunctions, numConstants, numRecords, recordsAt, functionFirstRecord, recordFunctions };
+}
 
 /**
  * Checks each function's RecordCount against what is left of NumRecords and notes the first
@@ -426,13 +513,13 @@ class RecordDecoder {
   }
 
   /**
-   * Decodes the `numRecords` records from `recordsAt`, noting where each starts (relative to
-   * `blobOffset`) and its first location (`recordFirstLocation` has numRecords + 1 entries; the
-   * last is set by the caller); returns the offset just past the last record. One loop with the
+   * Decodes records [first, end) of a blob, the first at `recordsAt`, noting where each starts
+   * (recordOffsets[r], relative to `blobOffset`) and its first location (recordFirstLocation[r -
+   * first]; one entry more, set by the caller); returns the offset just past the last record. One loop with the
    * decoder's state in locals (this is most of the time a registration takes); every failing
    * check leaves it through a function that builds the error.
    */
-  decodeRecords(recordsAt: number, numRecords: number, blobOffset: number, recordOffsets: Uint32Array, recordFirstLocation: Uint32Array): number {
+  decodeRecords(recordsAt: number, first: number, end: number, blobOffset: number, recordOffsets: Uint32Array, recordFirstLocation: Uint32Array): number {
     const section = this.section;
     const sectionWords = this.sectionWords;
     const lengthBytes = section.lengthBytes;
@@ -443,9 +530,9 @@ class RecordDecoder {
     // sixth of this loop (once per location).
     const encodeWord0 = encodeLocationWord0;
     const untyped = ROOT_TYPE_NONE;
-    for (let r = 0; r < numRecords; r++) {
+    for (let r = first; r < end; r++) {
       recordOffsets[r] = at - blobOffset;
-      recordFirstLocation[r] = count;
+      recordFirstLocation[r - first] = count;
       if (at + RECORD_LOCATIONS > lengthBytes) section.need(at, RECORD_LOCATIONS, `stack map record #${r}`);
       const countsWord = sectionWords[(at + RECORD_RESERVED) >>> 2]!;
       if ((countsWord & 0xffff) !== 0) {
@@ -609,6 +696,46 @@ export function parseStackMapSection(bytes: Uint8Array, sectionOffset = 0): Stac
     offset += blob.sizeBytes;
   }
   return blobs;
+}
+
+/**
+ * Where every blob of a `.llvm_stackmaps` section lies, and its functions and records
+ * (StackMapBlobIndex), from the counts alone: the header's, each function's RecordCount, each
+ * record's NumLocations and NumLiveOuts. Checks the bounds and the record counts as `parse` does
+ * (with its messages) and nothing else: a section `parseStackMapSection` accepted, or the scan
+ * kernel indexed, is what this is for; `StackMapBlob.parseRecords` checks the records it decodes.
+ */
+export function indexStackMapSection(bytes: Uint8Array, sectionOffset = 0): StackMapBlobIndex[] {
+  const section = new ByteView(bytes, sectionOffset);
+  const sectionWords = littleEndianWords(bytes);
+  const blobs: StackMapBlobIndex[] = [];
+  if (bytes.byteLength === 0) throw new TruncatedInputError("stack map section", sectionOffset, HEADER_SIZE_BYTES, 0);
+  for (let offset = 0; offset < bytes.byteLength; offset += blobs[blobs.length - 1]!.sizeBytes) blobs.push(indexBlob(section, sectionWords, offset));
+  return blobs;
+}
+
+/**
+ * The StackMapBlobIndex of the blob at `offset` of `section` (see indexStackMapSection). Reads the
+ * counts as whole words of `sectionWords` (records start 8-aligned from the section's start: see
+ * RecordDecoder): NumLocations is the high half of record word +12, NumLiveOuts of live-out word +0.
+ */
+function indexBlob(section: ByteView, sectionWords: Uint32Array, offset: number): StackMapBlobIndex {
+  checkHeader(section, offset);
+  const { numFunctions, numConstants, numRecords, recordsAt, functionFirstRecord, recordFunctions } = blobHead(section, offset);
+  const recordOffsets = uninitializedArray(Uint32Array, numRecords);
+  const lengthBytes = section.lengthBytes;
+  let at = recordsAt;
+  // Each `need` (and its message) only when the bytes end too soon.
+  for (let r = 0; r < numRecords; r++) {
+    recordOffsets[r] = at - offset;
+    if (at + RECORD_LOCATIONS > lengthBytes) section.need(at, RECORD_LOCATIONS, `stack map record #${r}`);
+    const liveOuts = liveOutsOffset(at, sectionWords[(at + RECORD_RESERVED) >>> 2]! >>> 16);
+    if (liveOuts + LIVE_OUTS_ARRAY > lengthBytes) section.need(liveOuts, LIVE_OUTS_ARRAY, `live-out header of record #${r}`);
+    const numLiveOuts = sectionWords[(liveOuts + LIVE_OUTS_PADDING) >>> 2]! >>> 16;
+    at = recordEndOffset(liveOuts, numLiveOuts);
+    if (at > lengthBytes) section.need(liveOuts, at - liveOuts, `live-outs of record #${r} (${numLiveOuts})`);
+  }
+  return { offset, sizeBytes: at - offset, numFunctions, numConstants, numRecords, recordOffsets, recordFunctions, functionFirstRecord };
 }
 
 /**

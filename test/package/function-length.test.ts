@@ -29,10 +29,6 @@ const ALLOWED = new Set<string>([
   "src/unwind/eh-frame.ts:parseCie",
   // The kernel's scan loop: the hot loop, kept one function for the WebAssembly optimiser.
   "walker/scan-kernel/assembly/kernel.ts:scanLoop",
-  // The ELF loaders (issue 31 names them too): being split on branch h-decode; the lead removes
-  // these two entries after that merge.
-  "src/loader/ocaml-loader.ts:loadOcamlFromElf",
-  "src/loader/plimmix-loader.ts:loadPlimmixFromElf",
 ]);
 
 interface LongFunction {

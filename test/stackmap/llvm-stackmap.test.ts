@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { MalformedInputError, RootwalkError, TruncatedInputError } from "../../src/errors.js";
+import { InvalidArgumentError, MalformedInputError, RootwalkError, TruncatedInputError } from "../../src/errors.js";
 import { buildLlvmDescriptors } from "../../src/loader/llvm-map-loader.js";
 import { FLAG_NO_UNWIND_INFO, FLAG_STATEPOINT } from "../../src/safepoints/frame-descriptors.js";
-import { LocationView, parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
+import { LocationView, StackMapBlob, indexStackMapSection, parseStackMapSection } from "../../src/stackmap/llvm-stackmap.js";
 import { LOCATION_KIND_NAMES, LocationKind } from "../../src/location/location-word.js";
 import * as V3 from "../../src/stackmap/stackmap-v3-layout.js";
+import { ByteView } from "../../src/bytes/byte-view.js";
+import { catchError } from "../support/catch-error.js";
 import { formatBlobLikeReadobj } from "../../src/stackmap/readobj-format.js";
 import { decodeStatepoint } from "../../src/stackmap/statepoint.js";
 import { concatBytes, encodeBlob, statepointRecord } from "./stackmap-encoder.js";
@@ -133,3 +135,91 @@ describe("the location vocabulary (src/location/location-word.ts)", () => {
       expect(Number(kind)).toBe(V3[`LOCATION_KIND_${name.replace("ConstantIndex", "CONSTANT_INDEX").toUpperCase()}` as keyof typeof V3]);
   });
 });
+
+describe("a range of records (indexStackMapSection, StackMapBlob.parseRecords)", () => {
+  // Two blobs; functions without records at the start, between and at the end; odd and even location counts.
+  const record = (k: number, locations: number) => ({
+    id: BigInt(k),
+    instructionOffset: 4 * k + 1,
+    locations: Array.from({ length: locations }, (_, i) => indirect(8 * i)),
+  });
+  const section = concatBytes(
+    encodeBlob({
+      functions: [
+        { address: 0x100n, stackSize: 8n, records: [] },
+        { address: 0x200n, stackSize: 32n, records: [record(1, 1), record(2, 2), record(3, 0)] },
+        { address: 0x300n, stackSize: 16n, records: [] },
+        { address: 0x400n, stackSize: 64n, records: [record(4, 3), record(5, 4)] },
+        { address: 0x500n, stackSize: 8n, records: [] },
+      ],
+      constants: [7n],
+    }),
+    encodeBlob({ functions: [{ address: 0x600n, stackSize: 8n, records: [record(6, 2), record(7, 5), record(8, 1)] }] }),
+  );
+  const whole = parseStackMapSection(section);
+
+  it("indexes every blob as parse does, and decodes every range [first, end) to parse's values", () => {
+    const index = indexStackMapSection(section);
+    expect(index.map((b) => [b.offset, b.sizeBytes, b.numFunctions, b.numRecords])).toEqual(
+      whole.map((b) => [b.sectionOffset, b.sizeBytes, b.numFunctions, b.numRecords]),
+    );
+    index.forEach((blobIndex, b) => {
+      const full = whole[b]!;
+      for (let first = 0; first <= full.numRecords; first++) {
+        for (let end = first; end <= full.numRecords; end++) {
+          const part = StackMapBlob.parseRecords(new ByteView(section), blobIndex, first, end);
+          expect([part.firstDecodedRecord, part.endDecodedRecord]).toEqual([first, end]);
+          expectSameRecords(full, part, first, end);
+          expectSameRows(whole, part, b, first, end);
+        }
+      }
+    });
+  });
+
+  it("checks the records it decodes with parse's error, and only those", () => {
+    const bad = section.slice();
+    const at = whole[0]!.recordOffset(3) + V3.RECORD_RESERVED;
+    bad[at] = 1;
+    const expected = catchError(() => parseStackMapSection(bad)) as MalformedInputError;
+    expect(expected).toBeInstanceOf(MalformedInputError);
+    const [blobIndex] = indexStackMapSection(bad);
+    expect((catchError(() => StackMapBlob.parseRecords(new ByteView(bad), blobIndex!, 2, 5)) as Error).message).toBe(expected.message);
+    expect(StackMapBlob.parseRecords(new ByteView(bad), blobIndex!, 0, 3).endDecodedRecord).toBe(3);
+    expect(catchError(() => StackMapBlob.parseRecords(new ByteView(bad), blobIndex!, 4, 6))).toBeInstanceOf(InvalidArgumentError);
+    expect(catchError(() => indexStackMapSection(section.subarray(0, section.length - 8)))).toBeInstanceOf(TruncatedInputError);
+  });
+});
+
+/** Records [first, end) of `part` read as `full` reads them: offsets, functions, locations. */
+function expectSameRecords(full: StackMapBlob, part: StackMapBlob, first: number, end: number): void {
+  const words = full.locationWords.subarray(2 * full.firstLocation(first), 2 * (end < full.numRecords ? full.firstLocation(end) : full.totalLocations));
+  expect(Array.from(part.locationWords)).toEqual(Array.from(words));
+  for (let r = first; r < end; r++) {
+    expect([part.recordOffset(r), part.functionOfRecord(r), part.instructionOffset(r), part.numLocations(r)]).toEqual([
+      full.recordOffset(r),
+      full.functionOfRecord(r),
+      full.instructionOffset(r),
+      full.numLocations(r),
+    ]);
+  }
+}
+
+/** Lowered, records [first, end) of blob `b` are the whole section's rows (functions and blobs numbered as the section's when told them). */
+function expectSameRows(whole: StackMapBlob[], part: StackMapBlob, b: number, first: number, end: number): void {
+  const all = buildLlvmDescriptors(whole);
+  const firstFunctionOfBlob = [0, whole[0]!.numFunctions];
+  const d = buildLlvmDescriptors([part], { sectionFunctions: { functions: all.functions, firstFunctionOfBlob, firstBlob: b } });
+  const offset = b === 0 ? 0 : whole[0]!.numRecords;
+  expect(d.count).toBe(end - first);
+  expect(d.functions).toBe(all.functions);
+  for (let i = 0; i < d.count; i++) {
+    const j = offset + first + i;
+    expect([d.returnAddress[i], d.functionIndex[i], d.blobIndex[i], d.recordIndex[i], d.pairCount[i]]).toEqual([
+      all.returnAddress[j],
+      all.functionIndex[j],
+      all.blobIndex[j],
+      all.recordIndex[j],
+      all.pairCount[j],
+    ]);
+  }
+}

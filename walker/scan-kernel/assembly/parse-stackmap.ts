@@ -1,6 +1,7 @@
 import * as V3 from "../../../src/stackmap/stackmap-v3-layout";
 import * as Job from "../../../src/safepoints/kernel-index-layout";
 import { NOT_FAST } from "../../../src/safepoints/recipe-record";
+import { FAST_FRAME_ALIGN_BYTES, FAST_FRAME_GC_ALLOCAS, FAST_ROOT_SLOT_BYTES } from "../../../src/safepoints/fast-frame-numbers";
 
 /*
  * The stack map index: a `.llvm_stackmaps` section (StackMap v3, src/stackmap/llvm-stackmap.ts)
@@ -312,11 +313,11 @@ function matchShape(locations: u32, n: u32): bool {
 /**
  * The recipe of a safepoint (src/safepoints/scan-recipes.ts compileAll, for a frame without saved
  * registers): NOT_FAST unless the frame and every pair location pass the fast-frame rule
- * (src/safepoints/fast-frame-rule.ts); else an equal earlier recipe or a new one. Pair p's base is
+ * (src/safepoints/fast-frame-rule.ts, its numbers from fast-frame-numbers.ts); else an equal earlier recipe or a new one. Pair p's base is
  * location `first + p * stride`, its derived location the next one when `stride` is 2.
  */
 function compileRecipe(locations: u32, size: i32, first: u32, pairs: u32, stride: u32, allocas: u32): i32 {
-  if (size < 0 || (size & 7) != 0 || allocas != 0) return NOT_FAST;
+  if (size < 0 || (size & (FAST_FRAME_ALIGN_BYTES - 1)) != 0 || allocas != FAST_FRAME_GC_ALLOCAS) return NOT_FAST;
   const span = <i64>size - raCfaOffset;
   const slotsAt = slotWords;
   for (let p: u32 = 0; p < pairs; p++) {
@@ -328,8 +329,8 @@ function compileRecipe(locations: u32, size: i32, first: u32, pairs: u32, stride
         load<u8>(location + V3.LOCATION_KIND) == V3.LOCATION_KIND_INDIRECT &&
         load<u32>(location + V3.LOCATION_DWARF_REG) == spDwarf &&
         offset >= 0 &&
-        <i64>offset + 8 <= span &&
-        (offset & 7) == 0;
+        <i64>offset + FAST_ROOT_SLOT_BYTES <= span &&
+        (offset & (FAST_ROOT_SLOT_BYTES - 1)) == 0;
       if (!fast) {
         slotWords = slotsAt;
         return NOT_FAST;
