@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { CollectorError } from "../../../gc/collector-error.js";
 import { renderHeapMapSvg } from "../../../gc/heap-map-svg.js";
 import { ImmixCollector } from "../../../gc/immix-collector.js";
@@ -9,6 +10,7 @@ import { SimThread, loadFrameTemplates } from "./sim-thread.js";
 import { type WorkloadName, runWorkload } from "./workloads.js";
 import type { RecordedVerifyFailure } from "../../../gc/gc-stats.js";
 import { verifyFailureJson, verifyFailureReport } from "../verify-failures.js";
+import { attachCollectionLog, writeRunReport } from "../report/run-report.js";
 
 /*
  * `rootwalk sim`: the collector and the walker together on simulated memory. Mutators
@@ -29,6 +31,10 @@ export interface SimOptions {
   threads: number;
   seed: number;
   svg?: string;
+  /** `--report FILE.html`: write the run report (src/cli/report/) after the run. */
+  report?: string;
+  /** `--gc-trace`: a line per collection on stderr as it happens (src/cli/report/gc-trace.ts). */
+  gcTrace?: (line: string) => void;
 }
 
 export interface SimResult {
@@ -82,6 +88,7 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
   );
   const scanner = new StackRootScanner(registry, () => threads.map((t) => t.threadStack()).filter((s): s is ThreadStack => s !== undefined));
   collector.addRootScanner(scanner);
+  const log = options.report !== undefined || options.gcTrace !== undefined ? attachCollectionLog({ collector, scanner }, options.gcTrace) : undefined;
 
   let seed = options.seed >>> 0 || 1;
   const random = () => {
@@ -127,6 +134,16 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
   if (options.svg !== undefined) {
     writeFileSync(options.svg, renderHeapMapSvg(collector.heapMap(), { title: `rootwalk sim ${options.workload}: heap after the run` }));
   }
+  if (options.report !== undefined && log !== undefined) {
+    const heapMapSvg = renderHeapMapSvg(collector.heapMap(), { title: `rootwalk sim ${options.workload}: heap after the run` });
+    const [parameters, summary] = [summaryRows(options, result).slice(0, 3), summaryRows(options, result).slice(3)];
+    writeRunReport(options.report, log, {
+      title: `rootwalk sim ${options.workload} report`,
+      parameters: parameters as [string, string][],
+      summary: summary as [string, string][],
+      heapMapSvg,
+    });
+  }
   return result;
 }
 
@@ -164,7 +181,12 @@ const mib = (n: number) => `${(n / 1024 / 1024).toFixed(2)} MiB`;
 const pct = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "-" : `${(x * 100).toFixed(2)} %`);
 
 export function formatSummary(options: SimOptions, r: SimResult): string {
-  return table([
+  return table(summaryRows(options, r));
+}
+
+/** The summary's rows (the report's tables too): the run's parameters first (3 rows), then its numbers. */
+function summaryRows(options: SimOptions, r: SimResult): string[][] {
+  return [
     ["rootwalk sim", options.workload],
     ["heap", mib(r.heapLimitBytes)],
     [
@@ -183,7 +205,7 @@ export function formatSummary(options: SimOptions, r: SimResult): string {
     ["first defrag: before -> after", `${pct(r.fragmentationBeforeDefrag)} -> ${pct(r.fragmentationAfterDefrag)}`],
     ["defragmenting collections", String(r.defragCycles)],
     ["elapsed", `${r.elapsedMs.toFixed(0)} ms`],
-  ]);
+  ];
 }
 
 export function simJson(r: SimResult): string {
@@ -219,14 +241,14 @@ export async function heapSweep(options: SimOptions, io: CliIo): Promise<void> {
   io.stdout(table(rows));
 }
 
-export async function simCommand(options: SimOptions & { json: boolean; sweep: boolean }, io: CliIo): Promise<number> {
+export async function simCommand(options: SimOptions & { json: boolean; sweep: boolean; trace?: boolean }, io: CliIo): Promise<number> {
   if (options.sweep) {
     await heapSweep(options, io);
     return 0;
   }
   const tty = process.stderr.isTTY === true && !options.json;
   let lastShown = -1;
-  const result = await runSimulation(options, (fraction) => {
+  const result = await runSimulation({ ...options, ...(options.trace === true ? { gcTrace: io.stderr } : {}) }, (fraction) => {
     const percent = Math.floor(fraction * 100);
     if (!options.json && percent >= lastShown + 10) {
       lastShown = percent;
@@ -239,6 +261,7 @@ export async function simCommand(options: SimOptions & { json: boolean; sweep: b
     io.stdout(formatSummary(options, result));
     if (options.svg) io.stdout(`heap map written to ${options.svg}\n`);
   }
+  if (options.report !== undefined) io.stderr(`rootwalk sim: report written to ${resolve(options.report)}\n`);
   if (result.verifyFailures > 0) io.stderr(verifyFailureReport("sim", result.verifyFailures, result.verifyFailureDetails));
   return result.verifyFailures === 0 ? 0 : 4;
 }
