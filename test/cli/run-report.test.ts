@@ -87,6 +87,8 @@ describe("the run report in headless Chromium", () => {
       // Offline: nothing is loaded from anywhere (no src/href to a host, no <link>).
       expect(html).not.toMatch(/(?:src|href)\s*=\s*["']?(?:https?:)?\/\//i);
       expect(html).not.toMatch(/<link\b/i);
+      // The heap map after the run, inline (as --svg draws it).
+      expect(html).toMatch(/<div id="heap-map"><svg [^>]*>/);
       const url = `file://${report}`;
       const dom = chromium(["--dump-dom", url]).stdout;
       expect(/<body data-rendered="(\d+)"/.exec(dom)?.[1]).toBe("8");
