@@ -91,7 +91,15 @@ export class GcStats {
   /** The run's first FIRST_VERIFY_FAILURES_KEPT verification failures, in the order found. */
   readonly firstVerifyFailures: RecordedVerifyFailure[] = [];
 
+  /** Told of every recorded cycle, in the order attached, after the totals took it in (onRecord). */
+  private readonly listeners: ((cycle: CycleStats) => void)[] = [];
+
   constructor(readonly historyLimit = 10_000) {}
+
+  /** Calls `listener` with each cycle recorded from now on (the run report, --gc-trace); what it throws fails the collection. */
+  onRecord(listener: (cycle: CycleStats) => void): void {
+    this.listeners.push(listener);
+  }
 
   get last(): CycleStats | undefined {
     return this.cycles[this.cycles.length - 1];
@@ -116,6 +124,7 @@ export class GcStats {
     this.totalPoisonedBytes += cycle.poisonedBytes;
     this.cycles.push(cycle);
     if (this.cycles.length > this.historyLimit) this.cycles.splice(0, this.cycles.length - this.historyLimit);
+    for (const listener of this.listeners) listener(cycle);
   }
 
   summary(): string {

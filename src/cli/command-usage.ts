@@ -6,7 +6,7 @@
 
 /** `rootwalk run` (docs/cli.md "rootwalk run"; src/cli/run-command.ts). */
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--target x86-64|aarch64] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--target x86-64|aarch64] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--report FILE.html] [--gc-trace] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
 
 /** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
 export const RUN_OPTIONS: Readonly<Record<string, string>> = {
@@ -26,6 +26,10 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--threads N":
     "gc_thread_start threads alive at once, their stacks reserved up front (default 32); --stack + N x --thread-stack, a 64K guard each, must fit 3.5G",
   "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
+  "--report FILE.html":
+    "write the run report after the run: one self-contained HTML page (pauses and their phases, heap, bytes moved, frames and roots per thread, the heap map); its path is printed on stderr",
+  "--gc-trace":
+    'one line per collection on stderr as it happens: number, kind, pause and phases (ms), heap before->after, frames and roots (docs/cli.md "--gc-trace")',
   "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
   "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
   "--json": "stdout carries one JSON object alone (the program's own stdout goes to stderr), on failure too: {error, exitCode, message, ...}",
@@ -107,7 +111,7 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
   sim: {
     usage:
       "rootwalk sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress[=N]] [--verify] [--poison]\n" +
-      "             [--svg FILE] [--json] [--sweep] [--scale X] [--threads N] [--seed N]",
+      "             [--svg FILE] [--report FILE.html] [--gc-trace] [--json] [--sweep] [--scale X] [--threads N] [--seed N]",
     summary: "the collector and walker on simulated stacks (--stress=N: collect at every N-th allocation; --threads 1..32, --scale 0.0001..10, --heap 1M..4G)",
     options: {
       "--workload NAME": "gcbench (default), mt-gcbench, deep-recursion or binary-trees",
@@ -116,6 +120,10 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
       "--verify": "check the heap and the roots after every collection",
       "--poison": "fill what each collection frees with a poison pattern (implied by --stress)",
       "--svg FILE": "write a heap map (SVG) after the run",
+      "--report FILE.html":
+        "write the run report after the run: one self-contained HTML page (pauses and their phases, heap, bytes moved, frames and roots per thread, the heap map)",
+      "--gc-trace":
+        'one line per collection on stderr as it happens: number, kind, pause and phases (ms), heap before->after, frames and roots (docs/cli.md "--gc-trace")',
       "--json": "print {collections, objectsMoved, maxPauseMs, verifyFailures, fragmentation} as one JSON object",
       "--sweep": "find the minimum heap, then run at 1x..6x of it",
       "--scale X": "multiply the workload's work and memory, 0.0001..10 (default 1; 0.02 with --stress)",

@@ -13,6 +13,7 @@ import { EXIT_VERIFY_FAILURE, describeFailure } from "../errors.js";
 import { failureKind } from "./failure.js";
 import { checkOutputPath } from "./output-path.js";
 import { verifyFailureJson, verifyFailureReport } from "./verify-failures.js";
+import { runReporting } from "./report/run-reporting.js";
 import type { NativeRunProgress, NativeRunResult } from "../native/native-runtime.js";
 import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_SAFEPOINT_TIMEOUT_MS, DEFAULT_THREADS, DEFAULT_THREAD_STACK_BYTES } from "../native/run-defaults.js";
 import { type StackPlan, checkStackPlan } from "../native/stack-limits.js";
@@ -46,6 +47,10 @@ export interface RunArguments {
   walk: "chunks" | "unwind";
   /** Write the heap map (SVG) after the run. */
   svg?: string;
+  /** `--report FILE.html`: write the run report (src/cli/report/) after the run. */
+  report?: string;
+  /** `--gc-trace`: a line per collection on stderr (src/cli/report/gc-trace.ts). */
+  gcTrace?: boolean;
   heapBytes: number;
   /** `--stack`, `--thread-stack`, `--threads`: the threads' stacks in the scan memory (checked: stack-limits.ts). */
   stacks: StackPlan;
@@ -120,6 +125,8 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
     safepointTimeoutMs: o.has("--safepoint-timeout") ? parseDurationMs(o.value("--safepoint-timeout")!, "--safepoint-timeout") : DEFAULT_SAFEPOINT_TIMEOUT_MS,
     json: o.has("--json"),
     ...(o.has("--svg") ? { svg: o.value("--svg")! } : {}),
+    ...(o.has("--report") ? { report: o.value("--report")! } : {}),
+    ...(o.has("--gc-trace") ? { gcTrace: true } : {}),
     ...(o.has("--progress") ? { progressMs: parseDurationMs(o.value("--progress")!, "--progress") } : {}),
     ...(o.has("--llvm") ? { llvm: o.value("--llvm")! } : {}),
     ...(o.has("--no-check") ? { noCheck: true } : {}),
@@ -193,11 +200,27 @@ function runReport(r: NativeRunResult, json: boolean): string {
   );
 }
 
+/** The run's parameters as the report's table shows them. */
+function runParameters(p: RunArguments): [string, string][] {
+  return [
+    ["programs", p.programs.join(" ")],
+    ["code", p.plimmix ? "plimmix (gcroot)" : "statepoint"],
+    ["heap", `${p.heapBytes} B`],
+    ["stress", p.stressEvery > 0 ? `every ${p.stressEvery}th safepoint and allocation` : "off"],
+    ["verify", p.verify ? "on" : "off"],
+    ["poison", p.poison || p.stressEvery > 0 ? "on" : "off"],
+    ["walk", p.walk],
+    ["threads (reserved)", String(p.stacks.threads)],
+  ];
+}
+
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
 export async function runCommand(args: readonly string[], io: RunIo, crossCheck?: boolean): Promise<number> {
   try {
     const parsed = parseRunArguments(args);
     if (parsed.svg !== undefined) checkOutputPath(parsed.svg, "--svg");
+    if (parsed.report !== undefined) checkOutputPath(parsed.report, "--report");
+    const reporting = runReporting(parsed.report, parsed.gcTrace === true, io.stderr);
     const { activeLlvm } = await import("../toolchain/llvm-selection.js");
     const llvm = activeLlvm(parsed.llvm);
     const { compileProgram } = await import("../toolchain/compile-program.js");
@@ -245,12 +268,14 @@ export async function runCommand(args: readonly string[], io: RunIo, crossCheck?
       ...parsed.stacks,
       ...(progress !== undefined ? { progress: { everyMs: progressMs, report: progress.report } } : {}),
       ...(parsed.svg !== undefined ? { svg: parsed.svg } : {}),
+      ...reporting.options,
     }).finally(() => {
       stopReportingInterrupts();
       progress?.end();
     });
     io.stdout(runReport(r, parsed.json));
     if (parsed.svg !== undefined) io.stderr(`rootwalk run: heap map written to ${resolve(parsed.svg)}\n`);
+    reporting.finish(r, runParameters(parsed));
     if (r.verifyFailures > 0) {
       io.stderr(verifyFailureReport("run", r.verifyFailures, r.verifyFailureDetails));
       return 4;

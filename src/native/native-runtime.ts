@@ -1,6 +1,7 @@
 import { explainUndefinedMapLabel } from "../toolchain/map-label-names.js";
 import koffi from "koffi";
 import type { RootScanner } from "../../gc/root-scanning.js";
+import type { HeapMap } from "../../gc/heap-map-svg.js";
 import type { ImmixCollector } from "../../gc/immix-collector.js";
 import { StackRootScanner } from "../../walker/stack-root-scanner.js";
 import { RootwalkError } from "../errors.js";
@@ -102,6 +103,13 @@ export interface NativeRunOptions {
   progress?: { everyMs: number; report: (p: NativeRunProgress) => void };
   /** Cross-check every scan (walker/scan-cross-check.ts); the process entry reads ROOTWALK_SCAN_CROSSCHECK. */
   crossCheck?: boolean;
+  /**
+   * Called once before rw_main runs with the collector, the root scanner and the stop's running
+   * totals, to attach instruments of its own (the run report's CollectionLog, --gc-trace).
+   */
+  instruments?: (parts: { collector: ImmixCollector; scanner: StackRootScanner; stop: ScanTiming }) => void;
+  /** Called after rw_main returned with the heap as it left it (the threads' last allocations included). */
+  onHeapMap?: (map: HeapMap) => void;
 }
 
 /** Runs the program's rw_main to completion. Only one program per process. */
@@ -127,6 +135,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   if (reference !== undefined) scanner.addObserver(reference);
   const walkLog = WalkLog.fromEnvironment(runtime, registry, stopped, records, modules);
   if (walkLog !== undefined) scanner.addObserver(walkLog);
+  options.instruments?.({ collector, scanner, stop: timing });
   collector.addRootScanner(scanner);
   if (options.noGc) collector.addRootScanner(NO_GC_SCANNER);
 
@@ -139,6 +148,10 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   stacks.release();
 
   if (options.svg !== undefined) writeHeapMapSvg(options.svg, collector, holes);
+  if (options.onHeapMap !== undefined) {
+    holes.takeFinalCursors();
+    options.onHeapMap(collector.heapMap());
+  }
   return runResult({ runtime, collector, callbacks, maps, timing, scanReference: reference?.reference.totals });
 }
 

@@ -29,6 +29,10 @@ interface Libraries {
   writePng: (surface: unknown, path: string) => number;
   data: (surface: unknown) => unknown;
   stride: (surface: unknown) => number;
+  fromPng: (path: string) => unknown;
+  width: (surface: unknown) => number;
+  height: (surface: unknown) => number;
+  status: (surface: unknown) => number;
 }
 
 let libraries: Libraries | undefined;
@@ -58,6 +62,10 @@ function load(): Libraries {
     writePng: cairo.func("int cairo_surface_write_to_png(void *surface, const char *path)") as Libraries["writePng"],
     data: cairo.func("void *cairo_image_surface_get_data(void *surface)") as Libraries["data"],
     stride: cairo.func("int cairo_image_surface_get_stride(void *surface)") as Libraries["stride"],
+    fromPng: cairo.func("void *cairo_image_surface_create_from_png(const char *path)") as Libraries["fromPng"],
+    width: cairo.func("int cairo_image_surface_get_width(void *surface)") as Libraries["width"],
+    height: cairo.func("int cairo_image_surface_get_height(void *surface)") as Libraries["height"],
+    status: cairo.func("int cairo_surface_status(void *surface)") as Libraries["status"],
   };
   return libraries;
 }
@@ -83,34 +91,52 @@ export function renderSvg(svg: string, width: number, height: number, pngPath?: 
       throw new Error("librsvg could not render the SVG");
     lib.surfaceFlush(surface);
     if (pngPath !== undefined && lib.writePng(surface, pngPath) !== 0) throw new Error(`cairo could not write ${pngPath}`);
-    const stride = lib.stride(surface);
-    const argb = new Uint8Array(koffi.view(lib.data(surface), stride * height));
-    // Cairo ARGB32: native-endian premultiplied words, bytes B G R A on x86-64.
-    const rgba = new Uint8Array(width * height * 4);
-    for (let y = 0; y < height; y++) {
-      for (let x = 0; x < width; x++) {
-        const s = y * stride + x * 4;
-        const d = (y * width + x) * 4;
-        const a = argb[s + 3]!;
-        const un = (v: number): number => (a === 0 ? 0 : Math.min(255, Math.round((v * 255) / a)));
-        rgba[d] = un(argb[s + 2]!);
-        rgba[d + 1] = un(argb[s + 1]!);
-        rgba[d + 2] = un(argb[s]!);
-        rgba[d + 3] = a;
-      }
-    }
-    return {
-      width,
-      height,
-      rgba,
-      at: (x, y) => {
-        const d = (y * width + x) * 4;
-        return [rgba[d]!, rgba[d + 1]!, rgba[d + 2]!, rgba[d + 3]!];
-      },
-    };
+    return rasterOf(lib, surface, width, height);
   } finally {
     lib.destroy(cr);
     lib.surfaceDestroy(surface);
     lib.unref(handle);
+  }
+}
+
+/** The pixels of a cairo image surface of `width` x `height` (ARGB32) as a Raster. */
+function rasterOf(lib: Libraries, surface: unknown, width: number, height: number): Raster {
+  const stride = lib.stride(surface);
+  const argb = new Uint8Array(koffi.view(lib.data(surface), stride * height));
+  // Cairo ARGB32: native-endian premultiplied words, bytes B G R A on x86-64.
+  const rgba = new Uint8Array(width * height * 4);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const s = y * stride + x * 4;
+      const d = (y * width + x) * 4;
+      const a = argb[s + 3]!;
+      const un = (v: number): number => (a === 0 ? 0 : Math.min(255, Math.round((v * 255) / a)));
+      rgba[d] = un(argb[s + 2]!);
+      rgba[d + 1] = un(argb[s + 1]!);
+      rgba[d + 2] = un(argb[s]!);
+      rgba[d + 3] = a;
+    }
+  }
+  return {
+    width,
+    height,
+    rgba,
+    at: (x, y) => {
+      const d = (y * width + x) * 4;
+      return [rgba[d]!, rgba[d + 1]!, rgba[d + 2]!, rgba[d + 3]!];
+    },
+  };
+}
+
+/** Reads a PNG file (a browser's screenshot) into pixels, with cairo. */
+export function readPng(path: string): Raster {
+  const lib = load();
+  const surface = lib.fromPng(path);
+  try {
+    if (lib.status(surface) !== 0) throw new Error(`cairo could not read the PNG ${path} (status ${lib.status(surface)})`);
+    lib.surfaceFlush(surface);
+    return rasterOf(lib, surface, lib.width(surface), lib.height(surface));
+  } finally {
+    lib.surfaceDestroy(surface);
   }
 }

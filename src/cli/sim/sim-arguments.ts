@@ -21,6 +21,8 @@ const MAX_SIM_SCALE = 10;
 export interface SimArguments extends SimOptions {
   json: boolean;
   sweep: boolean;
+  /** `--gc-trace`: simCommand writes each collection's line on stderr. */
+  trace: boolean;
 }
 
 /**
@@ -45,6 +47,14 @@ export function parseSimArguments(args: readonly string[]): SimArguments {
   const svg = o.value("--svg");
   if (svg !== undefined) checkOutputPath(svg, "--svg");
   const stress = o.has("--stress");
+  const report = o.value("--report");
+  if (report !== undefined) checkOutputPath(report, "--report");
+  if (o.has("--sweep") && (report !== undefined || o.has("--gc-trace")))
+    throw new InvalidArgumentError(
+      "sim",
+      `--sweep with ${report !== undefined ? "--report" : "--gc-trace"}`,
+      "--sweep alone (it runs seven simulations), or one run with --report / --gc-trace",
+    );
   return {
     workload,
     heapBytes: parseHeapSize(o.value("--heap") ?? SIM_DEFAULT_HEAP),
@@ -57,6 +67,8 @@ export function parseSimArguments(args: readonly string[]): SimArguments {
     seed: wholeNumber("--seed", number("--seed", 42, 0, 2 ** 32 - 1)),
     json: o.has("--json"),
     sweep: o.has("--sweep"),
+    trace: o.has("--gc-trace"),
     ...(svg !== undefined ? { svg } : {}),
+    ...(report !== undefined ? { report } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { CollectorError } from "../../../gc/collector-error.js";
 import { renderHeapMapSvg } from "../../../gc/heap-map-svg.js";
 import { ImmixCollector } from "../../../gc/immix-collector.js";
@@ -9,6 +10,7 @@ import { SimThread, loadFrameTemplates } from "./sim-thread.js";
 import { type WorkloadName, runWorkload } from "./workloads.js";
 import type { RecordedVerifyFailure } from "../../../gc/gc-stats.js";
 import { verifyFailureJson, verifyFailureReport } from "../verify-failures.js";
+import { attachCollectionLog, writeRunReport } from "../report/run-report.js";
 
 /*
  * `rootwalk sim`: the collector and the walker together on simulated memory. Mutators
@@ -31,6 +33,10 @@ export interface SimOptions {
   svg?: string;
   /** Cross-check every scan (walker/scan-cross-check.ts): ROOTWALK_SCAN_CROSSCHECK=1 at the process entry. */
   crossCheck?: boolean;
+  /** `--report FILE.html`: write the run report (src/cli/report/) after the run. */
+  report?: string;
+  /** `--gc-trace`: a line per collection on stderr as it happens (src/cli/report/gc-trace.ts). */
+  gcTrace?: (line: string) => void;
 }
 
 export interface SimResult {
@@ -88,6 +94,7 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
     options.crossCheck !== undefined ? { crossCheck: options.crossCheck } : {},
   );
   collector.addRootScanner(scanner);
+  const log = options.report !== undefined || options.gcTrace !== undefined ? attachCollectionLog({ collector, scanner }, options.gcTrace) : undefined;
 
   let seed = options.seed >>> 0 || 1;
   const random = () => {
@@ -107,10 +114,17 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
   });
   const elapsedMs = performance.now() - start;
 
+  const result = simResult(collector, threads, elapsedMs);
+  writeSimOutputs(options, collector, log, result);
+  return result;
+}
+
+/** The run's figures, from the collector's per-cycle statistics and the threads' deepest stacks. */
+function simResult(collector: ImmixCollector, threads: readonly SimThread[], elapsedMs: number): SimResult {
   const cycles = collector.stats.cycles;
   const defragging = cycles.filter((c) => c.evacuatedObjects > 0);
   const firstDefrag = cycles.findIndex((c) => c.evacuatedObjects > 0 && c.defragCandidateBlocks > 0);
-  const result: SimResult = {
+  return {
     collections: collector.stats.collections,
     objectsMoved: collector.stats.totalEvacuatedObjects,
     maxPauseMs: collector.stats.maxPauseMs,
@@ -130,10 +144,23 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
     elapsedMs,
     heapLimitBytes: collector.heapLimitBytes,
   };
+}
+
+/** `--svg` and `--report`: the heap map after the run, and the run report with its parameters and summary. */
+function writeSimOutputs(options: SimOptions, collector: ImmixCollector, log: ReturnType<typeof attachCollectionLog> | undefined, result: SimResult): void {
   if (options.svg !== undefined) {
     writeFileSync(options.svg, renderHeapMapSvg(collector.heapMap(), { title: `rootwalk sim ${options.workload}: heap after the run` }));
   }
-  return result;
+  if (options.report !== undefined && log !== undefined) {
+    const heapMapSvg = renderHeapMapSvg(collector.heapMap(), { title: `rootwalk sim ${options.workload}: heap after the run` });
+    const [parameters, summary] = [summaryRows(options, result).slice(0, 3), summaryRows(options, result).slice(3)];
+    writeRunReport(options.report, log, {
+      title: `rootwalk sim ${options.workload} report`,
+      parameters: parameters as [string, string][],
+      summary: summary as [string, string][],
+      heapMapSvg,
+    });
+  }
 }
 
 /** Runs with a heap of `heapBytes`; undefined when the heap is too small (out of memory). */
@@ -170,7 +197,12 @@ const mib = (n: number) => `${(n / 1024 / 1024).toFixed(2)} MiB`;
 const pct = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "-" : `${(x * 100).toFixed(2)} %`);
 
 export function formatSummary(options: SimOptions, r: SimResult): string {
-  return table([
+  return table(summaryRows(options, r));
+}
+
+/** The summary's rows (the report's tables too): the run's parameters first (3 rows), then its numbers. */
+function summaryRows(options: SimOptions, r: SimResult): string[][] {
+  return [
     ["rootwalk sim", options.workload],
     ["heap", mib(r.heapLimitBytes)],
     [
@@ -189,7 +221,7 @@ export function formatSummary(options: SimOptions, r: SimResult): string {
     ["first defrag: before -> after", `${pct(r.fragmentationBeforeDefrag)} -> ${pct(r.fragmentationAfterDefrag)}`],
     ["defragmenting collections", String(r.defragCycles)],
     ["elapsed", `${r.elapsedMs.toFixed(0)} ms`],
-  ]);
+  ];
 }
 
 export function simJson(r: SimResult): string {
@@ -225,14 +257,14 @@ export async function heapSweep(options: SimOptions, io: CliIo): Promise<void> {
   io.stdout(table(rows));
 }
 
-export async function simCommand(options: SimOptions & { json: boolean; sweep: boolean }, io: CliIo): Promise<number> {
+export async function simCommand(options: SimOptions & { json: boolean; sweep: boolean; trace?: boolean }, io: CliIo): Promise<number> {
   if (options.sweep) {
     await heapSweep(options, io);
     return 0;
   }
   const tty = process.stderr.isTTY === true && !options.json;
   let lastShown = -1;
-  const result = await runSimulation(options, (fraction) => {
+  const result = await runSimulation({ ...options, ...(options.trace === true ? { gcTrace: io.stderr } : {}) }, (fraction) => {
     const percent = Math.floor(fraction * 100);
     if (!options.json && percent >= lastShown + 10) {
       lastShown = percent;
@@ -245,6 +277,7 @@ export async function simCommand(options: SimOptions & { json: boolean; sweep: b
     io.stdout(formatSummary(options, result));
     if (options.svg) io.stdout(`heap map written to ${options.svg}\n`);
   }
+  if (options.report !== undefined) io.stderr(`rootwalk sim: report written to ${resolve(options.report)}\n`);
   if (result.verifyFailures > 0) io.stderr(verifyFailureReport("sim", result.verifyFailures, result.verifyFailureDetails));
   return result.verifyFailures === 0 ? 0 : 4;
 }

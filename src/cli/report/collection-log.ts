@@ -1,0 +1,141 @@
+import type { CycleStats } from "../../../gc/gc-stats.js";
+import type { RootScanEvent, RootScanObserver, StackRootScanner } from "../../../walker/stack-root-scanner.js";
+
+/**
+ * The runtime's side of the stop (src/native/scan-timing.ts ScanTiming): running totals, ms, read
+ * before and after each collection. A simulated run has none.
+ */
+export interface StopTotals {
+  readonly stopMs: number;
+  readonly stopInVerificationMs: number;
+}
+
+/** What a collection log reads besides the cycles: the heap's use now, the scanner, the stop. */
+export interface CollectionLogSources {
+  /** Bytes of the heap in use right now (ImmixCollector.usedBytes): read at each collection's root scan, before anything is freed. */
+  usedBytes: () => number;
+  scanner: StackRootScanner;
+  stop?: StopTotals;
+}
+
+/** One collection as the trace line and the report show it; optional fields only when the collector gives them. */
+export interface CollectionRecord {
+  cycle: number;
+  /** CycleStats.kind where the collector has one (generational: minor / major), else "full". */
+  kind: string;
+  reason: string;
+  pauseMs: number;
+  /** The pause's phases, ms: scan excludes stopTheWorld, verify excludes the stop a verification's scan read (as NativeRunResult.phasesMs). */
+  stopTheWorldMs: number;
+  scanMs: number;
+  traceEvacuateMs: number;
+  sweepMs: number;
+  verifyMs: number;
+  usedBeforeBytes: number;
+  usedAfterBytes: number;
+  liveBytes: number;
+  reusableLines: number;
+  blocksFull: number;
+  blocksReusable: number;
+  blocksFree: number;
+  blocksInUse: number;
+  evacuatedBytes: number;
+  /** CycleStats.promotedBytes where the collector has it (generational). */
+  promotedBytes?: number;
+  frames: number;
+  roots: number;
+  rootsRelocated: number;
+}
+
+/** The optional fields a generational collector adds to CycleStats, read by name when present. */
+type GenerationalFields = Partial<{ kind: unknown; promotedBytes: unknown }>;
+
+/**
+ * Every collection of a run, in order, as columns (one number each per collection; the per-thread
+ * frames and roots as one row per thread per collection): attached to the collector's stats
+ * (GcStats.onRecord) and to the root scanner (an observer of the "collection" scans), it holds all
+ * collections, where GcStats keeps only the last historyLimit. `onCollection` (--gc-trace) is told
+ * of each record as it is made.
+ *
+ * Invariant: a record pairs a CycleStats with the last "collection" scan before it (the
+ * collector scans its roots once per collection, before tracing); verification scans are not
+ * counted here.
+ */
+export class CollectionLog implements RootScanObserver {
+  readonly records: CollectionRecord[] = [];
+  /** Per thread and collection: the collection's index in `records`, the thread's label, its frames and roots. */
+  readonly threadRows: { collection: number[]; thread: number[]; frames: number[]; roots: number[] } = { collection: [], thread: [], frames: [], roots: [] };
+  /** Thread labels by their number in threadRows.thread. */
+  readonly threadLabels: string[] = [];
+  private readonly threadNumbers = new Map<string, number>();
+  private scanUsedBytes = 0;
+  private scanFrames = 0;
+  private scanRoots = 0;
+  private lastStopMs = 0;
+  private lastStopInVerificationMs = 0;
+
+  constructor(
+    private readonly sources: CollectionLogSources,
+    private readonly onCollection?: (record: CollectionRecord) => void,
+  ) {}
+
+  scanned(scan: RootScanEvent): void {
+    if (scan.reason !== "collection") return;
+    this.scanUsedBytes = this.sources.usedBytes();
+    this.scanFrames = scan.frames;
+    this.scanRoots = 0;
+    const collection = this.records.length;
+    for (let t = 0; t < scan.threads.length; t++) {
+      const walk = this.sources.scanner.lastWalkOf(t);
+      if (walk === undefined) continue;
+      const label = scan.threads[t]!.label ?? `thread #${t}`;
+      let n = this.threadNumbers.get(label);
+      if (n === undefined) {
+        n = this.threadLabels.push(label) - 1;
+        this.threadNumbers.set(label, n);
+      }
+      this.threadRows.collection.push(collection);
+      this.threadRows.thread.push(n);
+      this.threadRows.frames.push(walk.frames);
+      this.threadRows.roots.push(walk.pairs.count);
+      this.scanRoots += walk.pairs.count;
+    }
+  }
+
+  /** Takes in one recorded cycle (GcStats.onRecord). */
+  record(c: CycleStats): void {
+    const stop = this.sources.stop;
+    const stopMs = stop === undefined ? 0 : stop.stopMs - this.lastStopMs;
+    const stopInVerificationMs = stop === undefined ? 0 : stop.stopInVerificationMs - this.lastStopInVerificationMs;
+    this.lastStopMs = stop?.stopMs ?? 0;
+    this.lastStopInVerificationMs = stop?.stopInVerificationMs ?? 0;
+    const generational = c as GenerationalFields;
+    const record: CollectionRecord = {
+      cycle: c.cycle,
+      kind: typeof generational.kind === "string" ? generational.kind : "full",
+      reason: c.reason,
+      pauseMs: c.pauseMs,
+      stopTheWorldMs: stopMs,
+      scanMs: c.phaseMs.scan - (stopMs - stopInVerificationMs),
+      traceEvacuateMs: c.phaseMs.traceEvacuate,
+      sweepMs: c.phaseMs.sweep,
+      verifyMs: c.phaseMs.verify - stopInVerificationMs,
+      usedBeforeBytes: this.scanUsedBytes,
+      usedAfterBytes: c.usedBytes,
+      liveBytes: c.markedBytes,
+      reusableLines: c.reusableLines,
+      blocksFull: c.blocksFull,
+      blocksReusable: c.blocksReusable,
+      blocksFree: c.blocksFree,
+      blocksInUse: c.blocksInUse,
+      evacuatedBytes: c.evacuatedBytes,
+      ...(typeof generational.promotedBytes === "number" ? { promotedBytes: generational.promotedBytes } : {}),
+      frames: this.scanFrames,
+      roots: this.scanRoots,
+      rootsRelocated: this.sources.scanner.rootsRelocated,
+    };
+    this.scanFrames = this.scanRoots = 0;
+    this.records.push(record);
+    this.onCollection?.(record);
+  }
+}
