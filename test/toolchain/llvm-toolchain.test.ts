@@ -44,7 +44,9 @@ describe("findLlvmTool", () => {
     })();
     expect(error).toBeInstanceOf(ToolError);
     expect((error as ToolError).code).toBe("TOOL");
-    expect((error as ToolError).message).toMatch(/apt-get install -y llvm-14 llvm-14-tools llvm-14-dev \(in a rootwalk checkout: bash scripts\/system-packages --install start\)/);
+    expect((error as ToolError).message).toMatch(
+      /apt-get install -y llvm-14 llvm-14-tools llvm-14-dev \(in a rootwalk checkout: bash scripts\/system-packages --install start\)/,
+    );
   });
 
   it("rejects names that are not bare commands", () => {
