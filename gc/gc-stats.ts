@@ -153,6 +153,38 @@ export class GcStats {
   }
 }
 
+/** What a run reports of generational collection (run --json, sim --json); without it, every collection is major. */
+export interface GenerationalTotals {
+  minorCollections: number;
+  majorCollections: number;
+  bytesPromoted: number;
+  rememberedSetMax: number;
+  rememberedSetTotal: number;
+  /** Pause time of the minor and of the major collections, ms. */
+  minorPauseMs: number;
+  majorPauseMs: number;
+}
+
+export function generationalTotals(stats: GcStats): GenerationalTotals {
+  return {
+    minorCollections: stats.minorCollections,
+    majorCollections: stats.majorCollections,
+    bytesPromoted: stats.totalPromotedBytes,
+    rememberedSetMax: stats.rememberedSetMax,
+    rememberedSetTotal: stats.rememberedSetTotal,
+    minorPauseMs: stats.minorPauseMs,
+    majorPauseMs: stats.majorPauseMs,
+  };
+}
+
+/** The text summary's words for it: "3 minor (nursery) and 1 major (full) collections, 12 KiB promoted, ...". */
+export function generationalText(g: GenerationalTotals): string {
+  return (
+    `${g.minorCollections} minor (nursery) and ${g.majorCollections} major (full) collections, ${g.bytesPromoted} bytes promoted, ` +
+    `remembered set max ${g.rememberedSetMax} objects (${g.rememberedSetTotal} over all collections)`
+  );
+}
+
 /** One line per cycle, for logs and the CLI. */
 export function formatCycle(c: CycleStats): string {
   const kib = (n: number): string => `${(n / 1024).toFixed(1)} KiB`;

@@ -3,7 +3,8 @@ import { parseTargetOption } from "../arch/target-option.js";
 import { resolve } from "node:path";
 import { reportInterruptsWhile } from "./interrupt.js";
 import { parseDurationMs } from "./parse-duration.js";
-import { parseSize } from "./parse-size.js";
+import { parseNurserySize, parseSize } from "./parse-size.js";
+import { generationalText } from "../../gc/gc-stats.js";
 import { parseStressEvery } from "./parse-stress.js";
 import { parseOptions } from "./options.js";
 import { refuseSpecialFile } from "../loader/input-file.js";
@@ -41,6 +42,9 @@ export interface RunArguments {
   verify: boolean;
   /** Poison what each collection frees (implied by --stress). */
   poison: boolean;
+  /** `--generational`, `--nursery SIZE` (implies it): nursery collections (sticky mark bits). */
+  generational: boolean;
+  nurseryBytes?: number;
   /** How stopped threads are walked (NativeRunOptions.walk). */
   walk: "chunks" | "unwind";
   /** Write the heap map (SVG) after the run. */
@@ -109,6 +113,8 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
     noGc: o.has("--no-gc"),
     verify: o.has("--verify"),
     poison: o.has("--poison"),
+    generational: o.has("--generational") || o.has("--nursery"),
+    ...(o.has("--nursery") ? { nurseryBytes: parseNurserySize(o.value("--nursery")!) } : {}),
     walk,
     heapBytes: o.has("--heap") ? parseHeapSize(o.value("--heap")!) : 256 << 20,
     stacks: {
@@ -163,7 +169,7 @@ function jsonRequested(args: readonly string[]): boolean {
 }
 
 /** What `run` prints on stdout: one JSON object (--json) or four lines of results and statistics. */
-function runReport(r: NativeRunResult, json: boolean): string {
+function runReport(r: NativeRunResult, json: boolean, generational: boolean): string {
   if (json) {
     return `${JSON.stringify({
       // A verification failure (exit 4) is a failure with everything known: the same object.
@@ -172,6 +178,11 @@ function runReport(r: NativeRunResult, json: boolean): string {
         : {}),
       result: r.result,
       collections: r.collections,
+      minorCollections: r.generational.minorCollections,
+      majorCollections: r.generational.majorCollections,
+      bytesPromoted: r.generational.bytesPromoted,
+      rememberedSetMax: r.generational.rememberedSetMax,
+      rememberedSetTotal: r.generational.rememberedSetTotal,
       framesScanned: r.framesScanned,
       rootsRelocated: r.rootsRelocated,
       objectsMoved: r.objectsMoved,
@@ -186,6 +197,7 @@ function runReport(r: NativeRunResult, json: boolean): string {
     `result: ${r.result}\n` +
     `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
     `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
+    (generational ? `generational: ${generationalText(r.generational)}\n` : "") +
     `phases: ${Object.entries(r.phasesMs)
       .map(([k, v]) => `${k} ${v.toFixed(3)} ms`)
       .join(", ")}\n`
@@ -236,6 +248,8 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       noGc: parsed.noGc,
       verify: parsed.verify,
       poison: parsed.poison,
+      generational: parsed.generational,
+      ...(parsed.nurseryBytes !== undefined ? { nurseryBytes: parsed.nurseryBytes } : {}),
       stdoutToStderr: parsed.json,
       walk: parsed.walk,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
@@ -246,7 +260,7 @@ export async function runCommand(args: readonly string[], io: RunIo): Promise<nu
       stopReportingInterrupts();
       progress?.end();
     });
-    io.stdout(runReport(r, parsed.json));
+    io.stdout(runReport(r, parsed.json, parsed.generational));
     if (parsed.svg !== undefined) io.stderr(`rootwalk run: heap map written to ${resolve(parsed.svg)}\n`);
     if (r.verifyFailures > 0) {
       io.stderr(verifyFailureReport("run", r.verifyFailures, r.verifyFailureDetails));
