@@ -51,9 +51,7 @@ function missingBarrier(object: number, offsetBytes: number, value: number): Ver
   return {
     location: { kind: "field", object, offsetBytes },
     value,
-    reason:
-      `(a young object, allocated since the last collection) in old object ${hex(object)}, which was not logged: ` +
-      `a store into ${hex(object)} had no gc_write_barrier(${hex(object)}) after it`,
+    reason: `(a young object) in an old object not logged since the last collection: a store into ${hex(object)} had no gc_write_barrier(${hex(object)}) after it`,
     expected: "an old object, or a gc_write_barrier call after every store of a pointer into an object",
     phase: "before",
   };
