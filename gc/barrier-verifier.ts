@@ -73,7 +73,13 @@ export function findUnmarkedReachable(space: HeapSpace, model: ObjectModel, root
     if (space.isMarked(value)) return;
     failures++;
     if (out.length < max)
-      out.push({ location: from, value, reason: "(reachable) unmarked after the nursery trace: it would be freed", expected: "a marked object", phase: "after" });
+      out.push({
+        location: from,
+        value,
+        reason: "(reachable) unmarked after the nursery trace: it would be freed",
+        expected: "a marked object",
+        phase: "after",
+      });
   };
   roots.forEach((root, index) => visit(root, { kind: "root", index, description: undefined }));
   while (stack.length > 0) {

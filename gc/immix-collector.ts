@@ -256,7 +256,8 @@ export class ImmixCollector implements AllocationOwner {
     this.copier = new ImmixAllocator(this.space, this.model, null, true);
     this.wasInUse = new Uint8Array(this.options.poison ? this.space.totalBlocks : 0);
     const nursery = o.nurseryBytes ?? Math.max(BYTES_IN_BLOCK, Math.min(DEFAULT_NURSERY_BYTES, Math.floor(this.space.sizeBytes / 4)));
-    if (!(Number.isSafeInteger(nursery) && nursery > 0)) throw new InvalidArgumentError("options.nurseryBytes", String(nursery), "a whole number of bytes above 0");
+    if (!(Number.isSafeInteger(nursery) && nursery > 0))
+      throw new InvalidArgumentError("options.nurseryBytes", String(nursery), "a whole number of bytes above 0");
     this.remembered = this.options.generational ? new RememberedSet(this.space.sizeBytes, config.heap.unloggedBits, config.heap.barrierLog) : null;
     this.nurseryBytes = this.options.generational ? nursery : Infinity;
     this.space.nurseryBudgetBytes = this.nurseryBytes;

@@ -21,7 +21,8 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--poison": "fill what each collection frees with 0xdeadbeec, so a stale pointer faults",
   "--generational":
     "nursery (minor) collections with sticky mark bits; the program calls gc_write_barrier(obj) after every store of a GC pointer into an object; with --stress, every 4th collection is full; with --verify, a missing barrier is named (exit 4)",
-  "--nursery SIZE": "a nursery collection after the mutators allocated this much since the last collection, with K/M/G suffixes, 32K..4G (default 4M, at most a quarter of --heap); implies --generational",
+  "--nursery SIZE":
+    "a nursery collection after the mutators allocated this much since the last collection, with K/M/G suffixes, 32K..4G (default 4M, at most a quarter of --heap); implies --generational",
   "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
   "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
   "--stack SIZE": "rw_main's stack, with K/M/G suffixes (default 1G); every stack lives in the 4 GiB scan memory, 3.5G of it for stacks",
@@ -116,10 +117,12 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
       "--stress[=N]": "collect at every N-th allocation (N = 1 when omitted; only after '='), evacuating every movable object",
       "--verify": "check the heap and the roots after every collection",
       "--poison": "fill what each collection frees with a poison pattern (implied by --stress)",
-      "--generational": "nursery (minor) collections with sticky mark bits (the workloads store through the write barrier); with --stress, every 4th collection is full",
+      "--generational":
+        "nursery (minor) collections with sticky mark bits (the workloads store through the write barrier); with --stress, every 4th collection is full",
       "--nursery SIZE": "the nursery budget, with K/M/G suffixes, 32K..4G (default 4M, at most a quarter of --heap); implies --generational",
       "--svg FILE": "write a heap map (SVG) after the run",
-      "--json": "print {collections, minorCollections, majorCollections, bytesPromoted, objectsMoved, maxPauseMs, verifyFailures, fragmentation, ...} as one JSON object",
+      "--json":
+        "print {collections, minorCollections, majorCollections, bytesPromoted, objectsMoved, maxPauseMs, verifyFailures, fragmentation, ...} as one JSON object",
       "--sweep": "find the minimum heap, then run at 1x..6x of it",
       "--scale X": "multiply the workload's work and memory, 0.0001..10 (default 1; 0.02 with --stress)",
       "--threads N": "mutator threads for mt-gcbench, 1..32 (default 4; each has a 32 MiB simulated stack)",

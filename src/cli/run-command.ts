@@ -183,6 +183,8 @@ function runReport(r: NativeRunResult, json: boolean, generational: boolean): st
       bytesPromoted: r.generational.bytesPromoted,
       rememberedSetMax: r.generational.rememberedSetMax,
       rememberedSetTotal: r.generational.rememberedSetTotal,
+      minorPauseMs: Number(r.generational.minorPauseMs.toFixed(3)),
+      majorPauseMs: Number(r.generational.majorPauseMs.toFixed(3)),
       framesScanned: r.framesScanned,
       rootsRelocated: r.rootsRelocated,
       objectsMoved: r.objectsMoved,

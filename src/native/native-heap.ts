@@ -14,7 +14,14 @@ import type { RuntimeLibrary } from "./runtime-library.js";
  */
 export function createNativeCollector(
   runtime: RuntimeLibrary,
-  options: { heapBytes: number; verify: boolean; stressEvery: number; poison?: boolean | undefined; generational?: boolean | undefined; nurseryBytes?: number | undefined },
+  options: {
+    heapBytes: number;
+    verify: boolean;
+    stressEvery: number;
+    poison?: boolean | undefined;
+    generational?: boolean | undefined;
+    nurseryBytes?: number | undefined;
+  },
 ): ImmixCollector {
   const heapBytes = Math.floor(options.heapBytes / BYTES_IN_BLOCK) * BYTES_IN_BLOCK;
   const heapPointer = runtime.rwHeapReserve(heapBytes) as bigint | null;

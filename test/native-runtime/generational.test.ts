@@ -53,7 +53,13 @@ describe.each(STYLES)("rootwalk run --generational, $style", ({ file, flags }) =
     const source = readFileSync(file, "utf8");
     expect(source).toContain("; BARRIER(table)");
     const mutant = join(mkdtempSync(join(tmpdir(), "rootwalk-generational-")), "missing-barrier.ll");
-    writeFileSync(mutant, source.split("\n").filter((line) => !line.includes("BARRIER(table)")).join("\n"));
+    writeFileSync(
+      mutant,
+      source
+        .split("\n")
+        .filter((line) => !line.includes("BARRIER(table)"))
+        .join("\n"),
+    );
     const r = await runNative([mutant, ...flags, "--generational", "--nursery", "256K", "--verify", "--progress=0"], 60_000);
     expect(r.status).toBe(4);
     const lines = r.stderr.trimEnd().split("\n");
