@@ -42,6 +42,7 @@ export const LLVM19_SUITES = [
   "test/walker/core/core-walk.test.ts",
   "test/check/check.test.ts",
   "test/native-runtime/interior-roots.test.ts",
+  "test/native-runtime/generational.test.ts",
 ];
 
 const shared = {

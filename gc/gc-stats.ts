@@ -62,6 +62,12 @@ export interface CycleStats {
   verifyFailures: number;
   /** Where the time went (ms); scan + traceEvacuate + sweep ~ pauseMs, verify comes on top. */
   phaseMs: PhaseMs;
+  /** "nursery": a generational minor collection (sticky marks); "full": marks cleared, as without --generational. */
+  kind: "nursery" | "full";
+  /** Nursery collections: bytes of young objects it traced (promoted: old from now on). 0 for full ones. */
+  promotedBytes: number;
+  /** Objects the write barrier had logged when this collection started (generational; else 0). */
+  rememberedSetSize: number;
 }
 
 /** Time per collection phase, ms: root scans, tracing with evacuation and root relocation, sweep and growth, verification. */
@@ -88,6 +94,16 @@ export class GcStats {
   totalEvacuatedObjects = 0;
   totalVerifyFailures = 0;
   totalPoisonedBytes = 0;
+  /** Generational: nursery (minor) and full (major) collections; collections = their sum. */
+  minorCollections = 0;
+  majorCollections = 0;
+  totalPromotedBytes = 0;
+  /** The remembered set (objects logged) at each collection's start: the largest and the sum. */
+  rememberedSetMax = 0;
+  rememberedSetTotal = 0;
+  /** Pause time of the nursery and of the full collections, ms. */
+  minorPauseMs = 0;
+  majorPauseMs = 0;
   /** The run's first FIRST_VERIFY_FAILURES_KEPT verification failures, in the order found. */
   readonly firstVerifyFailures: RecordedVerifyFailure[] = [];
 
@@ -122,6 +138,16 @@ export class GcStats {
     this.totalEvacuatedObjects += cycle.evacuatedObjects;
     this.totalVerifyFailures += cycle.verifyFailures;
     this.totalPoisonedBytes += cycle.poisonedBytes;
+    if (cycle.kind === "nursery") {
+      this.minorCollections++;
+      this.minorPauseMs += cycle.pauseMs;
+    } else {
+      this.majorCollections++;
+      this.majorPauseMs += cycle.pauseMs;
+    }
+    this.totalPromotedBytes += cycle.promotedBytes;
+    this.rememberedSetMax = Math.max(this.rememberedSetMax, cycle.rememberedSetSize);
+    this.rememberedSetTotal += cycle.rememberedSetSize;
     this.cycles.push(cycle);
     if (this.cycles.length > this.historyLimit) this.cycles.splice(0, this.cycles.length - this.historyLimit);
     for (const listener of this.listeners) listener(cycle);
@@ -136,11 +162,43 @@ export class GcStats {
   }
 }
 
+/** What a run reports of generational collection (run --json, sim --json); without it, every collection is major. */
+export interface GenerationalTotals {
+  minorCollections: number;
+  majorCollections: number;
+  bytesPromoted: number;
+  rememberedSetMax: number;
+  rememberedSetTotal: number;
+  /** Pause time of the minor and of the major collections, ms. */
+  minorPauseMs: number;
+  majorPauseMs: number;
+}
+
+export function generationalTotals(stats: GcStats): GenerationalTotals {
+  return {
+    minorCollections: stats.minorCollections,
+    majorCollections: stats.majorCollections,
+    bytesPromoted: stats.totalPromotedBytes,
+    rememberedSetMax: stats.rememberedSetMax,
+    rememberedSetTotal: stats.rememberedSetTotal,
+    minorPauseMs: stats.minorPauseMs,
+    majorPauseMs: stats.majorPauseMs,
+  };
+}
+
+/** The text summary's words for it: "3 minor (nursery) and 1 major (full) collections, 12 KiB promoted, ...". */
+export function generationalText(g: GenerationalTotals): string {
+  return (
+    `${g.minorCollections} minor (nursery) and ${g.majorCollections} major (full) collections, ${g.bytesPromoted} bytes promoted, ` +
+    `remembered set max ${g.rememberedSetMax} objects (${g.rememberedSetTotal} over all collections)`
+  );
+}
+
 /** One line per cycle, for logs and the CLI. */
 export function formatCycle(c: CycleStats): string {
   const kib = (n: number): string => `${(n / 1024).toFixed(1)} KiB`;
   return (
-    `gc #${c.cycle} (${c.reason}) ${c.pauseMs.toFixed(3)} ms: marked ${c.markedObjects} objects ${kib(c.markedBytes)}, ` +
+    `gc #${c.cycle}${c.kind === "nursery" ? " nursery" : ""} (${c.reason}) ${c.pauseMs.toFixed(3)} ms: marked ${c.markedObjects} objects ${kib(c.markedBytes)}, ` +
     `evacuated ${c.evacuatedObjects} ${kib(c.evacuatedBytes)} from ${c.defragCandidateBlocks} blocks${c.headroomExhausted ? " (headroom exhausted)" : ""}; ` +
     `blocks full ${c.blocksFull} reusable ${c.blocksReusable} free ${c.blocksFree}; large ${c.largeObjects} ${kib(c.largeBytes)}; ` +
     `used ${kib(c.usedBytes)} of ${kib(c.heapLimitBytes)}${c.grewToBytes ? ` (grew to ${kib(c.grewToBytes)})` : ""}; ` +

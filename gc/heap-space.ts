@@ -20,6 +20,7 @@ import {
 import { AllocationBits } from "./allocation-bits.js";
 import { LargeObjectSpace } from "./large-object-space.js";
 import type { HeapMemory } from "./object-model.js";
+import type { BarrierLog } from "./remembered-set.js";
 
 /** The memory the collector manages: `[base, base + sizeBytes)`, backed by `buffer`. */
 /** Page protection of a heap's memory (native heaps: mprotect), used by the stress quarantine. */
@@ -57,6 +58,13 @@ export interface HeapRegion {
    * zeroed: native heaps pass memory the C allocation fast path sets bits in. Default: its own.
    */
   allocationBits?: ArrayBuffer;
+  /**
+   * Generational collection (gc/remembered-set.ts): memory for the write barrier's unlogged
+   * bitmap (the allocation bitmap's size and layout, zeroed) and the log the barrier appends to;
+   * native heaps pass the runtime's (runtime-barrier.c). Default: JavaScript's own.
+   */
+  unloggedBits?: ArrayBuffer;
+  barrierLog?: BarrierLog;
 }
 
 /*
@@ -144,6 +152,14 @@ export class HeapSpace implements HeapMemory {
   blocksInUse = 0;
   limitBytes: number;
   readonly maxBytes: number;
+  /**
+   * Bytes handed to mutators since the last collection (holes, overflow blocks, large objects):
+   * the allocation volume a generational collector's nursery budget is measured in. Reset by the
+   * collector after each collection.
+   */
+  mutatorBytesSinceCollection = 0;
+  /** The nursery budget (ImmixCollector's nurseryBytes): a mutator at or past it asks for a collection. Infinity: none. */
+  nurseryBudgetBytes = Infinity;
   headroomBytes = 0;
 
   private readonly freeBlocks: Int32Array;
@@ -350,6 +366,35 @@ export class HeapSpace implements HeapMemory {
     this.markBits.fill(0, (this.los.bottomPage * BYTES_IN_LARGE_PAGE) >>> LOG_BYTES_IN_MARK_WORD);
     const state = this.blockState;
     for (let b = 0; b < this.immixTopBlock; b++) if (state[b] !== BLOCK_UNALLOCATED) state[b] = BLOCK_UNMARKED;
+    this.recyclableHead = this.recyclableTail = 0;
+  }
+
+  /**
+   * Starts a nursery collection's marking (sticky mark bits, after MMTk's StickyImmix): the epoch
+   * and the mark bitmap stay as the last collection left them, so every old object (one that
+   * survived a collection) is still marked and the lines it lies in still carry the epoch.
+   * A block in use becomes MARKED when one of its lines carries the epoch (it holds an old
+   * object: never freed by this collection), else UNMARKED (only objects allocated since the
+   * last collection: freed whole unless the trace marks one of them).
+   *
+   * Why the sweep then frees only what is provably free: a line is live iff it carries the
+   * epoch. Old objects marked their lines in earlier collections of this epoch (the first line
+   * of a small one, the line after it kept unavailable by the conservative rule; every line of a
+   * medium one), and the allocators only handed out lines that were free then, so a line that
+   * does not carry the epoch holds nothing but young objects, and only dead ones once the trace
+   * (which marks the lines of every young survivor) is over.
+   */
+  prepareNurseryMarking(): void {
+    const state = this.blockState;
+    const marks = this.lineMarks;
+    const e = this.epoch;
+    for (let b = 0; b < this.immixTopBlock; b++) {
+      if (state[b] === BLOCK_UNALLOCATED) continue;
+      const first = b << LOG_LINES_IN_BLOCK;
+      let old = false;
+      for (let l = first; l < first + LINES_IN_BLOCK && !old; l++) old = marks[l] === e;
+      state[b] = old ? BLOCK_MARKED : BLOCK_UNMARKED;
+    }
     this.recyclableHead = this.recyclableTail = 0;
   }
 

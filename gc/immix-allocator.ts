@@ -91,7 +91,7 @@ export class ImmixAllocator implements Mutator {
       );
     }
     const size = this.model.allocationBytes(pointerSlots, rawBytes);
-    if ((this.bytesUntilPoll -= size) < 0) this.owner?.poll(this);
+    if ((this.bytesUntilPoll -= size) < 0 || this.space.mutatorBytesSinceCollection >= this.space.nurseryBudgetBytes) this.owner?.poll(this);
     let start = this.cursor;
     if (size <= MAX_IMMIX_OBJECT_BYTES && start + size <= this.limit) {
       this.cursor = start + size; // the fast path
@@ -154,6 +154,7 @@ export class ImmixAllocator implements Mutator {
   }
 
   private allocLarge(sizeBytes: number): number {
+    if (!this.copy) this.space.mutatorBytesSinceCollection += sizeBytes;
     return this.space.allocLarge(sizeBytes, this.budgetBytes());
   }
 
@@ -167,6 +168,7 @@ export class ImmixAllocator implements Mutator {
       if (!this.copy) {
         this.space.zero(start, this.overflowLimit);
         this.space.noteAllocated(start, this.overflowLimit);
+        this.space.mutatorBytesSinceCollection += BYTES_IN_BLOCK;
       }
     }
     this.overflowCursor = start + sizeBytes;
@@ -186,6 +188,7 @@ export class ImmixAllocator implements Mutator {
           if (!this.copy) {
             space.zero(this.cursor, this.limit);
             space.noteAllocated(this.cursor, this.limit);
+            space.mutatorBytesSinceCollection += this.limit - this.cursor;
           }
           // A hole is at least one line, so any small object fits.
           const objectStart = this.cursor;

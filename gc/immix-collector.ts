@@ -15,6 +15,11 @@ import { Quarantine } from "./quarantine.js";
 import { CopyLog } from "./copy-log.js";
 import { DEFAULT_OBJECT_MODEL, type ObjectModel } from "./object-model.js";
 import type { RootScanner } from "./root-scanning.js";
+import { RememberedSet } from "./remembered-set.js";
+import { findMissingBarriers, findUnmarkedReachable } from "./barrier-verifier.js";
+
+/** The reason of a collection the nursery budget triggered. */
+const NURSERY_BUDGET_REASON = "nursery budget";
 
 export interface CollectorOptions {
   /**
@@ -68,7 +73,23 @@ export interface CollectorOptions {
   allowForeignPointers?: boolean;
   /** Verification messages kept per collection (default 20). */
   maxVerifyMessages?: number;
+  /**
+   * Generational collection with sticky mark bits (after MMTk's StickyImmix): a nursery
+   * collection when the mutators allocated `nurseryBytes` since the last collection, and under
+   * stress (every FULL_EVERY_UNDER_STRESS-th stress collection is full); a full one when an
+   * allocation fails (the heap is nearly full), on an explicit collect() / gc_collect, and when
+   * the barrier's log overflowed. Needs a write barrier after every store of a pointer into an
+   * object (writePointer has it; native code calls gc_write_barrier). Default off.
+   */
+  generational?: boolean;
+  /** The nursery budget, bytes (default DEFAULT_NURSERY_BYTES, at most a quarter of the reservation). */
+  nurseryBytes?: number;
 }
+
+/** The default nursery budget: 4 MiB of allocation between collections. */
+export const DEFAULT_NURSERY_BYTES = 4 * 1024 * 1024;
+/** Under stress and generational: every this many stress collections, one is full; the rest are nursery collections. */
+export const FULL_EVERY_UNDER_STRESS = 4;
 
 export interface ImmixCollectorConfig {
   heap: HeapRegion;
@@ -80,7 +101,7 @@ export interface ImmixCollectorConfig {
 /** Collections a freed block stays quarantined in stress mode (CollectorOptions.quarantineCollections). */
 export const DEFAULT_QUARANTINE_COLLECTIONS = 4;
 
-type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBytes" | "initialSizeBytes">> & {
+type Resolved = Required<Omit<CollectorOptions, "globalMemory" | "collectEveryBytes" | "initialSizeBytes" | "nurseryBytes">> & {
   globalMemory: SlotMemory | undefined;
   collectEveryBytes: number;
 };
@@ -95,6 +116,7 @@ interface CycleMeasurements {
   readonly grewToBytes: number;
   readonly poisonWrites: number;
   readonly verifyFailures: number;
+  readonly nursery: boolean;
 }
 
 /**
@@ -133,6 +155,12 @@ export class ImmixCollector implements AllocationOwner {
   verifyFailures: VerifyFailure[] = [];
   /** Blocks chosen as defragmentation candidates by the last collection. */
   lastDefragCandidates: number[] = [];
+  /** Generational collection (options.generational): the write barrier's unlogged bits and log, else null. */
+  readonly remembered: RememberedSet | null;
+  /** The nursery budget in bytes (Infinity when not generational). */
+  readonly nurseryBytes: number;
+  /** Stress collections since the last full one (generational: every FULL_EVERY_UNDER_STRESS-th is full). */
+  private stressSinceFull = 0;
 
   private readonly options: Resolved;
   private readonly scanners: RootScanner[] = [this.globals];
@@ -203,6 +231,7 @@ export class ImmixCollector implements AllocationOwner {
       globalMemory: o.globalMemory,
       allowForeignPointers: o.allowForeignPointers ?? false,
       maxVerifyMessages: o.maxVerifyMessages ?? 20,
+      generational: o.generational ?? false,
     };
     const { headroomFraction, growthThreshold, growthFactor, collectEveryBytes } = this.options;
     if (!(headroomFraction >= 0 && headroomFraction < 0.5))
@@ -226,6 +255,12 @@ export class ImmixCollector implements AllocationOwner {
     this.space = new HeapSpace(config.heap, o.initialSizeBytes ?? config.heap.sizeBytes, headroomFraction);
     this.copier = new ImmixAllocator(this.space, this.model, null, true);
     this.wasInUse = new Uint8Array(this.options.poison ? this.space.totalBlocks : 0);
+    const nursery = o.nurseryBytes ?? Math.max(BYTES_IN_BLOCK, Math.min(DEFAULT_NURSERY_BYTES, Math.floor(this.space.sizeBytes / 4)));
+    if (!(Number.isSafeInteger(nursery) && nursery > 0))
+      throw new InvalidArgumentError("options.nurseryBytes", String(nursery), "a whole number of bytes above 0");
+    this.remembered = this.options.generational ? new RememberedSet(this.space.sizeBytes, config.heap.unloggedBits, config.heap.barrierLog) : null;
+    this.nurseryBytes = this.options.generational ? nursery : Infinity;
+    this.space.nurseryBudgetBytes = this.nurseryBytes;
     // Quarantine needs poison: what it holds is checked against the pattern.
     if (hold > 0 && this.options.poison) {
       this.quarantine = new Quarantine(this.space, this.model.headerBytes, hold, config.heap.protection);
@@ -307,8 +342,22 @@ export class ImmixCollector implements AllocationOwner {
     return this.space.readWord(this.model.pointerSlotAddress(this.space, address, slot));
   }
 
+  /** Stores `value` into pointer slot `slot` of the object at `address`, then the write barrier. */
   writePointer(address: number, slot: number, value: number): void {
     this.space.writeWord(this.model.pointerSlotAddress(this.space, address, slot), value);
+    this.writeBarrier(address);
+  }
+
+  /**
+   * The write barrier (JavaScript's gc_write_barrier): after a store of a pointer into the object
+   * at `address`. Logs an old object the first time after a collection (remembered-set.ts); does
+   * nothing for young objects and when the collector is not generational.
+   */
+  writeBarrier(address: number): void {
+    const remembered = this.remembered;
+    if (remembered === null) return;
+    const offset = address - this.space.base;
+    if (offset >= 0 && offset < this.space.sizeBytes) remembered.barrier(offset, address);
   }
 
   /** The object's raw bytes, as a view into the heap (valid until the object moves). */
@@ -403,12 +452,16 @@ export class ImmixCollector implements AllocationOwner {
   }
 
   poll(_allocator: ImmixAllocator): void {
-    if (!this.collecting) this.collect("collect every N bytes");
+    if (this.collecting) return;
+    this.collect(this.space.mutatorBytesSinceCollection >= this.nurseryBytes ? NURSERY_BUDGET_REASON : "collect every N bytes");
   }
 
   // --- collection ---------------------------------------------------------------------------
 
-  /** One full collection; returns its statistics (also in `stats`). */
+  /**
+   * One collection; returns its statistics (also in `stats`). Full, unless the collector is
+   * generational and `reason` is the nursery budget or stress (see wantsNursery).
+   */
   collect(reason = "requested"): CycleStats {
     return this.collectGuarded(reason, false);
   }
@@ -418,10 +471,24 @@ export class ImmixCollector implements AllocationOwner {
       throw new CollectorError("REENTRANT", `collection (${reason})`, this.space.base, "a collection in progress", "one collection at a time");
     this.collecting = true;
     try {
-      return this.collectNow(reason, forceDefrag);
+      return this.collectNow(reason, forceDefrag, this.wantsNursery(reason, forceDefrag));
     } finally {
       this.collecting = false;
     }
+  }
+
+  /**
+   * Generational only: a nursery collection for the nursery budget and for stress collections
+   * (every FULL_EVERY_UNDER_STRESS-th of those full, so that old garbage is freed too); a full one
+   * for anything else (an allocation failure: the heap is nearly full; an explicit collect or
+   * gc_collect) and whenever the barrier's log overflowed (its objects are not all known).
+   */
+  private wantsNursery(reason: string, forceDefrag: boolean): boolean {
+    const remembered = this.remembered;
+    if (remembered === null || forceDefrag || remembered.overflowed) return false;
+    if (reason === NURSERY_BUDGET_REASON) return true;
+    if (reason !== "stress" && reason !== "collect every N bytes") return false;
+    return ++this.stressSinceFull % FULL_EVERY_UNDER_STRESS !== 0;
   }
 
   /**
@@ -429,7 +496,7 @@ export class ImmixCollector implements AllocationOwner {
    * collection returns here), choose defrag candidates and prepare, trace and relocate, sweep,
    * grow, verify after; then its CycleStats, recorded in `stats`.
    */
-  private collectNow(reason: string, forceDefrag: boolean): CycleStats {
+  private collectNow(reason: string, forceDefrag: boolean, wantsNursery: boolean): CycleStats {
     const space = this.space;
     const { verify } = this.options;
     // The quarantine's poison check runs with or without verify (stress): not verification time.
@@ -452,15 +519,25 @@ export class ImmixCollector implements AllocationOwner {
     // The scan phase includes the check: one bit test per root.
     const tCheck1 = performance.now();
 
-    const threshold = this.prepareCycle(forceDefrag);
+    // A missing barrier found (verify) turns the collection into a full one: correct without barriers.
+    const barrierFailures = wantsNursery && before !== null ? this.checkBarriers() : [];
+    const nursery = wantsNursery && barrierFailures.length === 0;
+    if (this.remembered !== null) this.remembered.lastSize = this.remembered.size;
+    const threshold = this.prepareCycle(forceDefrag, nursery);
     const tTrace0 = performance.now();
-    this.traceAndRelocate();
+    this.traceAndRelocate(nursery);
+    const sanityFailures = nursery && before !== null ? this.checkNurseryTrace() : [];
     const tSweep0 = performance.now();
     const largeFreedBytes = this.sweep();
     const grewToBytes = this.grow();
 
     const t1 = performance.now();
-    const verifyFailures = this.finishVerification(before, poisonWrites);
+    let verifyFailures = this.finishVerification(before, poisonWrites);
+    for (const f of [...barrierFailures, ...sanityFailures]) {
+      verifyFailures++;
+      this.verifyFailures.push(f);
+      this.verifyMessages.push(`${f.phase === "before" ? "before: " : ""}${formatVerifyFailure(f)}`);
+    }
     const phaseMs = {
       scan: tCheck1 - tScan0,
       traceEvacuate: tSweep0 - tTrace0,
@@ -476,24 +553,41 @@ export class ImmixCollector implements AllocationOwner {
       grewToBytes,
       poisonWrites: poisonWrites.count,
       verifyFailures,
+      nursery,
     });
     this.stats.record(cycle, this.verifyFailures);
     return cycle;
+  }
+
+  /** --generational --verify, before a nursery trace: old objects pointing to young ones unlogged (barrier-verifier.ts). */
+  private checkBarriers(): VerifyFailure[] {
+    const found: VerifyFailure[] = [];
+    findMissingBarriers(this.space, this.model, this.remembered!, this.options.maxVerifyMessages, found);
+    return found;
+  }
+
+  /** --generational --verify, after a nursery trace, before its sweep: nothing reachable left unmarked. */
+  private checkNurseryTrace(): VerifyFailure[] {
+    const found: VerifyFailure[] = [];
+    findUnmarkedReachable(this.space, this.model, this.rootBases(), this.options.maxVerifyMessages, found);
+    return found;
   }
 
   /**
    * Phases 1-2: the defrag candidates (from the last sweep's histograms, before marking), then
    * the mutators, copier, line marks and counters reset for this cycle. Returns the threshold.
    */
-  private prepareCycle(forceDefrag: boolean): number {
+  private prepareCycle(forceDefrag: boolean, nursery: boolean): number {
     const space = this.space;
     const stress = this.options.stress;
-    const threshold = this.chooseDefragThreshold(forceDefrag);
+    // A nursery collection evacuates young survivors under stress only (old objects are marked: never moved).
+    const threshold = nursery && !stress ? NO_DEFRAG_THRESHOLD : this.chooseDefragThreshold(forceDefrag);
     this.lastDefragCandidates = flagDefragCandidates(space, threshold, stress);
     for (const m of this.mutators) m.reset();
     this.copier.reset();
     this.copier.copyBudgetBytes = stress ? space.maxBytes : space.limitBytes;
-    space.prepareMarking();
+    if (nursery) space.prepareNurseryMarking();
+    else space.prepareMarking();
     this.headroomExhausted = false;
     this.markedObjects = this.markedBytes = 0;
     this.evacuatedObjects = this.evacuatedBytes = this.markedInPlaceInCandidates = 0;
@@ -509,8 +603,9 @@ export class ImmixCollector implements AllocationOwner {
    * the old copies (nothing reads a forwarding header after the roots moved) and hand them to
    * the quarantine.
    */
-  private traceAndRelocate(): void {
+  private traceAndRelocate(nursery: boolean): void {
     this.traceRoots();
+    if (nursery) this.pushRemembered();
     this.drainMarkStack();
     for (const s of this.scanners) s.updateRoots(this.forwardRoot);
     if (this.options.poison) this.poisonOldCopies();
@@ -525,6 +620,11 @@ export class ImmixCollector implements AllocationOwner {
     const space = this.space;
     const poison = this.options.poison;
     space.keepMarkedAsAllocated();
+    // Every survivor is old now: the barrier logs the next store into any of them.
+    this.remembered?.rearm(space.markBits, [
+      [0, space.immixTopBlock * BYTES_IN_BLOCK],
+      [space.los.bottomPage * BYTES_IN_LARGE_PAGE, space.sizeBytes],
+    ]);
     const topBefore = space.immixTopBlock;
     if (poison) for (let b = 0; b < topBefore; b++) this.wasInUse[b] = space.blockState[b] === BLOCK_UNALLOCATED ? 0 : 1;
     space.sweepBlocks(this.sweepSummary);
@@ -544,6 +644,7 @@ export class ImmixCollector implements AllocationOwner {
       grewToBytes = space.limitBytes;
     }
     for (const m of this.mutators) m.bytesUntilPoll = this.options.collectEveryBytes;
+    space.mutatorBytesSinceCollection = 0;
     return grewToBytes;
   }
 
@@ -585,6 +686,9 @@ export class ImmixCollector implements AllocationOwner {
       quarantinedBytes: (this.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
       poisonWrites: o.poisonWrites,
       verifyFailures: o.verifyFailures,
+      kind: o.nursery ? "nursery" : "full",
+      promotedBytes: o.nursery ? this.markedBytes : 0,
+      rememberedSetSize: this.remembered?.lastSize ?? 0,
     };
   }
 
@@ -696,6 +800,9 @@ export class ImmixCollector implements AllocationOwner {
       quarantinedBytes: (this.quarantine?.heldBlocks ?? 0) * BYTES_IN_BLOCK,
       poisonWrites: 0,
       verifyFailures,
+      kind: "full",
+      promotedBytes: 0,
+      rememberedSetSize: 0,
     };
   }
 
@@ -771,6 +878,17 @@ export class ImmixCollector implements AllocationOwner {
     }
     if (this.options.allowForeignPointers && !space.contains(ref)) return ref;
     return this.badPointer(ref);
+  }
+
+  /**
+   * A nursery collection's other roots: the fields of every object the barrier logged since the
+   * last collection. Each is old (marked, never moved now), so it is pushed, not traced: the
+   * drain scans its fields, tracing (and updating) the young objects they point to.
+   */
+  private pushRemembered(): void {
+    const log = this.remembered!.log;
+    const n = this.remembered!.size;
+    for (let k = 0; k < n; k++) this.markStack.push(log.entry(k));
   }
 
   /** Traces every root value of this collection's scan (checked already), in visit order. */

@@ -6,7 +6,7 @@
 
 /** `rootwalk run` (docs/cli.md "rootwalk run"; src/cli/run-command.ts). */
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--target x86-64|aarch64] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--report FILE.html] [--gc-trace] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--target x86-64|aarch64] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--generational] [--nursery SIZE] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--report FILE.html] [--gc-trace] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
 
 /** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
 export const RUN_OPTIONS: Readonly<Record<string, string>> = {
@@ -19,6 +19,10 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
   "--no-gc": "never collect (the heap must hold everything)",
   "--verify": "check the heap and every root after each collection (exit 4 on failures)",
   "--poison": "fill what each collection frees with 0xdeadbeec, so a stale pointer faults",
+  "--generational":
+    "nursery (minor) collections with sticky mark bits; the program calls gc_write_barrier(obj) after every store of a GC pointer into an object; with --stress, every 4th collection is full; with --verify, a missing barrier is named (exit 4)",
+  "--nursery SIZE":
+    "a nursery collection after the mutators allocated this much since the last collection, with K/M/G suffixes, 32K..4G (default 4M, at most a quarter of --heap); implies --generational",
   "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
   "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
   "--stack SIZE": "rw_main's stack, with K/M/G suffixes (default 1G); every stack lives in the 4 GiB scan memory, 3.5G of it for stacks",
@@ -110,7 +114,7 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
   },
   sim: {
     usage:
-      "rootwalk sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress[=N]] [--verify] [--poison]\n" +
+      "rootwalk sim [--workload gcbench|mt-gcbench|deep-recursion|binary-trees] [--heap SIZE] [--stress[=N]] [--verify] [--poison] [--generational] [--nursery SIZE]\n" +
       "             [--svg FILE] [--report FILE.html] [--gc-trace] [--json] [--sweep] [--scale X] [--threads N] [--seed N]",
     summary: "the collector and walker on simulated stacks (--stress=N: collect at every N-th allocation; --threads 1..32, --scale 0.0001..10, --heap 1M..4G)",
     options: {
@@ -119,12 +123,16 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
       "--stress[=N]": "collect at every N-th allocation (N = 1 when omitted; only after '='), evacuating every movable object",
       "--verify": "check the heap and the roots after every collection",
       "--poison": "fill what each collection frees with a poison pattern (implied by --stress)",
+      "--generational":
+        "nursery (minor) collections with sticky mark bits (the workloads store through the write barrier); with --stress, every 4th collection is full",
+      "--nursery SIZE": "the nursery budget, with K/M/G suffixes, 32K..4G (default 4M, at most a quarter of --heap); implies --generational",
       "--svg FILE": "write a heap map (SVG) after the run",
       "--report FILE.html":
         "write the run report after the run: one self-contained HTML page (pauses and their phases, heap, bytes moved, frames and roots per thread, the heap map)",
       "--gc-trace":
         'one line per collection on stderr as it happens: number, kind, pause and phases (ms), heap before->after, frames and roots (docs/cli.md "--gc-trace")',
-      "--json": "print {collections, objectsMoved, maxPauseMs, verifyFailures, fragmentation} as one JSON object",
+      "--json":
+        "print {collections, minorCollections, majorCollections, bytesPromoted, objectsMoved, maxPauseMs, verifyFailures, fragmentation, ...} as one JSON object",
       "--sweep": "find the minimum heap, then run at 1x..6x of it",
       "--scale X": "multiply the workload's work and memory, 0.0001..10 (default 1; 0.02 with --stress)",
       "--threads N": "mutator threads for mt-gcbench, 1..32 (default 4; each has a 32 MiB simulated stack)",

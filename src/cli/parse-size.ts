@@ -7,3 +7,10 @@ export function parseSize(text: string, option = "--heap"): number {
   const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as "" | "k" | "m" | "g"];
   return Math.floor(Number(m[1]) * unit);
 }
+
+/** `--nursery SIZE` (run, sim): the generational nursery budget, 32K..4G. */
+export function parseNurserySize(text: string): number {
+  const bytes = parseSize(text, "--nursery");
+  if (!(bytes >= 32 * 1024 && bytes <= 2 ** 32)) throw new InvalidArgumentError("--nursery", text, "between 32K (one block) and 4G");
+  return bytes;
+}

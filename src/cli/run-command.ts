@@ -1,9 +1,11 @@
+import type { LlvmSelection } from "../toolchain/llvm-selection.js";
 import { hostArchitecture } from "../arch/host-architecture.js";
 import { parseTargetOption } from "../arch/target-option.js";
 import { resolve } from "node:path";
 import { reportInterruptsWhile } from "./interrupt.js";
 import { parseDurationMs } from "./parse-duration.js";
-import { parseSize } from "./parse-size.js";
+import { parseNurserySize, parseSize } from "./parse-size.js";
+import { generationalText } from "../../gc/gc-stats.js";
 import { parseStressEvery } from "./parse-stress.js";
 import { parseOptions } from "./options.js";
 import { refuseSpecialFile } from "../loader/input-file.js";
@@ -43,6 +45,9 @@ export interface RunArguments {
   verify: boolean;
   /** Poison what each collection frees (implied by --stress). */
   poison: boolean;
+  /** `--generational`, `--nursery SIZE` (implies it): nursery collections (sticky mark bits). */
+  generational: boolean;
+  nurseryBytes?: number;
   /** How stopped threads are walked (NativeRunOptions.walk). */
   walk: "chunks" | "unwind";
   /** Write the heap map (SVG) after the run. */
@@ -115,6 +120,8 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
     noGc: o.has("--no-gc"),
     verify: o.has("--verify"),
     poison: o.has("--poison"),
+    generational: o.has("--generational") || o.has("--nursery"),
+    ...(o.has("--nursery") ? { nurseryBytes: parseNurserySize(o.value("--nursery")!) } : {}),
     walk,
     heapBytes: o.has("--heap") ? parseHeapSize(o.value("--heap")!) : 256 << 20,
     stacks: {
@@ -171,7 +178,7 @@ function jsonRequested(args: readonly string[]): boolean {
 }
 
 /** What `run` prints on stdout: one JSON object (--json) or four lines of results and statistics. */
-function runReport(r: NativeRunResult, json: boolean): string {
+function runReport(r: NativeRunResult, json: boolean, generational: boolean): string {
   if (json) {
     return `${JSON.stringify({
       // A verification failure (exit 4) is a failure with everything known: the same object.
@@ -180,6 +187,13 @@ function runReport(r: NativeRunResult, json: boolean): string {
         : {}),
       result: r.result,
       collections: r.collections,
+      minorCollections: r.generational.minorCollections,
+      majorCollections: r.generational.majorCollections,
+      bytesPromoted: r.generational.bytesPromoted,
+      rememberedSetMax: r.generational.rememberedSetMax,
+      rememberedSetTotal: r.generational.rememberedSetTotal,
+      minorPauseMs: Number(r.generational.minorPauseMs.toFixed(3)),
+      majorPauseMs: Number(r.generational.majorPauseMs.toFixed(3)),
       framesScanned: r.framesScanned,
       rootsRelocated: r.rootsRelocated,
       objectsMoved: r.objectsMoved,
@@ -194,6 +208,7 @@ function runReport(r: NativeRunResult, json: boolean): string {
     `result: ${r.result}\n` +
     `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
     `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
+    (generational ? `generational: ${generationalText(r.generational)}\n` : "") +
     `phases: ${Object.entries(r.phasesMs)
       .map(([k, v]) => `${k} ${v.toFixed(3)} ms`)
       .join(", ")}\n`
@@ -214,6 +229,44 @@ function runParameters(p: RunArguments): [string, string][] {
   ];
 }
 
+/**
+ * Checks the program's sources (unless --no-check), compiles them for this machine and links them
+ * with the native runtime: the library to load and the runtime it needs; undefined when the check
+ * stops the build (--strict-check with findings), which it has already said.
+ */
+async function buildProgram(parsed: RunArguments, io: RunIo, llvm: LlvmSelection): Promise<{ runtime: string; library: string } | undefined> {
+  const { compileProgram } = await import("../toolchain/compile-program.js");
+  const { buildRuntime, linkProgram } = await import("../native/build-runtime.js");
+  const { programInputKind } = await import("../native/program-input.js");
+  const { hostArchitecture } = await import("../arch/host-architecture.js");
+  const kinds = parsed.programs.map((program) => programInputKind(program));
+  const { checkBeforeBuild } = await import("./check-command.js");
+  const sources = parsed.programs.filter((_, k) => kinds[k] === "source");
+  if (
+    parsed.noCheck !== true &&
+    !(await checkBeforeBuild(sources, parsed.strictCheck === true, io.stderr, "rootwalk run", undefined, { llvm, generational: parsed.generational }))
+  )
+    return undefined;
+  const objects: string[] = [];
+  for (const [k, program] of parsed.programs.entries()) {
+    if (kinds[k] === "source")
+      objects.push(
+        await compileProgram(program, {
+          mode: parsed.plimmix ? "plimmix" : "statepoint",
+          llvm,
+          llcFlags: parsed.llcFlags,
+          optFlags: parsed.optFlags,
+          target: hostArchitecture(),
+          onWarning: (line) => io.stderr(`rootwalk run: ${line}\n`),
+        }),
+      );
+    else objects.push(program); // built by the user: linked (.o) or loaded (.so) as it is
+  }
+  const runtime = buildRuntime();
+  const library = linkProgram(objects, runtime, parsed.programs);
+  return { runtime, library };
+}
+
 /** Runs `rootwalk run ...`; returns the exit code (bad input: 1, verify failures: 4). */
 export async function runCommand(args: readonly string[], io: RunIo, crossCheck?: boolean): Promise<number> {
   try {
@@ -223,32 +276,10 @@ export async function runCommand(args: readonly string[], io: RunIo, crossCheck?
     const reporting = runReporting(parsed.report, parsed.gcTrace === true, io.stderr);
     const { activeLlvm } = await import("../toolchain/llvm-selection.js");
     const llvm = activeLlvm(parsed.llvm);
-    const { compileProgram } = await import("../toolchain/compile-program.js");
-    const { buildRuntime, linkProgram } = await import("../native/build-runtime.js");
     const { runNativeProgram } = await import("../native/native-runtime.js");
-    const { programInputKind } = await import("../native/program-input.js");
-    const { hostArchitecture } = await import("../arch/host-architecture.js");
-    const kinds = parsed.programs.map((program) => programInputKind(program));
-    const { checkBeforeBuild } = await import("./check-command.js");
-    const sources = parsed.programs.filter((_, k) => kinds[k] === "source");
-    if (parsed.noCheck !== true && !(await checkBeforeBuild(sources, parsed.strictCheck === true, io.stderr, "rootwalk run", undefined, { llvm }))) return 1;
-    const objects: string[] = [];
-    for (const [k, program] of parsed.programs.entries()) {
-      if (kinds[k] === "source")
-        objects.push(
-          await compileProgram(program, {
-            mode: parsed.plimmix ? "plimmix" : "statepoint",
-            llvm,
-            llcFlags: parsed.llcFlags,
-            optFlags: parsed.optFlags,
-            target: hostArchitecture(),
-            onWarning: (line) => io.stderr(`rootwalk run: ${line}\n`),
-          }),
-        );
-      else objects.push(program); // built by the user: linked (.o) or loaded (.so) as it is
-    }
-    const runtime = buildRuntime();
-    const library = linkProgram(objects, runtime, parsed.programs);
+    const built = await buildProgram(parsed, io, llvm);
+    if (built === undefined) return 1;
+    const { runtime, library } = built;
     const progressMs = parsed.progressMs ?? (process.stderr.isTTY === true ? DEFAULT_PROGRESS_MS : DEFAULT_LOG_PROGRESS_MS);
     const progress = parsed.json || progressMs === 0 ? undefined : progressReporter(io);
     const stopReportingInterrupts = reportInterruptsWhile("rootwalk run", io.stderr);
@@ -262,6 +293,8 @@ export async function runCommand(args: readonly string[], io: RunIo, crossCheck?
       noGc: parsed.noGc,
       verify: parsed.verify,
       poison: parsed.poison,
+      generational: parsed.generational,
+      ...(parsed.nurseryBytes !== undefined ? { nurseryBytes: parsed.nurseryBytes } : {}),
       stdoutToStderr: parsed.json,
       walk: parsed.walk,
       safepointTimeoutMs: parsed.safepointTimeoutMs,
@@ -273,7 +306,7 @@ export async function runCommand(args: readonly string[], io: RunIo, crossCheck?
       stopReportingInterrupts();
       progress?.end();
     });
-    io.stdout(runReport(r, parsed.json));
+    io.stdout(runReport(r, parsed.json, parsed.generational));
     if (parsed.svg !== undefined) io.stderr(`rootwalk run: heap map written to ${resolve(parsed.svg)}\n`);
     reporting.finish(r, runParameters(parsed));
     if (r.verifyFailures > 0) {

@@ -55,6 +55,9 @@ export interface NativeRunOptions {
   stressEvery: number;
   noGc: boolean;
   verify: boolean;
+  /** Generational collection (sticky mark bits, gc_write_barrier): ImmixCollector's generational and nurseryBytes. */
+  generational?: boolean;
+  nurseryBytes?: number;
   /**
    * How a stopped thread is walked. Both climb native frames (the runtime, libc, a C library
    * calling back into managed code) by their CFI through a module map of every mapped ELF.

@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import type { RecordedVerifyFailure } from "../../gc/gc-stats.js";
+import { type GenerationalTotals, type RecordedVerifyFailure, generationalTotals } from "../../gc/gc-stats.js";
 import { renderHeapMapSvg } from "../../gc/heap-map-svg.js";
 import type { ImmixCollector } from "../../gc/immix-collector.js";
 import type { NativeCallbacks } from "./callback-dispatch.js";
@@ -42,6 +42,8 @@ export interface NativeRunResult {
    * the C handshake that parks the threads is not in it), then the collector's phases.
    */
   phasesMs: { stopTheWorld: number; scan: number; traceEvacuate: number; sweep: number; verify: number };
+  /** Minor (nursery) and major (full) collections, bytes promoted, the remembered set (--generational). */
+  generational: GenerationalTotals;
 }
 
 /** What a finished run's result is read from. */
@@ -74,6 +76,7 @@ export function runResult({ runtime, collector, callbacks, maps, timing, scanRef
     scanFrames: timing.scanFrames,
     rootVisitMs: timing.rootVisitMs,
     ...(scanReference !== undefined ? { scanReference } : {}),
+    generational: generationalTotals(stats),
     phasesMs: {
       stopTheWorld: timing.stopMs,
       scan: stats.totalPhaseMs.scan - (timing.stopMs - timing.stopInVerificationMs),

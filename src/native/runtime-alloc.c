@@ -50,7 +50,8 @@ void *rw_impl_gc_alloc(uint64_t pointer_slots, uint64_t raw_bytes, uint64_t *fra
 }
 
 /* The heap reservation: `bytes` rounded up to whole blocks, aligned to a block; its allocation
- * bitmap (zero) is mapped too, for rw_allocation_bits. */
+ * bitmap and the write barrier's unlogged bitmap (both zero) are mapped too, for
+ * rw_allocation_bits and rw_unlogged_bits. */
 RW_EXPORT void *rw_heap_reserve(uint64_t bytes) {
   const uint64_t block = RW_BLOCK_BYTES;
   bytes = (bytes + block - 1) & ~(block - 1);
@@ -61,7 +62,14 @@ RW_EXPORT void *rw_heap_reserve(uint64_t bytes) {
     munmap(p, bytes + block);
     return NULL;
   }
+  void *unlogged = mmap(NULL, RW_ALLOCATION_BITS_BYTES(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (unlogged == MAP_FAILED) {
+    munmap(bits, RW_ALLOCATION_BITS_BYTES(bytes));
+    munmap(p, bytes + block);
+    return NULL;
+  }
   allocation_bits = bits;
+  unlogged_bits = unlogged; /* the write barrier's bitmap (runtime-barrier.c), same layout */
   uintptr_t aligned = ((uintptr_t)p + block - 1) & ~(uintptr_t)(block - 1);
   heap_start = aligned;
   heap_end = aligned + bytes;

@@ -25,6 +25,12 @@ export interface RuntimeLibrary {
   rwStdoutRestore: NativeFunction;
   rwSetCollections: NativeFunction;
   rwSetFailure: NativeFunction;
+  /** The write barrier's side (runtime-barrier.c): unlogged bitmap, log, its capacity, count, clear. */
+  rwUnloggedBits: NativeFunction;
+  rwLogObjects: NativeFunction;
+  rwLogCapacity: NativeFunction;
+  rwLogCount: NativeFunction;
+  rwLogClear: NativeFunction;
   /** Binds a function looked up only when wanted (rw_walk_logged, for the walk log). */
   bind(signature: string): NativeFunction;
 }
@@ -50,6 +56,11 @@ export function loadRuntimeLibrary(path: string): RuntimeLibrary {
     rwStdoutRestore: bind("void rw_stdout_restore(void)"),
     rwSetCollections: bind("void rw_set_collections(uint64_t n)"),
     rwSetFailure: bind("void rw_set_failure(const char *line)"),
+    rwUnloggedBits: bind("void *rw_unlogged_bits(void)"),
+    rwLogObjects: bind("void *rw_log_objects(void)"),
+    rwLogCapacity: bind("uint64_t rw_log_capacity(void)"),
+    rwLogCount: bind("uint64_t rw_log_count(void)"),
+    rwLogClear: bind("void rw_log_clear(void)"),
     bind,
   };
 }

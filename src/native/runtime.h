@@ -14,6 +14,7 @@
  *   runtime-world.c    thread records and states, stop the world, the safepoint watchdog
  *   runtime-alloc.c    gc_alloc's fast path, the heap reservation and its allocation bitmap
  *   runtime-abi.c      the other ABI entries (gc_init, gc_safepoint, gc_collect, stuck, globals)
+ *   runtime-barrier.c  gc_write_barrier (no stub: it never collects) and its log (--generational)
  *   runtime-threads.c  threads the runtime starts: rw_main's, gc_thread_start / gc_thread_join
  *   runtime-stacks.c   their stack regions in the scan memory and the guards below them
  *   runtime-faults.c   SIGSEGV / SIGBUS on a runtime thread, alternate signal stacks
@@ -187,6 +188,9 @@ RW_HIDDEN void unregister_self(void);
 
 /* runtime-alloc.c: the heap reservation (for the fault messages) */
 RW_HIDDEN extern uint64_t heap_start, heap_end;
+
+/* runtime-barrier.c: the write barrier's unlogged bitmap (mapped by rw_heap_reserve) */
+RW_HIDDEN extern uint8_t *unlogged_bits;
 
 /* runtime-threads.c */
 RW_HIDDEN pthread_t spawn(start_args *args);

@@ -133,6 +133,7 @@ declare void @gc_thread_join(i64)
 declare void @thread_stuck_start()
 declare void @thread_stuck_end()
 declare void @llvm.gcroot(i8**, i8*)
+declare void @gc_write_barrier(${P}) #1
 ${d.mapDeclaration}
 
 define internal ${P} @ld(${P} %o, i64 %i) #1 {
@@ -145,6 +146,7 @@ define internal void @st(${P} %o, i64 %i, ${P} %v) #1 {
   %s = bitcast ${P} %o to ${d.slotPtr}
   %a = getelementptr ${P}, ${d.slotPtr} %s, i64 %i
   store ${P} %v, ${d.slotPtr} %a, align 8
+  call void @gc_write_barrier(${P} %o)
   ret void
 }
 define internal i64 @ldraw(${P} %o, i64 %off) #1 {

@@ -26,6 +26,18 @@ const X86_64_PLATFORM: FuzzPlatform = { architecture: X86_64, runRootwalk: runNa
 
 export const FUZZ_DIR = join(repoRoot(), ".cache", "fuzz-programs");
 
+/**
+ * ROOTWALK_FUZZ_GENERATIONAL=1: every rootwalk run is also generational (issue 32): `--no-gc`,
+ * then `--generational --stress=1 --verify --poison` (three nursery collections in four, the
+ * barrier's log rescanned; a missing barrier is a verify failure) and `--generational` alone
+ * with a small nursery (collections from the nursery budget). The generated programs call
+ * gc_write_barrier after every pointer store into an object (generate.ts @st).
+ */
+export const GENERATIONAL = process.env["ROOTWALK_FUZZ_GENERATIONAL"] === "1";
+const MODES: readonly (readonly string[])[] = GENERATIONAL
+  ? [["--no-gc"], ["--generational", "--stress=1", "--verify", "--poison"], ["--generational", "--nursery=32K", "--verify"]]
+  : [["--no-gc"], ["--stress=1", "--verify", "--poison"]];
+
 export interface Verdict {
   seed: number;
   ok: boolean;
@@ -89,7 +101,7 @@ async function judge(p: GeneratedProgram, path: string, platform: FuzzPlatform):
   let collections = 0;
   let rootsRelocated = 0;
   let objectsMoved = 0;
-  for (const mode of [["--no-gc"], ["--stress=1", "--verify", "--poison"]]) {
+  for (const mode of MODES) {
     const r = await platform.runRootwalk([...programArguments(entry), ...mode, "--heap=64M", "--json"], platform === X86_64_PLATFORM ? 120_000 : 900_000);
     const json = parseJson(r.stdout);
     if (r.status !== 0 || json === undefined)
@@ -161,7 +173,7 @@ export async function checkSeed(seed: number, options: { reduce?: boolean; platf
       ...program.llcFlags.map((f) => `--llc-flag=${f}`),
       ...program.optFlags.map((f) => `--opt-flag=${f}`),
     ].join(" ");
-    verdict.reproduce = `rootwalk run ${path} ${flags} --stress=1 --verify --poison   # seed ${seed}; reference: test/native-programs/reference-runtime.c`;
+    verdict.reproduce = `rootwalk run ${path} ${flags} ${GENERATIONAL ? "--generational " : ""}--stress=1 --verify --poison   # seed ${seed}; reference: test/native-programs/reference-runtime.c`;
     if (options.reduce !== false && stillMismatches(verdict)) verdict.reducedPath = await reduce(program, FUZZ_DIR, platform);
   }
   return verdict;

@@ -15,6 +15,7 @@
  *                                            collecting while stuck aborts; so does allocating
  *                                            on a no-gc thread; stuck_end without start aborts)
  *   void  gc_add_global(void **slot)         recorded (slot must be non-null, 8-aligned)
+ *   void  gc_write_barrier(void *obj)        nothing (no collector: nothing to remember)
  *   i64   rw_main(void)                      the program (run on a pthread with a 1 GiB stack)
  *
  * main prints exactly one line:
@@ -106,6 +107,9 @@ void gc_collect(void) {
   if (thread_no_gc) die("gc_collect on a no_gc_thread");
   count(&collects);
 }
+
+/* The write barrier: nothing to remember without a collector (runtime-barrier.c has the real one). */
+void gc_write_barrier(void *obj) { (void)obj; }
 
 void thread_stuck_start(void) {
   if (thread_stuck) die("thread_stuck_start: thread already stuck");

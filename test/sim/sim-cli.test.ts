@@ -10,10 +10,40 @@ describe("rootwalk sim", () => {
     expect(code).toBe(0);
     expect(stdout.trim().split("\n")).toHaveLength(1);
     const out = JSON.parse(stdout) as Record<string, unknown>;
-    expect(Object.keys(out)).toEqual(["collections", "objectsMoved", "maxPauseMs", "verifyFailures", "verifyFailureDetails", "fragmentation"]);
+    expect(Object.keys(out)).toEqual([
+      "collections",
+      "minorCollections",
+      "majorCollections",
+      "bytesPromoted",
+      "rememberedSetMax",
+      "rememberedSetTotal",
+      "objectsMoved",
+      "maxPauseMs",
+      "verifyFailures",
+      "verifyFailureDetails",
+      "fragmentation",
+    ]);
     expect(out.collections).toBeGreaterThan(0);
+    expect(out.majorCollections).toBe(out.collections); // without --generational every collection is full
     expect(out.verifyFailures).toBe(0);
     expect(out.verifyFailureDetails).toEqual([]);
+  });
+
+  it("--generational: nursery collections, stores through the barrier logged and rescanned, the same checks pass", async () => {
+    for (const workload of ["gcbench", "mt-gcbench", "deep-recursion", "binary-trees"]) {
+      const { code, stdout } = await run("sim", "--workload", workload, "--generational", "--stress=20", "--verify", "--json");
+      expect(code, workload).toBe(0);
+      const out = JSON.parse(stdout) as Record<string, number>;
+      expect(out.minorCollections, workload).toBeGreaterThan(0);
+      expect(out.majorCollections, workload).toBeGreaterThan(0); // every 4th stress collection is full
+      expect(out.minorCollections! + out.majorCollections!, workload).toBe(out.collections);
+      expect(out.verifyFailures, workload).toBe(0);
+    }
+    const budget = await run("sim", "--workload", "gcbench", "--nursery", "256K", "--json");
+    const out = JSON.parse(budget.stdout) as Record<string, number>;
+    expect(out.minorCollections).toBeGreaterThan(out.majorCollections!); // the budget triggers them
+    expect(out.rememberedSetMax).toBeGreaterThan(0); // gcbench's top-down trees store into old nodes
+    expect(out.bytesPromoted).toBeGreaterThan(0);
   });
 
   it("with no options it collects: the first thing a curious user runs shows the collector at work", async () => {

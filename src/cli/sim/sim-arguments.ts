@@ -3,6 +3,7 @@ import { COMMAND_USAGE } from "../command-usage.js";
 import { parseOptions } from "../options.js";
 import { checkOutputPath } from "../output-path.js";
 import { parseStressEvery } from "../parse-stress.js";
+import { parseNurserySize } from "../parse-size.js";
 import { parseHeapSize } from "../run-command.js";
 import type { SimOptions } from "./sim-command.js";
 import { WORKLOADS, type WorkloadName } from "./workloads.js";
@@ -62,6 +63,8 @@ export function parseSimArguments(args: readonly string[]): SimArguments {
     stressEvery: stress ? parseStressEvery(o.value("--stress")!) : 1,
     verify: o.has("--verify"),
     poison: o.has("--poison"),
+    generational: o.has("--generational") || o.has("--nursery"),
+    ...(o.has("--nursery") ? { nurseryBytes: parseNurserySize(o.value("--nursery")!) } : {}),
     scale: number("--scale", stress ? 0.02 : 1, 0.0001, MAX_SIM_SCALE),
     threads: wholeNumber("--threads", number("--threads", 4, 1, MAX_SIM_THREADS)),
     seed: wholeNumber("--seed", number("--seed", 42, 0, 2 ** 32 - 1)),

@@ -8,7 +8,7 @@ import type { CliIo } from "../process-io.js";
 export { parseSize } from "../parse-size.js";
 import { SimThread, loadFrameTemplates } from "./sim-thread.js";
 import { type WorkloadName, runWorkload } from "./workloads.js";
-import type { RecordedVerifyFailure } from "../../../gc/gc-stats.js";
+import { type GenerationalTotals, type RecordedVerifyFailure, generationalText, generationalTotals } from "../../../gc/gc-stats.js";
 import { verifyFailureJson, verifyFailureReport } from "../verify-failures.js";
 import { attachCollectionLog, writeRunReport } from "../report/run-report.js";
 
@@ -27,6 +27,9 @@ export interface SimOptions {
   verify: boolean;
   /** Poison what each collection frees (gc/poison.ts); implied by stress. */
   poison?: boolean;
+  /** Generational collection (ImmixCollector's generational and nurseryBytes). */
+  generational?: boolean;
+  nurseryBytes?: number;
   scale: number;
   threads: number;
   seed: number;
@@ -63,6 +66,8 @@ export interface SimResult {
   maxStackFrames: number;
   elapsedMs: number;
   heapLimitBytes: number;
+  /** Minor (nursery) and major (full) collections, bytes promoted, the remembered set. */
+  generational: GenerationalTotals;
 }
 
 const HEAP_BASE = 0x2000_0000_0000;
@@ -78,6 +83,8 @@ export async function runSimulation(options: SimOptions, onProgress: (fraction: 
       poison: options.poison === true || options.stress,
       ...(options.stress && (options.stressEvery ?? 1) === 1 ? { collectEveryBytes: 0 } : {}),
       growthThreshold: 1,
+      generational: options.generational === true,
+      ...(options.nurseryBytes !== undefined ? { nurseryBytes: options.nurseryBytes } : {}),
     },
   });
   const threadCount = options.workload === "mt-gcbench" ? options.threads : 1;
@@ -143,6 +150,7 @@ function simResult(collector: ImmixCollector, threads: readonly SimThread[], ela
     maxStackFrames: Math.max(...threads.map((t) => t.maxDepth)),
     elapsedMs,
     heapLimitBytes: collector.heapLimitBytes,
+    generational: generationalTotals(collector.stats),
   };
 }
 
@@ -210,6 +218,7 @@ function summaryRows(options: SimOptions, r: SimResult): string[][] {
       `${options.stress ? `stress (collect at every ${(options.stressEvery ?? 1) > 1 ? `${options.stressEvery}th ` : ""}allocation, evacuate all)` : "normal"}${options.verify ? ", verify" : ""}${options.poison === true || options.stress ? ", poison" : ""}, scale ${options.scale}`,
     ],
     ["collections", String(r.collections)],
+    ...(options.generational === true ? [["generational", generationalText(r.generational)]] : []),
     ["objects moved", String(r.objectsMoved)],
     ["evacuated", mib(r.evacuatedBytes)],
     ["marked (total)", mib(r.markedBytes)],
@@ -227,6 +236,11 @@ function summaryRows(options: SimOptions, r: SimResult): string[][] {
 export function simJson(r: SimResult): string {
   return `${JSON.stringify({
     collections: r.collections,
+    minorCollections: r.generational.minorCollections,
+    majorCollections: r.generational.majorCollections,
+    bytesPromoted: r.generational.bytesPromoted,
+    rememberedSetMax: r.generational.rememberedSetMax,
+    rememberedSetTotal: r.generational.rememberedSetTotal,
     objectsMoved: r.objectsMoved,
     maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
     verifyFailures: r.verifyFailures,

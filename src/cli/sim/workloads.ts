@@ -191,15 +191,19 @@ function deepRecursion(ctx: SimContext, thread: SimThread): void {
       const f = thread.push(t);
       frames.push(f);
       templates.push(t);
-      for (let i = 0; i < f.size; i++) {
-        const o = thread.alloc(1, 8);
-        setNodeData(ctx, o, n, i);
-        f.set(i, o);
-      }
+      // Derived pairs first, and no plain root written into a pair's base slot (sim_derived's
+      // slot 0 is both): a collection between the two stores would see a base with a null derived
+      // pointer, whose relocation (base' + (0 - base)) is no address.
       for (let i = 0; i < t.derived.length; i++) {
         const o = thread.alloc(0, 64);
         setNodeData(ctx, o, n, 100 + i);
         f.setDerived(i, o, 8 + (n % 7) * 8);
+      }
+      for (let i = 0; i < f.size; i++) {
+        if (t.derived.some(([base]) => base === t.slots[i])) continue;
+        const o = thread.alloc(1, 8);
+        setNodeData(ctx, o, n, i);
+        f.set(i, o);
       }
       if (n % 500 === 0) ctx.progress((0.5 * n) / depth);
     }
