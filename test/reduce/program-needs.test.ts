@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { keepsNeeds, programNeeds } from "../../src/reduce/program-needs.js";
+
+/* What a reduced candidate must keep to be a program (src/reduce/program-needs.ts). */
+
+const GCROOT = `@"_GC_MAP_a-b" = external global i8
+define i64 @rw_main() gc "plimmix" {
+entry:
+  call void @gc_init(i8* @"_GC_MAP_a-b")
+  ret i64 0
+}
+`;
+
+describe("programNeeds / keepsNeeds", () => {
+  it("reads the strategy and the map symbol; llvm-reduce's unquoted spelling and opaque pointers keep them", () => {
+    const needs = programNeeds(GCROOT);
+    expect(needs).toEqual({ strategy: "plimmix", mapSymbol: "_GC_MAP_a-b" });
+    if ("missing" in needs) throw new Error("unreachable");
+    expect(keepsNeeds(GCROOT, needs)).toBe(true);
+    expect(keepsNeeds(GCROOT.replace(/@"_GC_MAP_a-b"\)/, "@_GC_MAP_a-b)").replace("i8*", "ptr"), needs)).toBe(true);
+  });
+
+  it("a candidate without rw_main, with another strategy, or without gc_init's symbol is not a program", () => {
+    const needs = programNeeds(GCROOT);
+    if ("missing" in needs) throw new Error("unreachable");
+    expect(keepsNeeds(GCROOT.replace("@rw_main", "@other"), needs)).toBe(false);
+    expect(keepsNeeds(GCROOT.replace('gc "plimmix"', 'gc "statepoint-example"'), needs)).toBe(false);
+    expect(keepsNeeds(GCROOT.replace('i8* @"_GC_MAP_a-b"', "i8* null"), needs)).toBe(false);
+    expect(keepsNeeds(GCROOT.replace(/ {2}call void @gc_init[^\n]*\n/, ""), needs)).toBe(false);
+  });
+
+  it("names what an original program lacks, for the one-line refusal", () => {
+    expect(programNeeds("define i64 @f() {\n  ret i64 0\n}\n")).toEqual({ missing: "no definition of @rw_main" });
+    expect(programNeeds(GCROOT.replace(' gc "plimmix"', ""))).toMatchObject({ missing: expect.stringContaining("no GC strategy") });
+    expect(programNeeds(GCROOT.replace('i8* @"_GC_MAP_a-b"', "i8* null"))).toMatchObject({ missing: expect.stringContaining("gc_init") });
+  });
+});
