@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
  *
  *  - check: the first finding of `rootwalk check`: its kind, its function and the call that can
  *    collect it names (so a reduction keeps `@gc_collect`, not any call it could make of one);
- *  - verify: `run` exit 4, the kind of the first verify failure (root, field, object, ...);
+ *  - verify: `run` exit 4, the first verify failure: where (root, field, object, ...), why (the
+ *    reason up to its first ':', e.g. "not an object start") and, for a root, its frame's function;
  *  - fault: `run` exit 3, the function the fault was in (`... at rw_main+0x21 ...`) and where its
  *    address was: in the heap (a stale pointer into evacuated memory), the poison pattern, a
  *    stack's guard, near null, elsewhere; so a reduction that turns the stale pointer into a
@@ -18,7 +19,7 @@ import { fileURLToPath } from "node:url";
  */
 export type FailureSignature =
   | { readonly class: "check"; readonly kind: string; readonly function: string; readonly call: string }
-  | { readonly class: "verify"; readonly kind: string }
+  | { readonly class: "verify"; readonly kind: string; readonly reason: string; readonly function: string }
   | { readonly class: "fault"; readonly function: string; readonly address: FaultAddress }
   | { readonly class: "differs" };
 
@@ -50,7 +51,7 @@ export function describeSignature(s: FailureSignature): string {
     case "check":
       return `check finding ${s.kind} in @${s.function} (across ${s.call})`;
     case "verify":
-      return `verify failure (exit 4) of kind ${s.kind}`;
+      return `verify failure (exit 4) at a ${s.kind}${s.function === "" ? "" : ` in @${s.function}`}: ${s.reason}`;
     case "fault":
       return `fault (exit 3) in @${s.function}, its address ${s.address === "heap" ? "in the heap (a stale pointer)" : s.address}`;
     case "differs":
@@ -79,11 +80,22 @@ export async function classifyByCheck(program: string, options: readonly string[
 /** The CLI's entry, run as a child for `run`: a fault or a hang there must not end the reducer. */
 const MAIN_PATH = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 
+/** One of `run --json`'s verifyFailureDetails (src/cli/verify-failures.ts), the fields read here. */
+interface VerifyDetail {
+  where?: { kind?: string; description?: string };
+  reason?: string;
+}
+
+function verifySignature(detail: VerifyDetail | undefined): FailureSignature {
+  const fn = /frame #\d+ ([A-Za-z_.$][\w.$-]*)\+0x/.exec(detail?.where?.description ?? "")?.[1] ?? "";
+  return { class: "verify", kind: detail?.where?.kind ?? "?", reason: (detail?.reason ?? "?").split(":")[0]!, function: fn };
+}
+
 interface RunOutcome {
   exitCode: number | null;
   /** The JSON object `run --json` printed on stdout (undefined if none). */
   stderr: string;
-  report: { result?: string; message?: string; verifyFailureDetails?: { location?: { kind?: string } }[] } | undefined;
+  report: { result?: string; message?: string; verifyFailureDetails?: VerifyDetail[] } | undefined;
 }
 
 function runOnce(program: string, options: readonly string[], timeoutMs: number): RunOutcome {
@@ -112,7 +124,7 @@ function noGcOptions(options: readonly string[]): string[] {
 export function classifyByRun(program: string, options: readonly string[], timeoutMs: number): Classification {
   const { exitCode, report, stderr } = runOnce(program, options, timeoutMs);
   if (exitCode === null) return { noFailure: `rootwalk run did not end within ${Math.round(timeoutMs / 1000)} s` };
-  if (exitCode === 4) return { failure: { class: "verify", kind: report?.verifyFailureDetails?.[0]?.location?.kind ?? "?" } };
+  if (exitCode === 4) return { failure: verifySignature(report?.verifyFailureDetails?.[0]) };
   if (exitCode === 3) {
     const fn = /\bat ([A-Za-z_.$][\w.$-]*)\+0x[0-9a-f]+/.exec(report?.message ?? "")?.[1];
     if (fn === undefined) return { noFailure: `rootwalk run fails (exit 3) outside the program's functions: ${report?.message ?? "no report"}` };
