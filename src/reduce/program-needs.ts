@@ -1,7 +1,8 @@
 /**
  * What a candidate of `rootwalk reduce` must keep to be a program at all (docs/writing-programs.md):
  * `rw_main` defined with the original's GC strategy, and, in its body, the call of `gc_init` with the
- * original's stack map symbol (`@__LLVM_StackMaps` or `@"_GC_MAP_name"`). A candidate without them
+ * original's stack map symbol (`@__LLVM_StackMaps` or `@"_GC_MAP_name"`); the runtime functions it
+ * still declares keep their parameters. A candidate without them
  * may still "fail" (a check finding in a function that no longer runs), but not as the program did.
  * Read from the IR text: the reducer's candidates are textual IR (llvm-reduce writes .ll).
  */
@@ -10,6 +11,19 @@ export interface ProgramNeeds {
   readonly strategy: string;
   /** The symbol gc_init is given, without quotes (`__LLVM_StackMaps`, `_GC_MAP_x`). */
   readonly mapSymbol: string;
+  /** Each runtime function the original declares (`gc_alloc`) -> its number of parameters. */
+  readonly runtimeArity: Readonly<Record<string, number>>;
+}
+
+/**
+ * `declare ... @gc_NAME(PARAMS)` -> NAME's parameter count. llvm-reduce's arguments pass would
+ * otherwise reduce `gc_alloc(i64, i64)` to `gc_alloc()`: a call the runtime reads garbage sizes
+ * from, another program than the one that failed, even if it happens to fail the same way.
+ */
+function runtimeArity(text: string): Record<string, number> {
+  const arity: Record<string, number> = {};
+  for (const m of text.matchAll(/^declare [^\n]*?@(gc_\w+)\(([^)\n]*)\)/gm)) arity[m[1]!] = m[2]!.trim() === "" ? 0 : m[2]!.split(",").length;
+  return arity;
 }
 
 /** rw_main's `define` line and its body up to the closing `}`, or undefined when not defined. */
@@ -35,12 +49,13 @@ export function programNeeds(text: string): ProgramNeeds | { missing: string } {
   if (strategy === undefined) return { missing: '@rw_main has no GC strategy (gc "statepoint-example" or gc "plimmix")' };
   const mapSymbol = mapSymbolOf(main.body);
   if (mapSymbol === undefined) return { missing: "@rw_main does not call @gc_init with a stack map symbol" };
-  return { strategy, mapSymbol };
+  return { strategy, mapSymbol, runtimeArity: runtimeArity(text) };
 }
 
 /** Whether candidate IR text still has what the original needed to run. */
 export function keepsNeeds(text: string, needs: ProgramNeeds): boolean {
   const main = rwMainBody(text);
   if (main === undefined || !main.header.includes(`gc "${needs.strategy}"`)) return false;
-  return mapSymbolOf(main.body) === needs.mapSymbol;
+  if (mapSymbolOf(main.body) !== needs.mapSymbol) return false;
+  return Object.entries(runtimeArity(text)).every(([name, count]) => needs.runtimeArity[name] === undefined || needs.runtimeArity[name] === count);
 }
