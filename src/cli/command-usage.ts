@@ -140,7 +140,7 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
   reduce: {
     usage: "rootwalk reduce PROGRAM.ll -o SMALL.ll [--timeout SECONDS] -- check|run OPTION...",
     summary:
-      "shrink a program that fails (a check finding, a verify failure or a fault under run, a result other than --no-gc's) to a small one that fails the same way, with llvm-reduce and rootwalk as its test",
+      "shrink a program that fails (a check finding, a verify failure or a fault under run) to a small one that fails the same way, with llvm-reduce and rootwalk as its test",
     options: {
       "-o SMALL.ll": "the reduced program to write (textual IR)",
       "--timeout SECONDS":

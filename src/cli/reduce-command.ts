@@ -78,7 +78,14 @@ export async function reduceCli(args: readonly string[], io: CliIo): Promise<num
   const startLines = lineCount(text);
   io.stderr(`rootwalk reduce: ${request.program} (${startLines} lines) shows ${describeSignature(signature)}; reducing with ${llvmReduce}\n`);
   const { runLlvmReduce } = await import("../reduce/llvm-reduce-run.js");
-  const spec = { failing: request.failing, signature, needs, llvmMajor: llvm.major, runTimeoutMs: 5 * runMs + 10_000 };
+  const spec = {
+    failing: request.failing,
+    signature,
+    needs,
+    llvmMajor: llvm.major,
+
+    runTimeoutMs: 5 * runMs + 10_000,
+  };
   const run = await runLlvmReduce(spec, {
     llvmReduce,
     llvmMajor: llvm.major,

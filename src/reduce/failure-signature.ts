@@ -15,13 +15,15 @@ import { fileURLToPath } from "node:url";
  *    address was: in the heap (a stale pointer into evacuated memory), the poison pattern, a
  *    stack's guard, near null, elsewhere; so a reduction that turns the stale pointer into a
  *    null dereference in the same function is not the same failure;
- *  - differs: `run` exit 0 with a result other than the same program's under --no-gc.
+ *
+ * A result that differs from --no-gc's is named but not kept: reductions drift from it to a
+ * program returning an address, an `undef`, anything that differs between two runs for no fault
+ * of the collector; such a program is refused with what its two results were.
  */
 export type FailureSignature =
   | { readonly class: "check"; readonly kind: string; readonly function: string; readonly call: string }
   | { readonly class: "verify"; readonly kind: string; readonly reason: string; readonly function: string }
-  | { readonly class: "fault"; readonly function: string; readonly address: FaultAddress }
-  | { readonly class: "differs" };
+  | { readonly class: "fault"; readonly function: string; readonly address: FaultAddress };
 
 /** Where a fault's address was (runtime-faults.c says it on stderr; the address is in the message). */
 export type FaultAddress = "heap" | "poison-pattern" | "stack-guard" | "near-null" | "elsewhere";
@@ -54,8 +56,6 @@ export function describeSignature(s: FailureSignature): string {
       return `verify failure (exit 4) at a ${s.kind}${s.function === "" ? "" : ` in @${s.function}`}: ${s.reason}`;
     case "fault":
       return `fault (exit 3) in @${s.function}, its address ${s.address === "heap" ? "in the heap (a stale pointer)" : s.address}`;
-    case "differs":
-      return "a result different from --no-gc";
   }
 }
 
@@ -134,7 +134,9 @@ export function classifyByRun(program: string, options: readonly string[], timeo
   const reference = runOnce(program, noGcOptions(options), timeoutMs);
   if (reference.exitCode !== 0) return { noFailure: `rootwalk run --no-gc exits ${reference.exitCode ?? "by the time bound"}` };
   if (reference.report?.result === report?.result) return { noFailure: `rootwalk run succeeds with the --no-gc result (${report?.result ?? "none"})` };
-  return { failure: { class: "differs" } };
+  return {
+    noFailure: `its result ${report?.result ?? "none"} differs from --no-gc's ${reference.report?.result ?? "none"}, a failure rootwalk reduce does not keep (a reduction drifts to any result made from an address); add --verify, or reduce a check finding`,
+  };
 }
 
 export async function classify(program: string, failing: FailingCommand, runTimeoutMs: number): Promise<Classification> {
