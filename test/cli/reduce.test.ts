@@ -120,6 +120,19 @@ describe("rootwalk reduce: refusals, the time bound and Ctrl-C", () => {
     expect(() => readFileSync(small)).toThrow();
   });
 
+  it(
+    "a result that only differs from --no-gc's (a stale ptrtoint under run --stress): named and refused in one line, exit 1",
+    { timeout: 120_000 },
+    async () => {
+      const { path } = program("differs", "statepoint", "integer-across-safepoint", 3);
+      const r = await rootwalk(["reduce", path, "-o", join(scratch, "differs.small.ll"), "--", "run", "--stress", "--no-check"]);
+      expect(r.code).toBe(1);
+      const said = r.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("rootwalk: building"));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/^rootwalk: reduce: found .* \(its result -?\d+ differs from --no-gc's \d+, a failure rootwalk reduce does not keep/);
+    },
+  );
+
   it("without -- check|run: one line, exit 1", async () => {
     const r = await rootwalk(["reduce", "x.ll", "-o", "y.ll"]);
     expect(r.code).toBe(1);
