@@ -153,6 +153,18 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
       "--out-dir DIR": "where the heap maps (SVG) go (default: the current folder)",
     },
   },
+  reduce: {
+    usage: "rootwalk reduce PROGRAM.ll -o SMALL.ll [--timeout SECONDS] -- check|run OPTION...",
+    summary:
+      "shrink a program that fails (a check finding, a verify failure or a fault under run) to a small one that fails the same way, with llvm-reduce and rootwalk as its test",
+    options: {
+      "-o SMALL.ll": "the reduced program to write (textual IR)",
+      "--timeout SECONDS":
+        "bound on the whole reduction (default 600; 0 = none): when it passes, the smallest candidate that still fails is written and the bound is named",
+      "-- check|run OPTION...":
+        "how the program fails: rootwalk check or rootwalk run and the options that make it fail, as that command takes them (e.g. -- run --stress --verify; --llvm here also picks llvm-reduce)",
+    },
+  },
   help: { usage: "rootwalk help [COMMAND]", summary: "print the usage of one command, or of all", options: {} },
 };
 

@@ -38,6 +38,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   // run reports its own failures (with --json, as one object on stdout too).
   run: async (args, io, context) => (await import("./run-command.js")).runCommand(args, io, context.crossCheck),
   demo: async (args, io) => (await import("./demo-command.js")).demoCli(args, io),
+  reduce: async (args, io) => (await import("./reduce-command.js")).reduceCli(args, io),
   "--version": async (args, io) => {
     if (args.length > 0) throw new InvalidArgumentError("--version", args.join(" "), "no arguments");
     io.stdout((await import("./version-command.js")).versionReport());
