@@ -1,7 +1,8 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { tsFiles } from "../support/ts-files.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
 /*
@@ -34,15 +35,6 @@ const ALLOWED = new Set<string>([
 interface LongFunction {
   readonly key: string;
   readonly lines: number;
-}
-
-function tsFiles(dir: string, out: string[]): string[] {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) tsFiles(path, out);
-    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) out.push(path);
-  }
-  return out;
 }
 
 /** The name a function is known by: its own, else what it is assigned to, else "<anonymous>". */

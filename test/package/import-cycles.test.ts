@@ -1,7 +1,8 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { tsFiles } from "../support/ts-files.js";
 import { repoRoot } from "../../src/toolchain/llvm-toolchain.js";
 
 /*
@@ -24,15 +25,6 @@ const ROOT = repoRoot();
 const TREES = ["src", "walker", "gc", "bench", "test"];
 /** The trees whose folders are layers (test/ is not a layer: it imports everything). */
 const LAYER_TREES = ["src", "walker", "gc", "bench"];
-
-function tsFiles(dir: string, out: string[]): string[] {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) tsFiles(path, out);
-    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) out.push(path);
-  }
-  return out;
-}
 
 /** file -> the files it imports (relative specifiers only). */
 export function importGraph(files: readonly string[]): Map<string, string[]> {
