@@ -21,7 +21,7 @@ export interface CollectionLogSources {
 /** One collection as the trace line and the report show it; optional fields only when the collector gives them. */
 export interface CollectionRecord {
   cycle: number;
-  /** CycleStats.kind where the collector has one (generational: minor / major), else "full". */
+  /** CycleStats.kind: "nursery" (a generational minor collection) or "full". */
   kind: string;
   reason: string;
   pauseMs: number;
@@ -40,15 +40,12 @@ export interface CollectionRecord {
   blocksFree: number;
   blocksInUse: number;
   evacuatedBytes: number;
-  /** CycleStats.promotedBytes where the collector has it (generational). */
+  /** CycleStats.promotedBytes of a nursery collection (absent for full ones, and in runs without --generational). */
   promotedBytes?: number;
   frames: number;
   roots: number;
   rootsRelocated: number;
 }
-
-/** The optional fields a generational collector adds to CycleStats, read by name when present. */
-type GenerationalFields = Partial<{ kind: unknown; promotedBytes: unknown }>;
 
 /**
  * Every collection of a run, in order, as columns (one number each per collection; the per-thread
@@ -109,10 +106,9 @@ export class CollectionLog implements RootScanObserver {
     const stopInVerificationMs = stop === undefined ? 0 : stop.stopInVerificationMs - this.lastStopInVerificationMs;
     this.lastStopMs = stop?.stopMs ?? 0;
     this.lastStopInVerificationMs = stop?.stopInVerificationMs ?? 0;
-    const generational = c as GenerationalFields;
     const record: CollectionRecord = {
       cycle: c.cycle,
-      kind: typeof generational.kind === "string" ? generational.kind : "full",
+      kind: c.kind,
       reason: c.reason,
       pauseMs: c.pauseMs,
       stopTheWorldMs: stopMs,
@@ -129,7 +125,7 @@ export class CollectionLog implements RootScanObserver {
       blocksFree: c.blocksFree,
       blocksInUse: c.blocksInUse,
       evacuatedBytes: c.evacuatedBytes,
-      ...(typeof generational.promotedBytes === "number" ? { promotedBytes: generational.promotedBytes } : {}),
+      ...(c.kind === "nursery" ? { promotedBytes: c.promotedBytes } : {}),
       frames: this.scanFrames,
       roots: this.scanRoots,
       rootsRelocated: this.sources.scanner.rootsRelocated,
