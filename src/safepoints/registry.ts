@@ -3,6 +3,7 @@ import { DuplicateSafepointError, InvalidArgumentError, describeValue } from "..
 import type { Architecture } from "../arch/architecture.js";
 import type { FrameDescriptors, FunctionInfo } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
+import { SafepointAddressIndex } from "./address-index.js";
 import { ScanLayout } from "./scan-layout.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
 import { addressArgument, describeAddressValue } from "../bytes/address-argument.js";
@@ -157,7 +158,7 @@ export class RegistrySnapshot {
   /**
    * The index in this snapshot (0 to the modules' safepoints - 1, module by module in slot order) of the
    * safepoint at `returnAddress` (absolute), or -1 when none is registered there. Allocates
-   * nothing: one probe of the table and its cell's payload, as a C table lookup. A number is the
+   * nothing: one probe of the table and its cell's payload, as a C table lookup (src/safepoints/address-index.ts). A number is the
    * fast path; a bigint is taken exactly (converted first, a few ns more). Anything but a whole
    * number in [0, 2^53) (or such a bigint) is an InvalidArgumentError, checked on the miss path only:
    * an address equal to a key is one.
@@ -165,25 +166,18 @@ export class RegistrySnapshot {
   find(returnAddress: number | bigint): number {
     const isNumber = typeof returnAddress === "number";
     const address = isNumber ? returnAddress : addressArgument(returnAddress, "returnAddress");
-    const index = this.table.findValue(address, (this.cellIndex ??= this.indexCells()));
+    const index = (this.addressIndex ??= this.indexAddresses()).find(address);
     // A miss: a number not checked yet may be no address at all (a fraction, -8, NaN).
     if (index < 0 && isNumber) addressArgument(address, "returnAddress");
     return index;
   }
 
-  /**
-   * Per table cell, the snapshot index of the safepoint keyed there, -1 for an empty cell: the
-   * payload `find` loads (4 bytes per cell), built on its first call (O(capacity), once per snapshot).
-   */
-  private cellIndex: Int32Array | undefined;
+  /** The per-frame lookup's index (cell -> snapshot index), built on the first `find` (O(capacity), once per snapshot). */
+  private addressIndex: SafepointAddressIndex | undefined;
 
-  private indexCells(): Int32Array {
+  private indexAddresses(): SafepointAddressIndex {
     const table = this.table;
-    const cells = new Int32Array(table.capacity).fill(-1);
-    for (let cell = 0; cell < table.capacity; cell++) {
-      if ((table.keys[2 * cell]! | table.keys[2 * cell + 1]!) !== 0) cells[cell] = this.firstIndexBySlot[table.moduleSlotAt(cell)]! + table.descriptorAt(cell);
-    }
-    return cells;
+    return SafepointAddressIndex.of(table, (cell) => this.firstIndexBySlot[table.moduleSlotAt(cell)]! + table.descriptorAt(cell));
   }
 
   /** The module of safepoint `index` (an index `find` returned). */

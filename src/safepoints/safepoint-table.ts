@@ -131,22 +131,9 @@ export class SafepointTable {
     }
   }
 
-  /**
-   * `cellValues[cell]` for the cell holding `address`, or -1 when no cell does: `find` and one
-   * load of a caller's per-cell column, the work of a C table's lookup (probe, then the payload).
-   * `cellValues` has `capacity` entries and -1 at every empty cell, so an address that equals an
-   * empty cell's 0 answers -1 with no test of its own. Anything but an integer in [1, 2^53) is -1.
-   */
-  findValue(address: number, cellValues: Int32Array): number {
-    const addresses = this.addresses;
-    const mask = this.mask;
-    let i = slotOfHalves(address >>> 0, (address * TWO_NEG_32) >>> 0, 32 - this.logCapacity);
-    for (;;) {
-      const key = addresses[i]!;
-      if (key === address) return cellValues[i]!;
-      if (key === 0) return -1;
-      i = (i + 1) & mask;
-    }
+  /** Per cell, its key as a number (0 = empty): the column `find` compares (read-only by convention). */
+  get addressColumn(): Float64Array {
+    return this.addresses;
   }
 
   /** `find` of the address hi * 2^32 + lo, with integer arithmetic only. */
