@@ -8,6 +8,7 @@ import { scanMemory } from "../src/memory/scan-memory.js";
 import { RECIPE_NOT_FOUND } from "../src/safepoints/recipe-record.js";
 import { indexStackMapInKernel } from "../src/safepoints/kernel-index.js";
 import { type RegistrySnapshot, SafepointRegistry } from "../src/safepoints/registry.js";
+import { safepointAt } from "../src/safepoints/safepoint-info.js";
 import { repoRoot, writeFileAtomic } from "../src/toolchain/llvm-toolchain.js";
 import { findRecipes } from "../walker/scan-kernel/recipe-lookup.js";
 import { buildHeapCorpus, heapCorpusFile } from "./heap-corpus.js";
@@ -309,6 +310,115 @@ function lookupCase(hits: boolean): BenchCase {
   };
 }
 
+const publicLookupCorpora = new Map<number, StackCorpus>();
+/** 20k keys: the Lookup cases' corpus; 100k: a map of 100,000 call sites, one frame of stack (only its table and queries are used). */
+function publicLookupCorpus(keys: number): StackCorpus {
+  if (keys === 20_000) return stack(10_000, true);
+  let c = publicLookupCorpora.get(keys);
+  if (c === undefined) {
+    c = buildStackCorpus(`lookup-${keys}`, { functions: keys / 10, recordsPerFunction: 10, rootsPerRecord: 4 }, 1, LOOKUP_QUERIES, 0x10c4 + keys);
+    publicLookupCorpora.set(keys, c);
+  }
+  return c;
+}
+
+/*
+ * PublicLookup: what an embedder's own walker calls per frame, `RegistrySnapshot.find` (one address,
+ * a number, answered with the safepoint's index in the snapshot or -1; no allocation), once per
+ * address over 2^20 addresses, each answer stored in an Int32Array. The reference is the Lookup
+ * cases' C `find` (bench/native/walk-ref.c): the same open-addressing table (same hash, capacity
+ * rule and keys), the same addresses, one i32 answer per address, the site index (the cell's
+ * payload) or -1. The synthetic map lists its call sites in record order, so a hit's site index in
+ * C is its safepoint index in rootwalk: the counts found and, for hits, the sums of the answers
+ * must be equal. Extras: the same lookups with bigint addresses (`bigintNsPerOp`), the allocating
+ * `snapshot.lookup` and `safepointAt` (on the first 4,096 addresses), against the same C median.
+ */
+function publicLookupCase(hits: boolean, keys: number): BenchCase {
+  const name = `PublicLookup/${hits ? "hit" : "miss"}-${keys / 1000}k-keys`;
+  return {
+    name,
+    quick: true,
+    run(timing) {
+      const c = publicLookupCorpus(keys);
+      const queries = hits ? c.hitQueries : c.missQueries;
+      const n = queries.length;
+      const snapshot = c.snapshot;
+      const answers = new Int32Array(n);
+      const finds = (): number => {
+        for (let q = 0; q < n; q++) answers[q] = snapshot.find(queries[q]!);
+        return answers[n - 1]!;
+      };
+      const file = inputPath(`public-lookup-${keys}-${hits ? "hit" : "miss"}.bin`);
+      writeFileAtomic(file, stackCorpusFile(c, queries));
+      const ts = timeBatches(finds, n, timing);
+      const ref = runReference("walk-ref.c", ["lookup", file, ts.iterations, timing.repeats]);
+      checkPublicAnswers(name, answers, hits, ref);
+      const refNs = median(ref.samplesNsPerOp);
+      const extras = allocatingLookupCosts(snapshot, queries, timing);
+      return result(name, "lookup", keys, "C open-addressing table (bench/native/walk-ref.c), one answer per address", ts, ref, {
+        queries: n,
+        bigintNsPerOp: extras.bigintNsPerOp,
+        bigintRatio: extras.bigintNsPerOp / refNs,
+        allocatingLookupNsPerOp: extras.lookupNsPerOp,
+        allocatingLookupRatio: extras.lookupNsPerOp / refNs,
+        safepointAtNsPerOp: extras.safepointAtNsPerOp,
+        safepointAtRatio: extras.safepointAtNsPerOp / refNs,
+      });
+    },
+  };
+}
+
+/** rootwalk's answers against the C lookup's line: the counts found, and for hits the sums of the indices. */
+function checkPublicAnswers(name: string, answers: Int32Array, hits: boolean, ref: Record<string, unknown>): void {
+  let found = 0;
+  let sum = 0;
+  for (const a of answers) {
+    if (a >= 0) found++;
+    sum += a;
+  }
+  const expected = hits ? answers.length : 0;
+  if (found !== ref["found"] || found !== expected) {
+    throw new ReferenceMismatchError(
+      `${name}: rootwalk found ${found} of ${answers.length} addresses, the C reference ${String(ref["found"])}, expected ${expected}`,
+    );
+  }
+  if (hits && sum !== ref["checksum"]) {
+    throw new ReferenceMismatchError(`${name}: the sum of rootwalk's answers is ${sum}, of the C reference's ${String(ref["checksum"])}`);
+  }
+}
+
+/** The other ways to look an address up, per address: bigint addresses through `find`, `snapshot.lookup`, `safepointAt`. */
+function allocatingLookupCosts(
+  snapshot: RegistrySnapshot,
+  queries: Float64Array,
+  timing: TimingOptions,
+): { bigintNsPerOp: number; lookupNsPerOp: number; safepointAtNsPerOp: number } {
+  const n = queries.length;
+  const big = Array.from(queries, (q) => BigInt(q));
+  const short = { ...timing, repeats: Math.min(3, timing.repeats) };
+  const bigints = (): number => {
+    let acc = 0;
+    for (let q = 0; q < n; q++) acc += snapshot.find(big[q]!);
+    return acc;
+  };
+  const lookups = (): number => {
+    let acc = 0;
+    for (let q = 0; q < n; q++) acc += snapshot.lookup(queries[q]!)?.index ?? -1;
+    return acc;
+  };
+  const few = Math.min(4096, n);
+  const infos = (): number => {
+    let acc = 0;
+    for (let q = 0; q < few; q++) acc += safepointAt(snapshot, queries[q]!)?.roots.length ?? -1;
+    return acc;
+  };
+  return {
+    bigintNsPerOp: median(timeBatches(bigints, n, short).samplesNsPerOp),
+    lookupNsPerOp: median(timeBatches(lookups, n, short).samplesNsPerOp),
+    safepointAtNsPerOp: median(timeBatches(infos, few, short).samplesNsPerOp),
+  };
+}
+
 // ---- Parse + index -----------------------------------------------------------------------------
 
 function parseCase(records: number, quick: boolean): BenchCase {
@@ -568,6 +678,10 @@ export function corpus(): BenchCase[] {
     walkCase(100_000, true, false),
     lookupCase(true),
     lookupCase(false),
+    publicLookupCase(true, 20_000),
+    publicLookupCase(false, 20_000),
+    publicLookupCase(true, 100_000),
+    publicLookupCase(false, 100_000),
     parseCase(1_000, true),
     parseCase(10_000, true),
     parseCase(100_000, true),

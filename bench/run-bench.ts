@@ -83,6 +83,9 @@ const TARGETS = {
   walkRatioManySites: 1.0,
   lookupRatio: 1.2,
   lookupMissRatio: 1.3,
+  /** Issue 34: the public single lookup (RegistrySnapshot.find) against the C table's, 100k keys. */
+  publicLookupRatio: 2,
+  publicLookupMissRatio: 1.5,
   parseRatio: 2,
   /** Parse + index of 1k and 10k records. */
   parseRatioSmallInputs: 3,
@@ -97,6 +100,7 @@ function targetRatioOf(caseName: string): number | undefined {
   const [layer, what = ""] = caseName.split("/");
   if (layer === "Walk") return what.endsWith("-16-sites") ? TARGETS.walkRatio : TARGETS.walkRatioManySites;
   if (layer === "Lookup") return what.startsWith("hit") ? TARGETS.lookupRatio : TARGETS.lookupMissRatio;
+  if (layer === "PublicLookup") return what.startsWith("hit") ? TARGETS.publicLookupRatio : TARGETS.publicLookupMissRatio;
   if (layer === "Parse") return /^index-(1k|10k)-/.test(what) ? TARGETS.parseRatioSmallInputs : TARGETS.parseRatio;
   if (caseName === "NativeScan/frames") return TARGETS.nativeScanRatio;
   return undefined;
@@ -234,6 +238,9 @@ function summarize(cli: Cli, timing: TimingOptions, started: number, results: Ca
     parseRatio: ratioOf(results, "Parse/index-100k-records"),
     lookupRatio: ratioOf(results, "Lookup/hit-20k-keys"),
     lookupMissRatio: ratioOf(results, "Lookup/miss-20k-keys"),
+    /** RegistrySnapshot.find per address (number), hits / misses at 100k keys, against the C table's lookup. */
+    publicLookupRatio: ratioOf(results, "PublicLookup/hit-100k-keys"),
+    publicLookupMissRatio: ratioOf(results, "PublicLookup/miss-100k-keys"),
     collectorRatio: ratioOf(results, "Collector/mark-100k-objects"),
     verifyRatio: ratioOf(results, "Verify/graph-100k-objects"),
     verifyOverCollect: (results.find((r) => r.name === "Verify/graph-100k-objects")?.extra?.["verifyOverCollect"] as number | undefined) ?? null,
@@ -288,7 +295,7 @@ function printReport(cli: Cli, summary: Summary, results: readonly CaseResult[],
     `bytes of table per safepoint: ${typeof bytesPerSafepoint === "number" ? bytesPerSafepoint.toFixed(1) : "n/a"} (all columns), ${summary.scanPathBytesPerSafepoint?.toFixed(1) ?? "n/a"} on the scan path (table + scan recipes; target ${TARGETS.scanPathBytesPerSafepoint})`,
   );
   log(
-    `walkRatio ${summary.walkRatio?.toFixed(2)} (target ${TARGETS.walkRatio}), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target ${TARGETS.walkRatioManySites}), parseRatio ${summary.parseRatio?.toFixed(2)} (target ${TARGETS.parseRatio}), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target ${TARGETS.lookupRatio}), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target ${TARGETS.lookupMissRatio})`,
+    `walkRatio ${summary.walkRatio?.toFixed(2)} (target ${TARGETS.walkRatio}), walkRatioManySites ${summary.walkRatioManySites?.toFixed(2)} (target ${TARGETS.walkRatioManySites}), parseRatio ${summary.parseRatio?.toFixed(2)} (target ${TARGETS.parseRatio}), lookupRatio ${summary.lookupRatio?.toFixed(2)} (target ${TARGETS.lookupRatio}), lookupMissRatio ${summary.lookupMissRatio?.toFixed(2)} (target ${TARGETS.lookupMissRatio}), publicLookupRatio ${summary.publicLookupRatio?.toFixed(2)} (target ${TARGETS.publicLookupRatio}), publicLookupMissRatio ${summary.publicLookupMissRatio?.toFixed(2)} (target ${TARGETS.publicLookupMissRatio})`,
   );
   log(
     `results: bench/results/${cli.quick ? "latest-quick.json" : "latest.json"}${!cli.quick && cli.filters.length === 0 ? ", bench/results/ratios.svg" : ""}  (${summary.elapsedSeconds} s)`,

@@ -26,6 +26,7 @@ export * from "./safepoints/frame-descriptors.js";
 export { SafepointTable } from "./safepoints/safepoint-table.js";
 export { safepointAt, listSafepoints, type SafepointInfo, type RootLocation } from "./safepoints/safepoint-info.js";
 export { SafepointRegistry, RegistrySnapshot, type MapToRegister, type RegisteredModule, type MapFormat } from "./safepoints/registry.js";
+export { type RootSide } from "./safepoints/safepoint-fields.js";
 export { buildLlvmDescriptors, type LlvmLoadOptions, type UnwindRow, type ResolvedFunction } from "./loader/llvm-map-loader.js";
 export { loadObjectStackMaps, type ObjectStackMaps } from "./loader/object-file.js";
 export {

@@ -28,7 +28,10 @@
  * usage: walk-ref walk <file> <iterations> <repeats> <output> | walk-ref lookup <file> <iterations> <repeats>
  * prints one JSON line with per-repeat ns per frame (walk) or per lookup. A lookup writes one i32
  * answer per query (the site index, or -1), as rootwalk's kernel lookup writes one per address;
- * the line counts the queries found.
+ * the line counts the queries found. The Lookup cases (rootwalk's kernel probe, a batch) and the
+ * PublicLookup cases (RegistrySnapshot.find, one call per address) both compare with this mode;
+ * its `checksum` is then the sum of the answers (as u64, -1 wrapping), which for hits the
+ * PublicLookup cases compare with the sum of rootwalk's.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -3,8 +3,11 @@ import { DuplicateSafepointError, InvalidArgumentError, describeValue } from "..
 import type { Architecture } from "../arch/architecture.js";
 import type { FrameDescriptors, FunctionInfo } from "./frame-descriptors.js";
 import { SafepointTable } from "./safepoint-table.js";
+import { SafepointAddressIndex } from "./address-index.js";
 import { ScanLayout } from "./scan-layout.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
+import { addressArgument, describeAddressValue } from "../bytes/address-argument.js";
+import { type RootSide, frameSizeBytesOf, returnAddressOf, rootCountOf, rootKindOf, rootOffsetOrConstantOf, rootRegisterOf } from "./safepoint-fields.js";
 
 export type MapFormat = "llvm-v3" | "plimmix-v1" | "ocaml";
 
@@ -85,12 +88,29 @@ export interface RegisteredModule {
  * descriptor columns of a module never change after loading).
  */
 export class RegistrySnapshot {
+  /**
+   * Per module slot, the snapshot index of the module's first safepoint: the prefix sums of
+   * `safepointCount` in slot order, so safepoint i of module slot m is index firstIndexBySlot[m] + i
+   * (the numbering of `scanRecipes`, without joining the recipes).
+   */
+  private readonly firstIndexBySlot: Int32Array;
+  /** Safepoints of all modules (a repeat of one safepoint within a module has its own index; `find` answers the first). */
+  private readonly indexCount: number;
+
   constructor(
     readonly modules: ImmutableMap<number, RegisteredModule>,
     readonly table: SafepointTable,
     /** Module per table module slot (slots are dense indices valid for this snapshot only). */
     readonly moduleBySlot: readonly RegisteredModule[],
-  ) {}
+  ) {
+    this.firstIndexBySlot = new Int32Array(moduleBySlot.length);
+    let first = 0;
+    moduleBySlot.forEach((m, slot) => {
+      this.firstIndexBySlot[slot] = first;
+      first += m.safepointCount;
+    });
+    this.indexCount = first;
+  }
 
   private joined: { recipes: ScanRecipes; firstSafepoint: Int32Array } | undefined;
 
@@ -124,11 +144,95 @@ export class RegistrySnapshot {
 
   static readonly EMPTY = new RegistrySnapshot(ImmutableMap(), new SafepointTable(), []);
 
-  /** The module and descriptor index of the safepoint at `returnAddress`, or undefined. */
+  /**
+   * The module and descriptor index of the safepoint at `returnAddress`, or undefined: the
+   * convenient form, which allocates its answer object on every hit. A walker's per-frame lookup
+   * is `find` and the `...At(index)` readers, which allocate nothing.
+   */
   lookup(returnAddress: number): { module: RegisteredModule; index: number } | undefined {
     const slot = this.table.find(returnAddress);
     if (slot < 0) return undefined;
     return { module: this.moduleBySlot[this.table.moduleSlotAt(slot)]!, index: this.table.descriptorAt(slot) };
+  }
+
+  /**
+   * The index in this snapshot (0 to the modules' safepoints - 1, module by module in slot order) of the
+   * safepoint at `returnAddress` (absolute), or -1 when none is registered there. Allocates
+   * nothing: one probe of the table and its cell's payload, as a C table lookup (src/safepoints/address-index.ts). A number is the
+   * fast path; a bigint is taken exactly (converted first, a few ns more). Anything but a whole
+   * number in [0, 2^53) (or such a bigint) is an InvalidArgumentError, checked on the miss path only:
+   * an address equal to a key is one.
+   */
+  find(returnAddress: number | bigint): number {
+    const isNumber = typeof returnAddress === "number";
+    const address = isNumber ? returnAddress : addressArgument(returnAddress, "returnAddress");
+    const index = (this.addressIndex ??= this.indexAddresses()).find(address);
+    // A miss: a number not checked yet may be no address at all (a fraction, -8, NaN).
+    if (index < 0 && isNumber) addressArgument(address, "returnAddress");
+    return index;
+  }
+
+  /** The per-frame lookup's index (cell -> snapshot index), built on the first `find` (O(capacity), once per snapshot). */
+  private addressIndex: SafepointAddressIndex | undefined;
+
+  private indexAddresses(): SafepointAddressIndex {
+    const table = this.table;
+    return SafepointAddressIndex.of(table, (cell) => this.firstIndexBySlot[table.moduleSlotAt(cell)]! + table.descriptorAt(cell));
+  }
+
+  /** The module of safepoint `index` (an index `find` returned). */
+  moduleAt(index: number): RegisteredModule {
+    return this.moduleBySlot[this.slotOfIndex(index)]!;
+  }
+  /** Safepoint `index`'s index in its module's descriptors (`moduleAt(index).descriptors`). */
+  descriptorIndexAt(index: number): number {
+    return index - this.firstIndexBySlot[this.slotOfIndex(index)]!;
+  }
+  /** Safepoint `index`'s absolute return address. */
+  returnAddressAt(index: number): number {
+    const slot = this.slotOfIndex(index);
+    return returnAddressOf(this.moduleBySlot[slot]!, index - this.firstIndexBySlot[slot]!);
+  }
+  /** SP at safepoint `index` to its return-address slot, in bytes; -1 when its frame is found by the frame pointer. */
+  frameSizeBytesAt(index: number): number {
+    const slot = this.slotOfIndex(index);
+    return frameSizeBytesOf(this.moduleBySlot[slot]!, index - this.firstIndexBySlot[slot]!);
+  }
+  /** The (base, derived) pairs at safepoint `index`. */
+  rootCountAt(index: number): number {
+    const slot = this.slotOfIndex(index);
+    return rootCountOf(this.moduleBySlot[slot]!, index - this.firstIndexBySlot[slot]!);
+  }
+  /** The kind (LocationKind) of root `root`'s `side` location at safepoint `index`. */
+  rootKindAt(index: number, root: number, side: RootSide): number {
+    const slot = this.slotOfIndex(index);
+    return rootKindOf(this.moduleBySlot[slot]!, index - this.firstIndexBySlot[slot]!, root, side);
+  }
+  /** The DWARF register number of root `root`'s `side` location (the register, or the base of its address). */
+  rootRegisterAt(index: number, root: number, side: RootSide): number {
+    const slot = this.slotOfIndex(index);
+    return rootRegisterOf(this.moduleBySlot[slot]!, index - this.firstIndexBySlot[slot]!, root, side);
+  }
+  /** Root `root`'s `side` location: a Direct/Indirect byte offset from its register, a Constant's value, a ConstantIndex's pool index, a Register's offset field (0). */
+  rootOffsetOrConstantAt(index: number, root: number, side: RootSide): number {
+    const slot = this.slotOfIndex(index);
+    return rootOffsetOrConstantOf(this.moduleBySlot[slot]!, index - this.firstIndexBySlot[slot]!, root, side);
+  }
+
+  /** The module slot holding safepoint `index`; an InvalidArgumentError for an index that is none of this snapshot's. */
+  private slotOfIndex(index: number): number {
+    const first = this.firstIndexBySlot;
+    if (!(Number.isInteger(index) && index >= 0 && index < this.indexCount)) {
+      throw new InvalidArgumentError("safepoint index", describeAddressValue(index), `an index find() returned: a whole number in [0, ${this.indexCount})`);
+    }
+    let lo = 0;
+    let hi = first.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (first[mid]! <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
   }
 
   get safepointCount(): number {

@@ -131,6 +131,11 @@ export class SafepointTable {
     }
   }
 
+  /** Per cell, its key as a number (0 = empty): the column `find` compares (read-only by convention). */
+  get addressColumn(): Float64Array {
+    return this.addresses;
+  }
+
   /** `find` of the address hi * 2^32 + lo, with integer arithmetic only. */
   findHalves(lo: number, hi: number): number {
     const keys = this.keys;

@@ -196,11 +196,19 @@ export function scanFrames(ctx: u32): u32 {
   return index - firstIndex;
 }
 
-/** Appends the pair at `s + j` (base, derived offsets from SP) of the frame at `sp` at byte `j` of the columns `bs`, `ds`, `bv`. */
+/**
+ * Appends the pair at `s + j` (base, derived offsets from SP) of the frame at `sp` at byte `j` of
+ * the columns `bs`, `ds`, `bv`. A plain root (derived offset = base offset, most roots) stores its
+ * converted base slot twice: one u64 -> f64 conversion fewer per pair, the conversions being the
+ * part of a pair's work C does not have (bench/HISTORY.md, issue 34).
+ */
 @inline function appendPair(s: u32, sp: u64, frameByte: u32, bs: u32, ds: u32, bv: u32, j: u32): void {
   const baseOffset = load<u32>(s + j);
-  store<f64>(bs + j, <f64>(<i64>(sp + <u64>baseOffset)));
-  store<f64>(ds + j, <f64>(<i64>(sp + <u64>load<u32>(s + j + 4))));
+  const derivedOffset = load<u32>(s + j + 4);
+  const baseSlot = <f64>(<i64>(sp + <u64>baseOffset));
+  store<f64>(bs + j, baseSlot);
+  if (derivedOffset == baseOffset) store<f64>(ds + j, baseSlot);
+  else store<f64>(ds + j, <f64>(<i64>(sp + <u64>derivedOffset)));
   store<f64>(bv + j, <f64>load<u64>(frameByte + baseOffset));
 }
 
