@@ -145,36 +145,38 @@ function setBias(words: Uint32Array, j: number, loadBias: number): void {
 
 /**
  * The section, the table and the recipes as ordinary typed arrays (the workspace is reused by the
- * next registration), all in ONE fresh allocation, not zeroed (every byte is written here):
- * [section | keys, values, addresses, recipe of each safepoint | frame bytes, slot start, save
- * start | slots | pair count | save count]. One allocation instead of ten: each fresh one is a
+ * next registration), in TWO fresh allocations, not zeroed (every byte is written here): the
+ * table [keys | values | addresses], and [section | recipe of each safepoint | frame bytes | slot
+ * start | save start | slots | pair count | save count]. Two instead of ten: each fresh one is a
  * malloc (an mmap past glibc's threshold) whose pages fault when first written, and each is freed
- * only when the garbage collector finds the registry dead (bench/HISTORY.md, issue 34).
+ * only when the garbage collector finds the registry dead (bench/HISTORY.md, issue 34). The table
+ * has its own so that it is freed once a later registration replaces it with a joined table,
+ * while the module still holds its recipes and section.
  */
 function copyOut(bytes: Uint8Array, job: number, cells: number, records: number, recipeCount: number, slotWords: number): KernelIndex {
-  const sectionBytes = align8(bytes.byteLength);
-  const tableBytes = 24 * cells + 4 * records;
-  const total = sectionBytes + align8(tableBytes + 12 * recipeCount + 4 * slotWords + 2 * recipeCount + recipeCount);
-  const own = uninitializedArray(Uint8Array, total);
-  const buffer = own.buffer;
-  own.set(bytes, 0);
   const shared = scanMemory().buffer;
-  own.set(new Uint8Array(shared, job + columnAt[0]!, tableBytes), sectionBytes);
-  let at = sectionBytes + tableBytes;
-  const frameBytes = copyColumn(Int32Array, shared, job + columnAt[4]!, recipeCount, buffer, at);
+  const tableBuffer = uninitializedArray(Uint8Array, 24 * cells);
+  tableBuffer.set(new Uint8Array(shared, job + columnAt[0]!, 24 * cells));
+  const t = tableBuffer.buffer;
+  const table = SafepointTable.fromColumns(
+    new Uint32Array(t, 0, 2 * cells),
+    new Uint32Array(t, 8 * cells, 2 * cells),
+    new Float64Array(t, 16 * cells, cells),
+    records,
+  );
+  const sectionBytes = align8(bytes.byteLength);
+  const own = uninitializedArray(Uint8Array, sectionBytes + 4 * records + 12 * recipeCount + 4 * slotWords + 3 * recipeCount);
+  own.set(bytes, 0);
+  const buffer = own.buffer;
+  let at = sectionBytes;
+  const recipeOf = copyColumn(Int32Array, shared, job + columnAt[3]!, records, buffer, at);
+  const frameBytes = copyColumn(Int32Array, shared, job + columnAt[4]!, recipeCount, buffer, (at += 4 * records));
   const slotStart = copyColumn(Uint32Array, shared, job + columnAt[5]!, recipeCount, buffer, (at += 4 * recipeCount));
   // No unwind rows on this path: no frame has saved registers.
   const saveStart = new Uint32Array(buffer, (at += 4 * recipeCount), recipeCount).fill(0);
   const slots = copyColumn(Int32Array, shared, job + columnAt[7]!, slotWords, buffer, (at += 4 * recipeCount));
   const pairCount = copyColumn(Uint16Array, shared, job + columnAt[6]!, recipeCount, buffer, (at += 4 * slotWords));
   const saveCount = new Uint8Array(buffer, at + 2 * recipeCount, recipeCount).fill(0);
-  const table = SafepointTable.fromColumns(
-    new Uint32Array(buffer, sectionBytes, 2 * cells),
-    new Uint32Array(buffer, sectionBytes + 8 * cells, 2 * cells),
-    new Float64Array(buffer, sectionBytes + 16 * cells, cells),
-    records,
-  );
-  const recipeOf = new Int32Array(buffer, sectionBytes + 24 * cells, records);
   const recipes = new ScanRecipes(recipeOf, frameBytes, slotStart, pairCount, slots, saveStart, saveCount, new Int32Array(0));
   return { safepoints: records, table, recipes, section: own.subarray(0, bytes.byteLength) };
 }
