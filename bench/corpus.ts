@@ -15,6 +15,7 @@ import { buildReferenceLibrary, inputPath, runReference } from "./native-refs.js
 import { type StackCorpus, buildStackCorpus, scanPathBytesPerSafepoint, stackCorpusFile, tableBytesPerSafepoint } from "./stack-corpus.js";
 import { encodeSyntheticStackMap } from "./synthetic-stackmap.js";
 import { type TimingOptions, median, timeBatches } from "./timing.js";
+import { freshPageCost } from "./fresh-page-cost.js";
 import { checkRegistrationOutputs } from "./parse-reference.js";
 import { ReferenceMismatchError, checkWalkOutputs, referenceWalk, rootwalkWalk } from "./walk-reference.js";
 
@@ -323,7 +324,9 @@ function parseCase(records: number, quick: boolean): BenchCase {
       const file = inputPath(`stackmap-${label}.bin`);
       writeFileAtomic(file, bytes);
       let last = new SafepointRegistry();
+      let registrations = 0;
       const parseAndIndex = (): number => {
+        registrations++;
         const registry = new SafepointRegistry();
         // The runtime's path (gc_init's bytes): the scan kernel's index (every record checked,
         // recipes, table), the descriptors deferred to their first use.
@@ -331,7 +334,11 @@ function parseCase(records: number, quick: boolean): BenchCase {
         last = registry;
         return registry.snapshot().safepointCount;
       };
+      const faultsBefore = process.resourceUsage().minorPageFault;
       const ts = timeBatches(parseAndIndex, records, timing);
+      // Fresh pages written per registration (warm-up and sizing calls included): with the
+      // machine's price of one (freshPageNs), what moves this case between machines.
+      const faultsPerRegistration = (process.resourceUsage().minorPageFault - faultsBefore) / registrations;
       const deferred = deferredDescriptorCosts(last.snapshot(), bytes);
       // After the timing: counting the descriptors' bytes decodes them all.
       const lastSafepointBytes = tableBytesPerSafepoint(last.snapshot());
@@ -350,7 +357,9 @@ function parseCase(records: number, quick: boolean): BenchCase {
         mapBytes: bytes.length,
         tableBytesPerSafepoint: lastSafepointBytes,
         kernelIndexNsPerRecord: median(kernel.samplesNsPerOp),
+        minorFaultsPerRegistration: faultsPerRegistration,
         referenceMinorFaultsPerRegistration: ref["minorFaultsPerOp"] as number,
+        freshPageNs: freshPageCost().freshNsPerPage,
         parserOnlyNsPerRecord,
         parserOnlyRatio: median(ts.samplesNsPerOp) / parserOnlyNsPerRecord,
         ...deferred,

@@ -7,6 +7,7 @@ import { SafepointRegistry } from "../src/safepoints/registry.js";
 import { parseStackMapSection } from "../src/stackmap/llvm-stackmap.js";
 import { buildLlvmDescriptors } from "../src/loader/llvm-map-loader.js";
 import { scanMemory } from "../src/memory/scan-memory.js";
+import { freshPageCost } from "./fresh-page-cost.js";
 
 /*
  * Counters of registration by phase (issue 34): for each phase of `registerStackMapBytes` on the
@@ -117,33 +118,6 @@ async function phasesFor(records: number): Promise<PhaseCounters[]> {
   );
   void keep;
   return out;
-}
-
-/**
- * What this machine charges for a fresh page: 64 MiB allocated (not zeroed, so the allocator maps
- * fresh memory and nothing touches it first) and one byte written per 4 KiB page, against the same
- * writes to memory already in use; ns per page, median of 5.
- */
-function freshPageCost(): { freshNsPerPage: number; reusedNsPerPage: number; faultsPerPage: number } {
-  const bytes = 64 * 2 ** 20;
-  const pages = bytes / 4096;
-  const reused = new Uint8Array(bytes).fill(1);
-  const fresh: number[] = [];
-  const again: number[] = [];
-  let faults = 0;
-  for (let round = 0; round < 5; round++) {
-    const f0 = process.resourceUsage().minorPageFault;
-    let t0 = process.hrtime.bigint();
-    const block = new Uint8Array(Buffer.allocUnsafeSlow(bytes).buffer);
-    for (let i = 0; i < bytes; i += 4096) block[i] = 1;
-    fresh.push(Number(process.hrtime.bigint() - t0) / pages);
-    faults += process.resourceUsage().minorPageFault - f0;
-    t0 = process.hrtime.bigint();
-    for (let i = 0; i < bytes; i += 4096) reused[i]! += block[i]!;
-    again.push(Number(process.hrtime.bigint() - t0) / pages);
-  }
-  const median = (v: number[]): number => v.sort((a, b) => a - b)[v.length >> 1]!;
-  return { freshNsPerPage: median(fresh), reusedNsPerPage: median(again), faultsPerPage: faults / (5 * pages) };
 }
 
 async function main(): Promise<void> {
