@@ -16,6 +16,8 @@ import { buildReferenceLibrary, inputPath, runReference } from "./native-refs.js
 import { type StackCorpus, buildStackCorpus, scanPathBytesPerSafepoint, stackCorpusFile, tableBytesPerSafepoint } from "./stack-corpus.js";
 import { encodeSyntheticStackMap } from "./synthetic-stackmap.js";
 import { type TimingOptions, median, timeBatches } from "./timing.js";
+import { freshPageCost } from "./fresh-page-cost.js";
+import { checkRegistrationOutputs } from "./parse-reference.js";
 import { ReferenceMismatchError, checkWalkOutputs, referenceWalk, rootwalkWalk } from "./walk-reference.js";
 
 /*
@@ -432,7 +434,9 @@ function parseCase(records: number, quick: boolean): BenchCase {
       const file = inputPath(`stackmap-${label}.bin`);
       writeFileAtomic(file, bytes);
       let last = new SafepointRegistry();
+      let registrations = 0;
       const parseAndIndex = (): number => {
+        registrations++;
         const registry = new SafepointRegistry();
         // The runtime's path (gc_init's bytes): the scan kernel's index (every record checked,
         // recipes, table), the descriptors deferred to their first use.
@@ -440,18 +444,34 @@ function parseCase(records: number, quick: boolean): BenchCase {
         last = registry;
         return registry.snapshot().safepointCount;
       };
+      const faultsBefore = process.resourceUsage().minorPageFault;
       const ts = timeBatches(parseAndIndex, records, timing);
+      // Fresh pages written per registration (warm-up and sizing calls included): with the
+      // machine's price of one (freshPageNs), what moves this case between machines.
+      const faultsPerRegistration = (process.resourceUsage().minorPageFault - faultsBefore) / registrations;
       const deferred = deferredDescriptorCosts(last.snapshot(), bytes);
       // After the timing: counting the descriptors' bytes decodes them all.
       const lastSafepointBytes = tableBytesPerSafepoint(last.snapshot());
-      const ref = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats]);
+      // The same registration in C (checks, recipes, table, the section's copy), its output
+      // compared with rootwalk's; and, for comparison, LLVM's parser + an unordered_map (the
+      // reference before issue 34, which checks no location and builds no recipe).
+      const ref = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats, "index"]);
+      const lastModule = last.snapshot().moduleBySlot[0]!;
+      checkRegistrationOutputs(name, last.snapshot().safepointCount, lastModule.recipes, ref);
+      const parserOnly = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats, "parse"]);
       // The scan kernel's index alone (copy in, index, copy out), what registration is built on.
       const kernelIndex = (): number => indexStackMapInKernel(bytes, 0)!.safepoints;
       const kernel = timeBatches(kernelIndex, records, { ...timing, repeats: Math.min(3, timing.repeats) });
-      return result(name, "record", records, "LLVM StackMapParser + std::unordered_map (bench/native/parse-ref.cpp)", ts, ref, {
+      const parserOnlyNsPerRecord = median(parserOnly.samplesNsPerOp);
+      return result(name, "record", records, "the same registration in C (bench/native/parse-ref.cpp index)", ts, ref, {
         mapBytes: bytes.length,
         tableBytesPerSafepoint: lastSafepointBytes,
         kernelIndexNsPerRecord: median(kernel.samplesNsPerOp),
+        minorFaultsPerRegistration: faultsPerRegistration,
+        referenceMinorFaultsPerRegistration: ref["minorFaultsPerOp"] as number,
+        freshPageNs: freshPageCost().freshNsPerPage,
+        parserOnlyNsPerRecord,
+        parserOnlyRatio: median(ts.samplesNsPerOp) / parserOnlyNsPerRecord,
         ...deferred,
       });
     },

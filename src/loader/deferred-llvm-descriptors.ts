@@ -37,8 +37,8 @@ import { buildLlvmDescriptors, buildLlvmFunctions } from "./llvm-map-loader.js";
  * every record and the function list included), every block once 390-460 and 240 ns per record
  * (was 460-530 and 320). `blocksDecoded` counts the blocks.
  *
- * The section's bytes are copied once, at construction, and the copy is what every later decode
- * reads: a caller that reuses or overwrites its buffer after registration (the runtime reads
+ * The section's bytes are copied once, at construction (or handed over already copied: "adopt"),
+ * and the copy is what every later decode reads: a caller that reuses or overwrites its buffer after registration (the runtime reads
  * gc_init's bytes into a buffer of its own) cannot change a descriptor decoded later.
  */
 
@@ -74,8 +74,13 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
     private readonly loadBias: number,
     /** Safepoints per block (tests use small ones to cross functions and blobs). */
     readonly blockSize = RECORD_BLOCK_SIZE,
+    /**
+     * "adopt": `section` is already a copy that nobody else holds or writes (the kernel index's,
+     * made in the same allocation as the table and recipes), kept as it is instead of copied again.
+     */
+    ownership: "copy" | "adopt" = "copy",
   ) {
-    this.bytes = section.slice();
+    this.bytes = ownership === "adopt" ? section : section.slice();
     this.section = new ByteView(this.bytes);
     this.words = littleEndianWords(this.bytes);
   }

@@ -2,7 +2,7 @@ import { checkRegistryArgument, type MapFormat, type SafepointRegistry } from ".
 import { parseStackMapSection } from "../stackmap/llvm-stackmap.js";
 import type { StatepointRecognition } from "../stackmap/statepoint.js";
 import { buildLlvmDescriptors, type LlvmLoadOptions } from "./llvm-map-loader.js";
-import { DeferredLlvmDescriptors } from "./deferred-llvm-descriptors.js";
+import { DeferredLlvmDescriptors, RECORD_BLOCK_SIZE } from "./deferred-llvm-descriptors.js";
 import { X86_64 } from "../arch/x86-64.js";
 import { indexStackMapInKernel } from "../safepoints/kernel-index.js";
 import { InvalidArgumentError } from "../errors.js";
@@ -103,7 +103,7 @@ export function registerStackMapBytes(
         contentKey,
         table: indexed.table,
         recipes: indexed.recipes,
-        descriptors: new DeferredLlvmDescriptors(bytes, indexed.safepoints, loadBias),
+        descriptors: new DeferredLlvmDescriptors(indexed.section, indexed.safepoints, loadBias, RECORD_BLOCK_SIZE, "adopt"),
         loadBias,
       });
     }

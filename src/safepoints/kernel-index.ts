@@ -27,6 +27,7 @@ import {
   JOB_WORDS,
 } from "./kernel-index-layout.js";
 import { SafepointTable } from "./safepoint-table.js";
+import { uninitializedArray } from "../bytes/uninitialized-array.js";
 import { ScanRecipes } from "./scan-recipes.js";
 
 /*
@@ -54,6 +55,8 @@ export interface KernelIndex {
   readonly safepoints: number;
   readonly table: SafepointTable;
   readonly recipes: ScanRecipes;
+  /** A copy of the section, in the same allocation as the columns (nobody else holds it). */
+  readonly section: Uint8Array;
 }
 
 type JobCall = (job: number) => number;
@@ -62,6 +65,25 @@ const JOB_BLOCK_BYTES = align8(JOB_WORDS * 4);
 const MIN_HASH_LOG_CAPACITY = 6;
 
 let workspace: ScanRegion | undefined;
+
+/**
+ * The workspace's columns, in order: table keys, values, addresses (cells x 8 bytes each), recipe of
+ * each safepoint (records x 4), frame bytes, slot start (records x 4 each), pair count (records x 2),
+ * slots (locations x 8), the recipe hash index. The job slot of each, and its offset once sized
+ * (scratch reused by every call: registration makes no array of its own for them).
+ */
+const COLUMN_SLOTS = [
+  JOB_TABLE_KEYS,
+  JOB_TABLE_VALUES,
+  JOB_TABLE_ADDRESSES,
+  JOB_RECIPE_OF_SAFEPOINT,
+  JOB_FRAME_BYTES,
+  JOB_SLOT_START,
+  JOB_PAIR_COUNT,
+  JOB_SLOTS,
+  JOB_HASH_INDEX,
+] as const;
+const columnAt = new Float64Array(COLUMN_SLOTS.length);
 
 /** The table and recipes of `bytes` as one module at `loadBias`, or undefined when the general path must decide. */
 export function indexStackMapInKernel(bytes: Uint8Array, loadBias: number): KernelIndex | undefined {
@@ -82,67 +104,90 @@ export function indexStackMapInKernel(bytes: Uint8Array, loadBias: number): Kern
   const cells = 2 ** logCapacity;
   let hashLog = MIN_HASH_LOG_CAPACITY;
   while (2 ** hashLog < 2 * records) hashLog++;
-  // Column offsets from the section's end, each 8-aligned.
-  const columns = [cells * 8, cells * 8, cells * 8, records * 4, records * 4, records * 4, records * 2, locations * 8, 2 ** hashLog * 8].map(align8);
-  const total = columns.reduce((a, b) => a + b, 0);
-  job = workspaceAt(JOB_BLOCK_BYTES + sectionBytes + total, JOB_BLOCK_BYTES + sectionBytes);
+  const firstColumn = job + JOB_BLOCK_BYTES + sectionBytes;
+  const end = layOutColumns(firstColumn - job, cells, records, locations, hashLog);
+  job = workspaceAt(end, JOB_BLOCK_BYTES + sectionBytes);
   if (job < 0) return undefined;
-  const at = columnOffsets(job + JOB_BLOCK_BYTES + sectionBytes, columns);
   const j = job >>> 2;
-  const biasBits = BigInt.asUintN(64, BigInt(loadBias));
   words[j + JOB_SECTION] = job + JOB_BLOCK_BYTES;
   words[j + JOB_SECTION_BYTES] = bytes.byteLength;
-  words[j + JOB_BIAS_LO] = Number(biasBits & 0xffff_ffffn);
-  words[j + JOB_BIAS_HI] = Number(biasBits >> 32n);
+  setBias(words, j, loadBias);
   words[j + JOB_SP_DWARF] = DWARF_RSP;
   words[j + JOB_RA_CFA_OFFSET] = RA_CFA_OFFSET_BYTES >>> 0;
   words[j + JOB_LOG_CAPACITY] = logCapacity;
-  [
-    JOB_TABLE_KEYS,
-    JOB_TABLE_VALUES,
-    JOB_TABLE_ADDRESSES,
-    JOB_RECIPE_OF_SAFEPOINT,
-    JOB_FRAME_BYTES,
-    JOB_SLOT_START,
-    JOB_PAIR_COUNT,
-    JOB_SLOTS,
-    JOB_HASH_INDEX,
-  ].forEach((slot, k) => (words[j + slot] = at[k]!));
+  for (let k = 0; k < COLUMN_SLOTS.length; k++) words[j + COLUMN_SLOTS[k]!] = job + columnAt[k]!;
   words[j + JOB_HASH_LOG_CAPACITY] = hashLog;
   if ((kernel["indexStackMap"] as JobCall)(job) !== JOB_INDEXED) return undefined;
-  return copyOut(at, cells, records, words[j + JOB_RECIPE_COUNT]!, words[j + JOB_SLOT_WORDS]!);
+  return copyOut(bytes, job, cells, records, words[j + JOB_RECIPE_COUNT]!, words[j + JOB_SLOT_WORDS]!);
 }
 
-/** The table and recipes as ordinary typed arrays (the workspace is reused by the next registration). */
-function copyOut(at: number[], cells: number, records: number, recipeCount: number, slotWords: number): KernelIndex {
-  const buffer = scanMemory().buffer;
+/** Sets columnAt (offsets from the job) from `from`, each column 8-aligned; returns the end. */
+function layOutColumns(from: number, cells: number, records: number, locations: number, hashLog: number): number {
+  let next = from;
+  for (let k = 0; k < COLUMN_SLOTS.length; k++) {
+    columnAt[k] = next;
+    const bytes = k < 3 ? cells * 8 : k < 6 ? records * 4 : k === 6 ? records * 2 : k === 7 ? locations * 8 : 2 ** hashLog * 8;
+    next += align8(bytes);
+  }
+  return next;
+}
+
+function setBias(words: Uint32Array, j: number, loadBias: number): void {
+  if (loadBias === 0) {
+    words[j + JOB_BIAS_LO] = 0;
+    words[j + JOB_BIAS_HI] = 0;
+    return;
+  }
+  const biasBits = BigInt.asUintN(64, BigInt(loadBias));
+  words[j + JOB_BIAS_LO] = Number(biasBits & 0xffff_ffffn);
+  words[j + JOB_BIAS_HI] = Number(biasBits >> 32n);
+}
+
+/**
+ * The section, the table and the recipes as ordinary typed arrays (the workspace is reused by the
+ * next registration), in TWO fresh allocations, not zeroed (every byte is written here): the
+ * table [keys | values | addresses], and [section | recipe of each safepoint | frame bytes | slot
+ * start | save start | slots | pair count | save count]. Two instead of ten: each fresh one is a
+ * malloc (an mmap past glibc's threshold) whose pages fault when first written, and each is freed
+ * only when the garbage collector finds the registry dead (bench/HISTORY.md, issue 34). The table
+ * has its own so that it is freed once a later registration replaces it with a joined table,
+ * while the module still holds its recipes and section.
+ */
+function copyOut(bytes: Uint8Array, job: number, cells: number, records: number, recipeCount: number, slotWords: number): KernelIndex {
+  const shared = scanMemory().buffer;
+  const tableBuffer = uninitializedArray(Uint8Array, 24 * cells);
+  tableBuffer.set(new Uint8Array(shared, job + columnAt[0]!, 24 * cells));
+  const t = tableBuffer.buffer;
   const table = SafepointTable.fromColumns(
-    new Uint32Array(buffer, at[0]!, 2 * cells).slice(),
-    new Uint32Array(buffer, at[1]!, 2 * cells).slice(),
-    new Float64Array(buffer, at[2]!, cells).slice(),
+    new Uint32Array(t, 0, 2 * cells),
+    new Uint32Array(t, 8 * cells, 2 * cells),
+    new Float64Array(t, 16 * cells, cells),
     records,
   );
-  const recipes = new ScanRecipes(
-    new Int32Array(buffer, at[3]!, records).slice(),
-    new Int32Array(buffer, at[4]!, recipeCount).slice(),
-    new Uint32Array(buffer, at[5]!, recipeCount).slice(),
-    new Uint16Array(buffer, at[6]!, recipeCount).slice(),
-    new Int32Array(buffer, at[7]!, slotWords).slice(),
-    // No unwind rows on this path: no frame has saved registers.
-    new Uint32Array(recipeCount),
-    new Uint8Array(recipeCount),
-    new Int32Array(0),
-  );
-  return { safepoints: records, table, recipes };
+  const sectionBytes = align8(bytes.byteLength);
+  const own = uninitializedArray(Uint8Array, sectionBytes + 4 * records + 12 * recipeCount + 4 * slotWords + 3 * recipeCount);
+  own.set(bytes, 0);
+  const buffer = own.buffer;
+  let at = sectionBytes;
+  const recipeOf = copyColumn(Int32Array, shared, job + columnAt[3]!, records, buffer, at);
+  const frameBytes = copyColumn(Int32Array, shared, job + columnAt[4]!, recipeCount, buffer, (at += 4 * records));
+  const slotStart = copyColumn(Uint32Array, shared, job + columnAt[5]!, recipeCount, buffer, (at += 4 * recipeCount));
+  // No unwind rows on this path: no frame has saved registers.
+  const saveStart = new Uint32Array(buffer, (at += 4 * recipeCount), recipeCount).fill(0);
+  const slots = copyColumn(Int32Array, shared, job + columnAt[7]!, slotWords, buffer, (at += 4 * recipeCount));
+  const pairCount = copyColumn(Uint16Array, shared, job + columnAt[6]!, recipeCount, buffer, (at += 4 * slotWords));
+  const saveCount = new Uint8Array(buffer, at + 2 * recipeCount, recipeCount).fill(0);
+  const recipes = new ScanRecipes(recipeOf, frameBytes, slotStart, pairCount, slots, saveStart, saveCount, new Int32Array(0));
+  return { safepoints: records, table, recipes, section: own.subarray(0, bytes.byteLength) };
 }
 
-function columnOffsets(from: number, sizes: readonly number[]): number[] {
-  let next = from;
-  return sizes.map((size) => {
-    const offset = next;
-    next += size;
-    return offset;
-  });
+type ColumnKind<T> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): T & { set(source: ArrayLike<number>): void } };
+
+/** `length` elements at `from` in the scan memory, copied to `to` in `buffer`. */
+function copyColumn<T>(kind: ColumnKind<T>, shared: SharedArrayBuffer, from: number, length: number, buffer: ArrayBuffer, to: number): T {
+  const column = new kind(buffer, to, length);
+  column.set(new kind(shared, from, length) as unknown as ArrayLike<number>);
+  return column;
 }
 
 /**
