@@ -3,6 +3,7 @@ import type { FrameLog } from "./frame-log.js";
 import type { FrameMarks } from "./frame-marks.js";
 import { type RootPairs, collectFrameRoots } from "./frame-roots.js";
 import type { ScanKernel } from "./kernel-binding.js";
+import { isMemorySlot } from "./slot.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 
 /*
@@ -56,7 +57,7 @@ export function scanStackRoots(
   const flat = flatWords(u.memory);
   if (flat === undefined || flat.base % 8 !== 0 || !kernel.bind(u, flat, log)) {
     for (; u.valid(); u.next()) {
-      if (marks !== undefined && u.index === marks.nextIndex) markFrame(u, marks);
+      if (marks !== undefined && u.index === marks.nextIndex - 1) markCaller(u, marks);
       log?.push(u.sp, u.ra);
       collectFrameRoots(u, out);
       frames++;
@@ -71,9 +72,16 @@ export function scanStackRoots(
   }
 }
 
-/** Records the unwinder's current frame in `marks` (a managed frame: its return address is a safepoint). */
-function markFrame(u: Unwinder, marks: FrameMarks): void {
-  marks.mark(u.index, u.sp, u.ra, u.snapshot.table.find(u.ra) >= 0);
+/**
+ * Records the caller of the unwinder's current frame in `marks`: its return address's slot (this
+ * frame's raSlot), its SP (this frame's CFA) and that return address; usable when the slot is a
+ * stack word holding an unsigned return address that is a safepoint (a managed caller).
+ */
+function markCaller(u: Unwinder, marks: FrameMarks): void {
+  const slot = u.raSlot;
+  const inMemory = isMemorySlot(slot) && !u.raSigned && u.memory.contains(slot, 8);
+  const ra = inMemory ? u.memory.readWord(slot) : 0;
+  marks.mark(u.index + 1, slot, u.cfa, ra, inMemory && u.snapshot.table.find(ra) >= 0);
 }
 
 /** The chunks of a bound walk: plain frames by the kernel, the others by the general unwinder. */
@@ -82,22 +90,22 @@ function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, kern
   const wordsBase = kernel.wordsBase;
   const wordsEnd = wordsBase + kernel.stackU32Count * 4;
   while (u.valid()) {
-    if (marks !== undefined && u.index === marks.nextIndex) markFrame(u, marks);
+    if (marks !== undefined && u.index === marks.nextIndex - 1) markCaller(u, marks);
     const firstIndex = u.index;
     const sp0 = u.sp;
     let taken = 0;
     if ((sp0 & 7) === 0 && sp0 >= wordsBase && sp0 < wordsEnd) {
       kernel.enterChunk(u.chunk, (sp0 - wordsBase) / 4, u.ra, firstIndex);
       u.copyRegSlots(kernel.regSlots);
-      // With marks, the kernel stops at the next marked depth (nextIndex > firstIndex here).
-      taken = kernel.run(out, marks === undefined ? Infinity : marks.nextIndex - firstIndex);
+      // With marks, the kernel stops at the callee of the next marked frame (nextIndex - 1 > firstIndex here).
+      taken = kernel.run(out, marks === undefined ? Infinity : marks.nextIndex - 1 - firstIndex);
     }
     if (taken !== 0) {
       frames += taken;
       u.resumeAt(kernel.sp, kernel.ra, firstIndex + taken, kernel.regSlots);
     }
     if (!u.valid()) break;
-    if (marks !== undefined && u.index === marks.nextIndex) continue; // the kernel stopped for the mark
+    if (marks !== undefined && u.index === marks.nextIndex - 1) continue; // the kernel stopped for the mark
     // The frame the kernel could not take: the general unwinder's.
     log?.push(u.sp, u.ra);
     collectFrameRoots(u, out);

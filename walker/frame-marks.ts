@@ -1,8 +1,9 @@
 /**
  * The frames of one walk at exponentially spaced depths 1, 2, 4, 8, ... (frame 0 is the innermost,
- * at the safepoint): each one's SP and return address, recorded by the scan as it passes them
- * (walker/fast-scan.ts: the scan kernel stops at each such depth, the general unwinder checks its
- * index). Where a runtime puts its return barriers (src/native/return-barriers.ts): the frames
+ * at the safepoint): for frame k, the stack slot its return address is read from (where frame k-1
+ * keeps it: x86-64 CFA - 8, AArch64 where it saved x30), that return address and frame k's SP
+ * (frame k-1's CFA), recorded by the scan as it passes frame k-1 (walker/fast-scan.ts: the scan
+ * kernel stops there, the general unwinder checks its index). Where a runtime puts its return barriers (src/native/return-barriers.ts): the frames
  * a collection walked, spaced as Go's stack barriers were, so that the bookkeeping stays
  * logarithmic in the depth.
  *
@@ -12,7 +13,9 @@
  */
 export class FrameMarks {
   static readonly CAPACITY = 64;
-  /** SP of the marked frame (where its callee's frame ended), address. */
+  /** The stack slot holding the marked frame's return address (in its callee's frame). */
+  readonly slots = new Float64Array(FrameMarks.CAPACITY);
+  /** SP of the marked frame (its callee's CFA). */
   readonly sps = new Float64Array(FrameMarks.CAPACITY);
   /** The return address at which the marked frame resumes. */
   readonly ras = new Float64Array(FrameMarks.CAPACITY);
@@ -39,9 +42,13 @@ export class FrameMarks {
     this.filled = true;
   }
 
-  /** Called with the frame at `index` when index === nextIndex: records it (when `managed`) and moves on. */
-  mark(index: number, sp: number, ra: number, managed: boolean): void {
-    if (managed && this.count < FrameMarks.CAPACITY) {
+  /**
+   * Called for frame `index` = nextIndex (while the walk is at its callee, index - 1): records it
+   * (when `usable`: its return address is a safepoint, read from a stack slot) and moves on.
+   */
+  mark(index: number, slot: number, sp: number, ra: number, usable: boolean): void {
+    if (usable && this.count < FrameMarks.CAPACITY) {
+      this.slots[this.count] = slot;
       this.sps[this.count] = sp;
       this.ras[this.count] = ra;
       this.indexes[this.count] = index;

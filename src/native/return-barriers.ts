@@ -4,7 +4,7 @@ import type { ThreadStack } from "../../walker/stack-root-scanner.js";
 import { RootwalkError } from "../errors.js";
 import { BARRIERS_LOST, BARRIERS_PER_THREAD } from "./return-barrier-layout.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
-import { HOST_ARCHITECTURE, ST_PARKED, type ThreadRecords } from "./thread-record.js";
+import { ST_PARKED, type ThreadRecords } from "./thread-record.js";
 
 /** A stopped thread as rearm reads it (src/native/stopped-threads.ts BarrierThread): its record index and stack. */
 interface BarrierThread {
@@ -15,11 +15,10 @@ interface BarrierThread {
 /** Set to 1: behave as if the process ran with a CET shadow stack (tests of the fallback). */
 export const FORCE_SHADOW_STACK_VARIABLE = "ROOTWALK_FORCE_SHADOW_STACK";
 
-/** Why return barriers are off in this process (a shadow stack, the architecture), or undefined. */
+/** Why return barriers are off in this process (a shadow stack), or undefined. */
 export function returnBarriersUnavailable(): string | undefined {
   if (process.env[FORCE_SHADOW_STACK_VARIABLE] === "1" || shadowStackEnabled())
     return `the process runs with an Intel CET shadow stack (${process.env[FORCE_SHADOW_STACK_VARIABLE] === "1" ? `${FORCE_SHADOW_STACK_VARIABLE}=1` : "/proc/self/status x86_Thread_features: shstk"}), which rejects a patched return address`;
-  if (HOST_ARCHITECTURE.name !== "x86-64") return `return barriers are implemented for x86-64 only (this is ${HOST_ARCHITECTURE.name})`;
   return undefined;
 }
 
@@ -41,9 +40,9 @@ function shadowStackEnabled(): boolean {
  * at the frame it returns into and counts the frames below it as skipped.
  *
  * Invariants: C restores every armed slot as the stop begins (so every reader of the stacks here
- * sees them pristine) and re-arms at its end; this class only chooses. A frame is marked only if
- * its return address is a safepoint and the stack word just below its SP holds that return
- * address (x86-64: the slot is SP - 8). SAFE, STUCK and NOGC threads get no barriers (C skips
+ * sees them pristine) and re-arms at its end; this class only chooses. A frame gets a barrier only
+ * if the walk walked it, its return address is a safepoint and the stack slot it was read from
+ * (walker/frame-marks.ts: x86-64 SP - 8, AArch64 where the callee saved x30) still holds it. SAFE, STUCK and NOGC threads get no barriers (C skips
  * them; their next walk is a full one). A thread whose entry was found stale (longjmp) is walked
  * in full once (RW_BARRIERS_LOST).
  */
@@ -56,6 +55,12 @@ export class ReturnBarriers {
   private readonly hitsFn;
   private readonly staleFn;
   private readonly marks: FrameMarks[] = [];
+  /**
+   * Per thread, the SP of the frame each of its entries returns into, index for index with C's
+   * entries (set together by rearm; C only drops entries from the inner end): the skip point's SP
+   * (x86-64: slot + 8; AArch64: not derivable from the slot, which lies in the callee's frame).
+   */
+  private readonly entrySps: Float64Array[] = [];
   private readonly slots = new BigUint64Array(BARRIERS_PER_THREAD);
   private readonly framesBelow = new BigUint64Array(BARRIERS_PER_THREAD);
   /** Barriers this process chose (each armed at the end of its stop). */
@@ -81,9 +86,8 @@ export class ReturnBarriers {
   }
 
   /**
-   * Thread t was read at a stop: its skip point (the innermost barrier kept when the stop began,
-   * unless one was lost) and the marks its next collection scan fills. x86-64: the barrier's slot
-   * is the word just below the SP of the frame it returns into.
+   * Thread t was read at a stop: its skip point (the SP of the frame its innermost barrier kept
+   * when the stop began returns into, unless one was lost) and the marks its next collection scan fills.
    */
   describe(t: number, stack: ThreadStack): void {
     const marks = (stack.marks = this.marks[t] ??= new FrameMarks());
@@ -94,7 +98,7 @@ export class ReturnBarriers {
       stack.skippedFrames = undefined;
       return;
     }
-    stack.skipFromSp = Number(this.entry(t, kept - 1, 0) as number | bigint) + HOST_ARCHITECTURE.callPushBytes;
+    stack.skipFromSp = this.entrySps[t]![kept - 1]!;
     stack.skippedFrames = Number(this.entry(t, kept - 1, 2) as number | bigint);
   }
 
@@ -114,14 +118,17 @@ export class ReturnBarriers {
       const kept = marks.skipped > 0 ? (this.kept(t) as number) : 0;
       if (marks.skipped === 0) this.clearLost(t);
       const fresh = this.chooseMarks(s, marks);
+      const sps = (this.entrySps[t] ??= new Float64Array(BARRIERS_PER_THREAD));
       let count = 0;
       for (let k = 0; k < kept; k++) {
         if (!keepsEntry(k, kept, BARRIERS_PER_THREAD - fresh.length)) continue;
+        sps[count] = sps[k]!;
         this.slots[count] = BigInt(this.entry(t, k, 0) as number | bigint);
         this.framesBelow[count++] = BigInt(this.entry(t, k, 2) as number | bigint);
       }
       for (const m of fresh) {
-        this.slots[count] = BigInt(marks.sps[m]! - HOST_ARCHITECTURE.callPushBytes);
+        sps[count] = marks.sps[m]!;
+        this.slots[count] = BigInt(marks.slots[m]!);
         this.framesBelow[count++] = BigInt(marks.frames - marks.indexes[m]! + marks.skipped);
       }
       if ((this.set(t, 0, this.slots, this.framesBelow, count) as number) !== 0)
@@ -131,14 +138,14 @@ export class ReturnBarriers {
   }
 
   /**
-   * The marks whose slot holds their return address (x86-64: the word below the marked frame's
-   * SP), outermost first, at most BARRIERS_PER_THREAD - 1 (the innermost ones kept).
+   * The marks of frames the walk walked (a mark is taken at the callee: the frame at the walk's
+   * end, a skip point or a boundary, may be marked too) whose slot still holds their return
+   * address, outermost first, at most BARRIERS_PER_THREAD - 1 (the innermost ones kept).
    */
   private chooseMarks(s: BarrierThread, marks: FrameMarks): number[] {
-    const push = HOST_ARCHITECTURE.callPushBytes;
     const chosen: number[] = [];
     for (let m = 0; m < marks.count && chosen.length < BARRIERS_PER_THREAD - 1; m++) {
-      if (push === 0 || s.stack.memory.readWord(marks.sps[m]! - push) !== marks.ras[m]) continue;
+      if (marks.indexes[m]! >= marks.frames || s.stack.memory.readWord(marks.slots[m]!) !== marks.ras[m]) continue;
       chosen.push(m);
     }
     return chosen.reverse();
