@@ -2,7 +2,19 @@ import { readFileSync } from "node:fs";
 import { FrameMarks } from "../../walker/frame-marks.js";
 import type { ThreadStack } from "../../walker/stack-root-scanner.js";
 import { RootwalkError } from "../errors.js";
-import { BARRIERS_LOST, BARRIERS_PER_THREAD } from "./return-barrier-layout.js";
+import koffi from "koffi";
+import { readU64 } from "../bytes/word-codec.js";
+import {
+  BARRIER_ENTRY_BYTES,
+  BARRIER_FRAMES_BELOW_OFFSET,
+  BARRIER_SLOT_OFFSET,
+  BARRIERS_BYTES,
+  BARRIERS_ENTRIES_OFFSET,
+  BARRIERS_FLAGS_OFFSET,
+  BARRIERS_LOST,
+  BARRIERS_PER_THREAD,
+} from "./return-barrier-layout.js";
+import { MAX_THREADS } from "./stack-limits.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
 import { ST_PARKED, type ThreadRecords } from "./thread-record.js";
 
@@ -49,8 +61,8 @@ function shadowStackEnabled(): boolean {
 export class ReturnBarriers {
   private readonly kept;
   private readonly set;
-  private readonly entry;
-  private readonly flags;
+  /** rw_return_barriers (runtime.h), all MAX_THREADS elements, as u32 words. */
+  private readonly table: Uint32Array;
   private readonly clearLost;
   private readonly hitsFn;
   private readonly staleFn;
@@ -69,11 +81,20 @@ export class ReturnBarriers {
   constructor(runtime: RuntimeLibrary) {
     this.kept = runtime.bind("uint32_t rw_return_barriers_kept(int32_t t)");
     this.set = runtime.bind("int32_t rw_return_barriers_set(int32_t t, uint32_t keep, uint64_t *slots, uint64_t *framesBelow, uint32_t count)");
-    this.entry = runtime.bind("uint64_t rw_return_barriers_entry(int32_t t, uint32_t k, int32_t field)");
-    this.flags = runtime.bind("uint32_t rw_return_barriers_flags(int32_t t)");
+    const address = runtime.bind("void *rw_return_barriers_address(void)")() as unknown;
+    this.table = new Uint32Array(koffi.view(address as bigint, MAX_THREADS * BARRIERS_BYTES));
     this.clearLost = runtime.bind("void rw_return_barriers_clear_lost(int32_t t)");
     this.hitsFn = runtime.bind("uint64_t rw_return_barrier_hits(void)");
     this.staleFn = runtime.bind("uint64_t rw_return_barrier_stale(void)");
+  }
+
+  /** Field `offset` (BARRIER_*_OFFSET) of thread t's entry k. */
+  private entry(t: number, k: number, offset: number): number {
+    return readU64(this.table, (t * BARRIERS_BYTES + BARRIERS_ENTRIES_OFFSET + k * BARRIER_ENTRY_BYTES + offset) >>> 2);
+  }
+
+  private flags(t: number): number {
+    return this.table[(t * BARRIERS_BYTES + BARRIERS_FLAGS_OFFSET) >>> 2]!;
   }
 
   /** Returns through a barrier so far (all threads). */
@@ -93,13 +114,13 @@ export class ReturnBarriers {
     const marks = (stack.marks = this.marks[t] ??= new FrameMarks());
     marks.reset();
     const kept = this.kept(t) as number;
-    if (kept === 0 || ((this.flags(t) as number) & BARRIERS_LOST) !== 0) {
+    if (kept === 0 || (this.flags(t) & BARRIERS_LOST) !== 0) {
       stack.skipFromSp = undefined;
       stack.skippedFrames = undefined;
       return;
     }
     stack.skipFromSp = this.entrySps[t]![kept - 1]!;
-    stack.skippedFrames = Number(this.entry(t, kept - 1, 2) as number | bigint);
+    stack.skippedFrames = this.entry(t, kept - 1, BARRIER_FRAMES_BELOW_OFFSET);
   }
 
   /**
@@ -123,8 +144,8 @@ export class ReturnBarriers {
       for (let k = 0; k < kept; k++) {
         if (!keepsEntry(k, kept, BARRIERS_PER_THREAD - fresh.length)) continue;
         sps[count] = sps[k]!;
-        this.slots[count] = BigInt(this.entry(t, k, 0) as number | bigint);
-        this.framesBelow[count++] = BigInt(this.entry(t, k, 2) as number | bigint);
+        this.slots[count] = BigInt(this.entry(t, k, BARRIER_SLOT_OFFSET));
+        this.framesBelow[count++] = BigInt(this.entry(t, k, BARRIER_FRAMES_BELOW_OFFSET));
       }
       for (const m of fresh) {
         sps[count] = marks.sps[m]!;
