@@ -18,7 +18,7 @@ import { MAX_THREADS } from "./stack-limits.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
 import { ST_PARKED, type ThreadRecords } from "./thread-record.js";
 
-/** A stopped thread as rearm reads it (src/native/stopped-threads.ts BarrierThread): its record index and stack. */
+/** A stopped thread as rearm reads it (src/native/stopped-threads.ts StoppedThread): its record index and stack. */
 interface BarrierThread {
   index: number;
   stack: ThreadStack;
@@ -52,11 +52,11 @@ function shadowStackEnabled(): boolean {
  * at the frame it returns into and counts the frames below it as skipped.
  *
  * Invariants: C restores every armed slot as the stop begins (so every reader of the stacks here
- * sees them pristine) and re-arms at its end; this class only chooses. A frame gets a barrier only
- * if the walk walked it, its return address is a safepoint and the stack slot it was read from
- * (walker/frame-marks.ts: x86-64 SP - 8, AArch64 where the callee saved x30) still holds it. SAFE, STUCK and NOGC threads get no barriers (C skips
- * them; their next walk is a full one). A thread whose entry was found stale (longjmp) is walked
- * in full once (RW_BARRIERS_LOST).
+ * sees them pristine) and re-arms at its end; this class only chooses. A frame gets a barrier
+ * only if the walk walked it, its return address is a safepoint and the stack slot it was read
+ * from (walker/frame-marks.ts: x86-64 SP - 8, AArch64 where the callee saved x30) still holds it.
+ * SAFE, STUCK and NOGC threads get no barriers (C skips them; their next walk is a full one). A
+ * thread whose entry was found stale (longjmp) is walked in full once (RW_BARRIERS_LOST).
  */
 export class ReturnBarriers {
   private readonly kept;
@@ -114,12 +114,13 @@ export class ReturnBarriers {
     const marks = (stack.marks = this.marks[t] ??= new FrameMarks());
     marks.reset();
     const kept = this.kept(t) as number;
-    if (kept === 0 || (this.flags(t) & BARRIERS_LOST) !== 0) {
+    const sp = kept === 0 ? undefined : this.entrySps[t]?.[kept - 1];
+    if (sp === undefined || (this.flags(t) & BARRIERS_LOST) !== 0) {
       stack.skipFromSp = undefined;
       stack.skippedFrames = undefined;
       return;
     }
-    stack.skipFromSp = this.entrySps[t]![kept - 1]!;
+    stack.skipFromSp = sp;
     stack.skippedFrames = this.entry(t, kept - 1, BARRIER_FRAMES_BELOW_OFFSET);
   }
 
