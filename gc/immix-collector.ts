@@ -380,6 +380,15 @@ export class ImmixCollector implements AllocationOwner {
 
   // --- state --------------------------------------------------------------------------------
 
+  /**
+   * Whether the last collection was refused (a root that is no object's address): it traced
+   * nothing, so the objects its roots reach are not old (a runtime must not treat the frames it
+   * walked as scanned: src/native/return-barriers.ts).
+   */
+  get lastCollectionRefused(): boolean {
+    return this.refusal !== null;
+  }
+
   get epoch(): number {
     return this.space.epoch;
   }

@@ -109,7 +109,8 @@ export class NativeCallbacks {
       this.framesScanned += scanner.lastCollectionScan.frames;
       this.framesSkipped += scanner.lastCollectionScan.skipped;
       this.rootsRelocated += scanner.rootsRelocated;
-      barriers?.rearm(stopped.threadsIfRead(), records);
+      // A refused collection traced nothing: its walked frames may hold young roots.
+      if (!collector.lastCollectionRefused) barriers?.rearm(stopped.threadsIfRead(), records);
     }
     return result;
   }
