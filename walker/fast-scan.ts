@@ -1,7 +1,9 @@
 import { flatWords } from "../src/memory/memory.js";
 import type { FrameLog } from "./frame-log.js";
+import type { FrameMarks } from "./frame-marks.js";
 import { type RootPairs, collectFrameRoots } from "./frame-roots.js";
 import type { ScanKernel } from "./kernel-binding.js";
+import { isMemorySlot } from "./slot.js";
 import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 
 /*
@@ -34,18 +36,28 @@ import type { ManagedChunk, Unwinder, WalkStart } from "./unwinder.js";
 /**
  * Walks `start` with `u` (its mode decides errors) and appends every root pair to `out`; returns
  * the number of frames. `kernel` is the thread's reusable binding to the scan kernel. `log`, when
- * given, gets every frame's (sp, ra).
+ * given, gets every frame's (sp, ra). `marks`, when given (reset by the caller), gets the frames at
+ * depths 1, 2, 4, ... (walker/frame-marks.ts): the kernel is stopped at each such depth (its frame
+ * limit), so marks cost a kernel call per mark, not a test per frame.
  *
  * The kernel keeps SP as an index into the stack's u32 words; it stays even (SP 8-aligned)
  * because the words start 8-aligned and every fast frame size is a multiple of 8
  * (scan-recipes.ts); a chunk whose SP is not is handed over at once.
  */
-export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedChunk[], out: RootPairs, kernel: ScanKernel, log?: FrameLog): number {
+export function scanStackRoots(
+  u: Unwinder,
+  start: WalkStart | readonly ManagedChunk[],
+  out: RootPairs,
+  kernel: ScanKernel,
+  log?: FrameLog,
+  marks?: FrameMarks,
+): number {
   let frames = 0;
   u.init(start);
   const flat = flatWords(u.memory);
   if (flat === undefined || flat.base % 8 !== 0 || !kernel.bind(u, flat, log)) {
     for (; u.valid(); u.next()) {
+      if (marks !== undefined && u.index === marks.nextIndex - 1) markCaller(u, marks);
       log?.push(u.sp, u.ra);
       collectFrameRoots(u, out);
       frames++;
@@ -53,32 +65,47 @@ export function scanStackRoots(u: Unwinder, start: WalkStart | readonly ManagedC
     return frames;
   }
   try {
-    return frames + scanChunks(u, out, log, kernel);
+    return frames + scanChunks(u, out, log, kernel, marks);
   } finally {
     // Also on a strict-mode error: the binding keeps no reference to this scan's log.
     kernel.unbind();
   }
 }
 
+/**
+ * Records the caller of the unwinder's current frame in `marks`: its return address's slot (this
+ * frame's raSlot), its SP (this frame's CFA) and that return address; usable when the slot is a
+ * stack word holding an unsigned return address that is a safepoint (a managed caller).
+ */
+function markCaller(u: Unwinder, marks: FrameMarks): void {
+  const slot = u.raSlot;
+  const inMemory = isMemorySlot(slot) && !u.raSigned && u.memory.contains(slot, 8);
+  const ra = inMemory ? u.memory.readWord(slot) : 0;
+  marks.mark(u.index + 1, slot, u.cfa, ra, inMemory && u.snapshot.table.find(ra) >= 0);
+}
+
 /** The chunks of a bound walk: plain frames by the kernel, the others by the general unwinder. */
-function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, kernel: ScanKernel): number {
+function scanChunks(u: Unwinder, out: RootPairs, log: FrameLog | undefined, kernel: ScanKernel, marks: FrameMarks | undefined): number {
   let frames = 0;
   const wordsBase = kernel.wordsBase;
   const wordsEnd = wordsBase + kernel.stackU32Count * 4;
   while (u.valid()) {
+    if (marks !== undefined && u.index === marks.nextIndex - 1) markCaller(u, marks);
     const firstIndex = u.index;
     const sp0 = u.sp;
     let taken = 0;
     if ((sp0 & 7) === 0 && sp0 >= wordsBase && sp0 < wordsEnd) {
       kernel.enterChunk(u.chunk, (sp0 - wordsBase) / 4, u.ra, firstIndex);
       u.copyRegSlots(kernel.regSlots);
-      taken = kernel.run(out);
+      // With marks, the kernel stops at the callee of the next marked frame (nextIndex - 1 > firstIndex here).
+      taken = kernel.run(out, marks === undefined ? Infinity : marks.nextIndex - 1 - firstIndex);
     }
     if (taken !== 0) {
       frames += taken;
       u.resumeAt(kernel.sp, kernel.ra, firstIndex + taken, kernel.regSlots);
     }
     if (!u.valid()) break;
+    if (marks !== undefined && u.index === marks.nextIndex - 1) continue; // the kernel stopped for the mark
     // The frame the kernel could not take: the general unwinder's.
     log?.push(u.sp, u.ra);
     collectFrameRoots(u, out);

@@ -198,7 +198,7 @@ export class Unwinder {
   /** Where the caller's return address (or, in a signal frame, its PC) is read: a walker/slot.ts slot. */
   raSlot = 0;
   /** The return address in raSlot is signed (AArch64 pointer authentication): strip it when read. */
-  private raSigned = false;
+  raSigned = false;
   kind: FrameKind = "managed";
   /** The ELF module of a non-managed frame (module map walks). */
   nativeModule: MappedModule | undefined;

@@ -95,6 +95,7 @@ void rw_impl_no_gc_thread(uint64_t a, uint64_t b, uint64_t *frame) {
   (void)frame;
   require_running("no_gc_thread");
   pthread_mutex_lock(&lock);
+  return_barriers_drop_own(1); /* never scanned again: its frames need no barrier */
   self->state = ST_NOGC;
   running--;
   pthread_cond_broadcast(&cond);

@@ -196,5 +196,92 @@ rw_managed_return:
         .size   rw_call_managed, .-rw_call_managed
 #endif
 
+
+/*
+ * rw_return_barrier_trampoline: what an armed return-address slot holds (runtime-return-barrier.c).
+ * It is reached by a `ret` of a managed function whose caller's frame has not run since the last
+ * collection. It keeps every return-value register (x86-64 rax, rdx, xmm0, xmm1; AArch64 x0-x8,
+ * q0-q7) and, through the C call, every callee-saved one; it stores them in the dead callee frame
+ * below SP, aligned for the call; rw_return_barrier_hit(SP after the ret) pops the thread's
+ * innermost barrier and returns the original return address, to which the trampoline jumps
+ * (x86-64 r11, AArch64 x16: scratch registers no return value uses). Its CFI makes the frame a
+ * named one whose caller is unknown (gdb: "rw_return_barrier_trampoline", then "Backtrace
+ * stopped"); a label one instruction in, so that an unwinder's lookup of (return address - 1)
+ * for a frame whose slot holds the trampoline finds this function.
+ */
+#if defined(__x86_64__)
+        .globl  rw_return_barrier_trampoline
+        .type   rw_return_barrier_trampoline, @function
+        .p2align 4
+rw_return_barrier_trampoline_start:
+        .cfi_startproc
+        .cfi_def_cfa %rsp, 0
+        .cfi_undefined %rip
+        nop
+rw_return_barrier_trampoline:
+        movq    %rsp, %r11
+        .cfi_def_cfa_register %r11
+        andq    $-16, %rsp
+        subq    $64, %rsp
+        movq    %r11, 48(%rsp)
+        .cfi_escape 0x0f, 0x03, 0x77, 0x30, 0x06 /* DW_CFA_def_cfa_expression: *(rsp + 48) */
+        movdqa  %xmm0, 0(%rsp)
+        movdqa  %xmm1, 16(%rsp)
+        movq    %rax, 32(%rsp)
+        movq    %rdx, 40(%rsp)
+        movq    %r11, %rdi
+        call    rw_return_barrier_hit
+        movq    %rax, %r11
+        movdqa  0(%rsp), %xmm0
+        movdqa  16(%rsp), %xmm1
+        movq    32(%rsp), %rax
+        movq    40(%rsp), %rdx
+        movq    48(%rsp), %rsp
+        .cfi_def_cfa %rsp, 0
+        jmp     *%r11
+        .cfi_endproc
+        .size   rw_return_barrier_trampoline, .-rw_return_barrier_trampoline
+#elif defined(__aarch64__)
+        .globl  rw_return_barrier_trampoline
+        .type   rw_return_barrier_trampoline, %function
+        .p2align 4
+rw_return_barrier_trampoline_start:
+        .cfi_startproc
+        .cfi_def_cfa sp, 0
+        .cfi_undefined x30
+        nop
+rw_return_barrier_trampoline:
+        sub     sp, sp, #224
+        .cfi_def_cfa_offset 224
+        stp     x29, x30, [sp]
+        stp     x0, x1, [sp, #16]
+        stp     x2, x3, [sp, #32]
+        stp     x4, x5, [sp, #48]
+        stp     x6, x7, [sp, #64]
+        str     x8, [sp, #80]
+        stp     q0, q1, [sp, #96]
+        stp     q2, q3, [sp, #128]
+        stp     q4, q5, [sp, #160]
+        stp     q6, q7, [sp, #192]
+        add     x0, sp, #224
+        bl      rw_return_barrier_hit
+        mov     x16, x0
+        ldp     x0, x1, [sp, #16]
+        ldp     x2, x3, [sp, #32]
+        ldp     x4, x5, [sp, #48]
+        ldp     x6, x7, [sp, #64]
+        ldr     x8, [sp, #80]
+        ldp     q0, q1, [sp, #96]
+        ldp     q2, q3, [sp, #128]
+        ldp     q4, q5, [sp, #160]
+        ldp     q6, q7, [sp, #192]
+        ldp     x29, x30, [sp]
+        add     sp, sp, #224
+        .cfi_def_cfa_offset 0
+        br      x16
+        .cfi_endproc
+        .size   rw_return_barrier_trampoline, .-rw_return_barrier_trampoline
+#endif
+
         .section .note.GNU-stack,"",%progbits
 #endif

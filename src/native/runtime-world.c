@@ -100,9 +100,11 @@ void stw_begin(void) {
   self->state = ST_PARKED;
   running--;
   wait_for_running_threads_locked();
+  return_barriers_disarm_locked(); /* every reader of a stack during the stop sees it pristine */
 }
 
 void stw_end(uint64_t new_state) {
+  return_barriers_reinstall_locked(new_state);
   self->state = new_state;
   if (new_state == ST_RUNNING) running++;
   __atomic_store_n(&gc_requested, 0, __ATOMIC_RELEASE);
@@ -133,8 +135,10 @@ void collect_now(void) {
 void register_self_locked(uint64_t stack_top) {
   while (gc_requested) pthread_cond_wait(&cond, &lock);
   if (thread_count >= RW_MAX_THREADS) fatal("more than %d threads", RW_MAX_THREADS);
-  rw_thread *t = &rw_threads[thread_count++];
+  rw_thread *t = &rw_threads[thread_count];
   memset(t, 0, sizeof *t);
+  memset(&rw_return_barriers[thread_count], 0, sizeof rw_return_barriers[0]);
+  thread_count++;
   t->stack_top = stack_top;
   t->boundary_ra = (uint64_t)(uintptr_t)rw_managed_return;
   t->state = ST_RUNNING;
@@ -146,6 +150,7 @@ void register_self_locked(uint64_t stack_top) {
 void unregister_self(void) {
   pthread_mutex_lock(&lock);
   if (self->state == ST_RUNNING) running--;
+  return_barriers_drop_own(0); /* every managed frame has returned; the stack goes away */
   self->state = ST_DEAD;
   pthread_cond_broadcast(&cond);
   pthread_mutex_unlock(&lock);

@@ -18,6 +18,7 @@
  *   runtime-threads.c  threads the runtime starts: rw_main's, gc_thread_start / gc_thread_join
  *   runtime-stacks.c   their stack regions in the scan memory and the guards below them
  *   runtime-faults.c   SIGSEGV / SIGBUS on a runtime thread, alternate signal stacks
+ *   runtime-return-barrier.c  return barriers (--generational): armed slots, the trampoline's hit
  *   runtime.c          what JavaScript calls to set up, load and run the program
  *
  * Threads. Each thread that runs managed code has a record (rw_thread, 256 bytes, in the
@@ -146,6 +147,37 @@ _Static_assert(sizeof(rw_thread) == RW_RECORD_WORDS * 8, "thread record is 32 wo
 /* Must match GUARD_BYTES in src/native/stack-limits.ts: the PROT_NONE bottom of each stack region. */
 #define RW_GUARD_BYTES (64 * 1024)
 
+/* ---- return barriers (runtime-return-barrier.c, src/native/return-barrier-layout.ts) ----------- */
+
+/*
+ * A return barrier: the saved return address of a managed frame replaced by the address of
+ * rw_return_barrier_trampoline (runtime-entry.S). A nursery collection walks a thread's stack only
+ * down to the frame its innermost armed barrier returns into: that frame and every frame outward
+ * have not run since the barrier was armed. entries[0] is the outermost (deepest in the stack,
+ * highest address), entries[armed-1] the innermost; returns happen in stack order, so the
+ * trampoline always pops entries[armed-1]. The core reader reads these by symbol name.
+ */
+#define RW_RETURN_BARRIERS_PER_THREAD 64
+#define RW_BARRIERS_LOST 1u
+typedef struct {
+  uint64_t slot;           /* address of the stack word whose return address was replaced */
+  uint64_t return_address; /* the return address it held (where the frame resumes) */
+  uint64_t frames_below;   /* managed frames from the frame it returns into (inclusive) to the
+                              stack's end, counted when armed */
+} rw_return_barrier;       /* 24 bytes */
+typedef struct {
+  uint32_t armed; /* entries[0 .. armed-1] are armed; entries[armed-1] is the innermost */
+  uint32_t flags; /* bit 0: RW_BARRIERS_LOST (an entry was found stale: next scan is full) */
+  uint64_t reserved;
+  rw_return_barrier entries[RW_RETURN_BARRIERS_PER_THREAD];
+} rw_thread_barriers; /* 16 + 64*24 = 1552 bytes */
+_Static_assert(sizeof(rw_return_barrier) == 24, "a return barrier entry is 3 words");
+_Static_assert(sizeof(rw_thread_barriers) == 16 + RW_RETURN_BARRIERS_PER_THREAD * 24, "per-thread barriers: 1552 bytes");
+/* One per thread record, same index as rw_threads. */
+RW_EXPORT extern rw_thread_barriers rw_return_barriers[RW_MAX_THREADS];
+/* The trampoline's address: what an armed slot holds. */
+RW_EXPORT void rw_return_barrier_trampoline(void);
+
 /* ---- shared between the parts (hidden) -------------------------------------------------------- */
 
 typedef int64_t (*rw_js_callback)(int32_t kind, int32_t thread, uint64_t a, uint64_t b);
@@ -207,6 +239,17 @@ RW_HIDDEN void *usable_stack_base(int region);
 RW_HIDDEN extern int poison_on; /* --poison: the fault message says why a stale pointer faults */
 RW_HIDDEN void install_fault_handlers(void);
 RW_HIDDEN void give_alternate_signal_stack(void);
+
+/* runtime-return-barrier.c (lock held, the world stopped: every other thread PARKED, SAFE, STUCK,
+ * NOGC or DEAD) */
+RW_HIDDEN void return_barriers_disarm_locked(void);
+RW_HIDDEN void return_barriers_reinstall_locked(uint64_t self_new_state);
+/* Called by the thread itself (becoming STUCK or NOGC, or ending): forget its barriers, restoring
+ * the slots when `restore_slots`. */
+RW_HIDDEN void return_barriers_drop_own(int restore_slots);
+/* The trampoline's C side (runtime-entry.S calls it): `sp` is the SP after the `ret` that reached
+ * the trampoline; returns where the frame really resumes. */
+RW_HIDDEN uint64_t rw_return_barrier_hit(uint64_t sp);
 
 /* runtime-entry.S */
 extern char rw_managed_return[];

@@ -10,6 +10,7 @@ import { RUNTIME_GCC_FLAGS, runtimeSources } from "../../src/native/build-runtim
 import { runtimeExports } from "../../src/native/runtime-symbol-clash.js";
 import { GUARD_BYTES } from "../../src/native/stack-limits.js";
 import * as record from "../../src/native/thread-record.js";
+import * as barriers from "../../src/native/return-barrier-layout.js";
 import { findLlvmTool, repoRoot, runTool } from "../../src/toolchain/llvm-toolchain.js";
 import { targetGcc } from "../../src/toolchain/target-gcc.js";
 import { AllocationBits } from "../../gc/allocation-bits.js";
@@ -164,6 +165,26 @@ function recordFacts(architecture: Architecture): [string, number, string][] {
   ];
 }
 
+/** The return barriers' layout (runtime.h rw_thread_barriers) against src/native/return-barrier-layout.ts. */
+function barrierFacts(): [string, number, string][] {
+  const ts = (name: string): string => `return-barrier-layout.ts ${name}`;
+  return [
+    ["RW_RETURN_BARRIERS_PER_THREAD", barriers.BARRIERS_PER_THREAD, ts("BARRIERS_PER_THREAD")],
+    ["RW_BARRIERS_LOST", barriers.BARRIERS_LOST, ts("BARRIERS_LOST")],
+    ["sizeof(rw_return_barrier)", barriers.BARRIER_ENTRY_BYTES, ts("BARRIER_ENTRY_BYTES")],
+    ["sizeof(rw_thread_barriers)", barriers.BARRIERS_BYTES, ts("BARRIERS_BYTES")],
+    ["offsetof(rw_thread_barriers, armed)", barriers.BARRIERS_ARMED_OFFSET, ts("BARRIERS_ARMED_OFFSET")],
+    ["sizeof(((rw_thread_barriers *)0)->armed)", 4, "armed is a u32"],
+    ["offsetof(rw_thread_barriers, flags)", barriers.BARRIERS_FLAGS_OFFSET, ts("BARRIERS_FLAGS_OFFSET")],
+    ["sizeof(((rw_thread_barriers *)0)->flags)", 4, "flags is a u32"],
+    ["offsetof(rw_thread_barriers, entries)", barriers.BARRIERS_ENTRIES_OFFSET, ts("BARRIERS_ENTRIES_OFFSET")],
+    ["offsetof(rw_return_barrier, slot)", barriers.BARRIER_SLOT_OFFSET, ts("BARRIER_SLOT_OFFSET")],
+    ["offsetof(rw_return_barrier, return_address)", barriers.BARRIER_RETURN_ADDRESS_OFFSET, ts("BARRIER_RETURN_ADDRESS_OFFSET")],
+    ["offsetof(rw_return_barrier, frames_below)", barriers.BARRIER_FRAMES_BELOW_OFFSET, ts("BARRIER_FRAMES_BELOW_OFFSET")],
+    ["sizeof(rw_return_barriers) / sizeof(rw_return_barriers[0])", record.MAX_THREADS, "one per thread record (MAX_THREADS)"],
+  ];
+}
+
 function registerLayoutFacts(): [string, number, string][] {
   const signal = X86_64.signalContext;
   const core = X86_64.coreRegisters;
@@ -213,6 +234,12 @@ describe.each(ARCHITECTURES.map((a) => [a.name, a] as const))("the C runtime for
   it("thread record layout, states and callback kinds: runtime.c vs src/native/thread-record.ts", () => {
     const { status, stderr } = compileWithAsserts(asserts(recordFacts(architecture)), architecture);
     expect(stderr.split("\n").filter((l) => /static assert/.test(l))).toEqual([]);
+    expect(status).toBe(0);
+  });
+
+  it("the return barriers' layout: runtime.h rw_thread_barriers vs src/native/return-barrier-layout.ts", () => {
+    const { status, stderr } = compileWithAsserts(asserts(barrierFacts()), architecture);
+    expect(stderr.split("\n").filter((l) => /static assert|error/.test(l))).toEqual([]);
     expect(status).toBe(0);
   });
 
