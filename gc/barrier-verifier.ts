@@ -62,7 +62,14 @@ function missingBarrier(object: number, offsetBytes: number, value: number): Ver
  * reachable from `roots` is left unmarked (a young object the trace missed would be freed).
  * Walks the whole reachable graph (old objects too: a missed young object may hang below one).
  */
-export function findUnmarkedReachable(space: HeapSpace, model: ObjectModel, roots: readonly number[], max: number, out: VerifyFailure[]): number {
+export function findUnmarkedReachable(
+  space: HeapSpace,
+  model: ObjectModel,
+  roots: readonly number[],
+  max: number,
+  out: VerifyFailure[],
+  describeRoot: (index: number) => string | undefined = () => undefined,
+): number {
   const seen = new Set<number>();
   const stack: number[] = [];
   let failures = 0;
@@ -74,13 +81,14 @@ export function findUnmarkedReachable(space: HeapSpace, model: ObjectModel, root
     failures++;
     if (out.length < max)
       out.push({
-        location: from,
+        location: from.kind === "root" ? { ...from, description: describeRoot(from.index) } : from,
         value,
         reason: "(reachable) unmarked after the nursery trace: it would be freed",
         expected: "a marked object",
         phase: "after",
       });
   };
+  // A root's description walks its thread again: only for a root that fails.
   roots.forEach((root, index) => visit(root, { kind: "root", index, description: undefined }));
   while (stack.length > 0) {
     const object = stack.pop()!;

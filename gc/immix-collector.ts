@@ -505,23 +505,25 @@ export class ImmixCollector implements AllocationOwner {
     const before = verify ? inspectGraph(space, this.model, this.rootBases(), false, this.options.maxVerifyMessages, this.describeRoot) : null;
     const t0 = performance.now();
 
+    // A missing barrier found (verify) turns the collection into a full one: correct without
+    // barriers. Decided before the roots are scanned: a nursery collection's scan may leave out
+    // frames whose roots point to old objects only, which a full one must trace.
+    const barrierFailures = wantsNursery && before !== null ? this.checkBarriers() : [];
+    const nursery = wantsNursery && barrierFailures.length === 0;
+
     // 0. The roots, each tested against the allocation bitmap before anything is traced or moved.
     this.rootsVisited = this.badRoots = 0;
     const tScan0 = performance.now();
     this.rootStarts = [];
     for (const s of this.scanners) {
       this.rootStarts.push(this.rootsVisited);
-      s.scanRoots(this.visitRoot, "collection");
+      s.scanRoots(this.visitRoot, nursery ? "nursery-collection" : "collection");
     }
     const refused = this.checkRoots(reason, before, poisonWrites, t0, tScan0);
     if (refused !== null) return refused;
     this.refusal = null;
     // The scan phase includes the check: one bit test per root.
     const tCheck1 = performance.now();
-
-    // A missing barrier found (verify) turns the collection into a full one: correct without barriers.
-    const barrierFailures = wantsNursery && before !== null ? this.checkBarriers() : [];
-    const nursery = wantsNursery && barrierFailures.length === 0;
     if (this.remembered !== null) this.remembered.lastSize = this.remembered.size;
     const threshold = this.prepareCycle(forceDefrag, nursery);
     const tTrace0 = performance.now();
@@ -566,10 +568,14 @@ export class ImmixCollector implements AllocationOwner {
     return found;
   }
 
-  /** --generational --verify, after a nursery trace, before its sweep: nothing reachable left unmarked. */
+  /**
+   * --generational --verify, after a nursery trace, before its sweep: nothing reachable left
+   * unmarked. The roots are read again in full ("verification"), the frames a nursery scan left
+   * out included: a root there that reaches an unmarked (young) object is named by the scanner.
+   */
   private checkNurseryTrace(): VerifyFailure[] {
     const found: VerifyFailure[] = [];
-    findUnmarkedReachable(this.space, this.model, this.rootBases(), this.options.maxVerifyMessages, found);
+    findUnmarkedReachable(this.space, this.model, this.rootBases(), this.options.maxVerifyMessages, found, this.describeRoot);
     return found;
   }
 

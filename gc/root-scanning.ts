@@ -32,10 +32,19 @@ export interface RootScanner {
 /**
  * Why the collector calls scanRoots, so that a scanner (or what it reports to) needs no look at
  * the collector's state:
- *   "collection"    the one scan of a collection whose roots are traced, then updated: exactly
- *                   one per collection, with the world stopped, followed by one updateRoots;
+ *   "collection"    the one scan of a full collection whose roots are traced, then updated:
+ *                   exactly one per collection, with the world stopped, followed by one updateRoots;
+ *   "nursery-collection"  the same for a nursery collection (generational: old objects are
+ *                   neither traced nor moved). A scanner may leave out roots it knows point to old
+ *                   objects only: stack frames that have not run since the previous collection
+ *                   (which left every object it traced old), found by return barriers;
  *   "verification"  a read of the roots to inspect the reachable graph (before and after a
  *                   collection with `verify` on, verifyHeap, graphChecksum): its roots are only
  *                   read, never traced or updated by it.
  */
-export type RootScanReason = "collection" | "verification";
+export type RootScanReason = "collection" | "nursery-collection" | "verification";
+
+/** Whether `reason` is a collection's own scan (traced, then updated), full or nursery. */
+export function isCollectionScan(reason: RootScanReason): boolean {
+  return reason !== "verification";
+}

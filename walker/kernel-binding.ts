@@ -116,13 +116,11 @@ export class ScanKernel {
     this.log = log;
     if (log === undefined) {
       this.ctx[L.CTX_LOG] = 0;
-      this.ctx[L.CTX_MAX_TAKEN] = 0xffff_ffff;
       return;
     }
     this.logRegion ??= OwnedRegion.allocate(this, LOG_FRAMES * 16, "scan kernel frame log");
     this.logView = new Float64Array(scanMemory().buffer, this.logRegion.offset, 2 * LOG_FRAMES);
     this.ctx[L.CTX_LOG] = this.logRegion.offset;
-    this.ctx[L.CTX_MAX_TAKEN] = LOG_FRAMES;
   }
 
   /** Puts the cursor on the frame (SP as a u32 index into the stack `spU32Index`, `ra`, `index`) of `chunk`. */
@@ -145,12 +143,16 @@ export class ScanKernel {
 
   /**
    * Runs the kernel from the cursor, appending to `out` (grown whenever the next frame's pairs do
-   * not fit) and calling it again after a full log; returns the frames taken. The cursor is then on the first frame not taken.
+   * not fit) and calling it again after a full log; returns the frames taken, at most `maxFrames`
+   * (>= 1; a walk's frame marks stop it at their depths). The cursor is then on the first frame not taken.
    */
-  run(out: RootPairs): number {
+  run(out: RootPairs, maxFrames = Infinity): number {
     const ctx = this.ctx;
     let taken = 0;
     for (;;) {
+      // 0xffff_ffff: no limit (the kernel's unlogged loop); the log and maxFrames set one.
+      const limit = Math.min(this.log === undefined ? 0xffff_ffff : LOG_FRAMES, maxFrames - taken);
+      ctx[L.CTX_MAX_TAKEN] = limit;
       ctx[L.CTX_OUT_BASE_SLOTS] = out.baseSlots.byteOffset;
       ctx[L.CTX_OUT_DERIVED_SLOTS] = out.derivedSlots.byteOffset;
       ctx[L.CTX_OUT_BASE_VALUES] = out.baseValues.byteOffset;
@@ -165,7 +167,7 @@ export class ScanKernel {
       taken += run;
       const roomNeeded = ctx[L.CTX_ROOM_NEEDED]!;
       if (roomNeeded !== 0) out.reserve(roomNeeded);
-      else if (run !== ctx[L.CTX_MAX_TAKEN]) return taken;
+      else if (run !== limit || taken >= maxFrames) return taken;
     }
   }
 

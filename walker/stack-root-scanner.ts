@@ -1,9 +1,10 @@
-import type { RootScanReason, RootScanner } from "../gc/root-scanning.js";
+import { type RootScanReason, type RootScanner, isCollectionScan } from "../gc/root-scanning.js";
 import { InvalidArgumentError, describeValue } from "../src/errors.js";
 import { type Memory, flatWords } from "../src/memory/memory.js";
 import { type SafepointRegistry, checkRegistryArgument } from "../src/safepoints/registry.js";
 import { crossCheckByDefault, crossCheckScan } from "./scan-cross-check.js";
 import { scanStackRoots } from "./fast-scan.js";
+import type { FrameMarks } from "./frame-marks.js";
 import { ScanKernel } from "./kernel-binding.js";
 import { warmScanKernel } from "./scan-kernel/warm-up.js";
 import { warmWalk } from "./walk-warm-up.js";
@@ -18,6 +19,16 @@ export interface ThreadStack {
   chunks: readonly ManagedChunk[];
   /** How messages name the thread ("thread #2"); default: its index in the list. */
   label?: string;
+  /**
+   * Return barriers (src/native/return-barriers.ts): every frame whose SP is at or above this
+   * address has not run since the last collection, so its roots point to old objects only. A
+   * "nursery-collection" scan stops there (the frame is the walk's end, as at a stack top) and
+   * counts `skippedFrames` frames as skipped; every other scan walks the whole stack.
+   */
+  skipFromSp?: number;
+  skippedFrames?: number;
+  /** Filled (reset first) by each collection's scan with the walk's frames at depths 1, 2, 4, ...: where the next barriers go. */
+  marks?: FrameMarks;
 }
 
 /** One scanRoots as observers see it (after it returned): why, what it walked, how long it took. */
@@ -70,6 +81,26 @@ function liveStackBytes(thread: ThreadStack): number {
 }
 
 /**
+ * The chunks a nursery scan of `thread` walks when it has a skip point: the innermost ones up to
+ * and including the one holding skipFromSp (chunks are innermost first, SPs increasing), whose
+ * stack top the walk lowers to it. Undefined: no skip point, or one no chunk holds (walk everything).
+ */
+function skippedChunks(thread: ThreadStack): { chunks: readonly ManagedChunk[]; last: ManagedChunk } | undefined {
+  const at = thread.skipFromSp;
+  if (at === undefined) return undefined;
+  const chunks = thread.chunks;
+  for (let c = 0; c < chunks.length; c++) {
+    const chunk = chunks[c]!;
+    const next = chunks[c + 1];
+    if (chunk.sp >= at) return undefined;
+    if (chunk.stackTop !== undefined && at > chunk.stackTop) continue;
+    if (next !== undefined && next.sp < at && chunk.stackTop === undefined) continue;
+    return { chunks: c === chunks.length - 1 ? chunks : chunks.slice(0, c + 1), last: chunk };
+  }
+  return undefined;
+}
+
+/**
  * The collector's RootScanner over thread stacks: scanRoots walks every thread strictly (an
  * unaccountable frame is an error, never a skipped root) with the fast scan loop
  * (walker/fast-scan.ts) and remembers each root's slot;
@@ -89,6 +120,7 @@ export class StackRootScanner implements RootScanner {
   private readonly unwinders: Unwinder[] = [];
   private readonly kernels: ScanKernel[] = [];
   private readonly framesByThread: number[] = [];
+  private readonly skippedByThread: number[] = [];
   private readonly relocationScratch = { bases: new Float64Array(256), deriveds: new Float64Array(256) };
   private readonly strictOptions: UnwinderOptions;
   private readonly crossCheck: boolean;
@@ -96,6 +128,10 @@ export class StackRootScanner implements RootScanner {
   /** The stacks of the last walk (updateRoots relocates what it found). */
   private walked: readonly ThreadStack[] = [];
   framesScanned = 0;
+  /** Frames the last walk left out (a nursery scan stopping at return barriers). */
+  framesSkipped = 0;
+  /** The last collection's own scan (not a verification's): frames walked and left out. */
+  readonly lastCollectionScan = { frames: 0, skipped: 0 };
   rootsRelocated = 0;
 
   constructor(
@@ -120,12 +156,12 @@ export class StackRootScanner implements RootScanner {
 
   scanRoots(visit: (baseAddress: number) => void, reason: RootScanReason): void {
     if (this.observers.length === 0) {
-      this.walkStacks();
+      this.walkStacks(reason);
       this.visitRoots(visit);
       return;
     }
     const start = performance.now();
-    this.walkStacks();
+    this.walkStacks(reason);
     const walked = performance.now();
     this.visitRoots(visit);
     const scan: RootScanEvent = { reason, threads: this.walked, walkMs: walked - start, visitMs: performance.now() - walked, frames: this.framesScanned };
@@ -163,11 +199,17 @@ export class StackRootScanner implements RootScanner {
     }
   }
 
-  /** Walks every thread's stack and records its root slots and base values (nothing is visited yet). */
-  walkStacks(): void {
+  /**
+   * Walks every thread's stack and records its root slots and base values (nothing is visited
+   * yet). `reason` (default "verification": everything, nothing marked) decides whether a thread's
+   * return barriers are honoured ("nursery-collection") and whether its frame marks are filled
+   * (a collection's scan).
+   */
+  walkStacks(reason: RootScanReason = "verification"): void {
     const snapshot = this.registry.snapshot();
     const threads = this.threads();
     this.framesScanned = 0;
+    this.framesSkipped = 0;
     // Pairs the columns of the threads walked so far hold: presizing stops at the budget.
     let columnPairs = 0;
     for (let t = 0; t < threads.length; t++) {
@@ -178,17 +220,40 @@ export class StackRootScanner implements RootScanner {
       let u = this.unwinders[t];
       if (u === undefined) u = this.unwinders[t] = new Unwinder(snapshot, thread.memory, this.strictOptions);
       else if (u.memory !== thread.memory || u.snapshot !== snapshot) u.rebind(snapshot, thread.memory);
-      const frames = scanStackRoots(u, thread.chunks, pairs, (this.kernels[t] ??= new ScanKernel()));
+      const marks = isCollectionScan(reason) ? thread.marks : undefined;
+      marks?.reset();
+      const skip = reason === "nursery-collection" ? skippedChunks(thread) : undefined;
+      const kernel = (this.kernels[t] ??= new ScanKernel());
+      let frames: number;
+      if (skip === undefined) frames = scanStackRoots(u, thread.chunks, pairs, kernel, undefined, marks);
+      else {
+        const saved = skip.last.stackTop;
+        skip.last.stackTop = thread.skipFromSp!;
+        try {
+          frames = scanStackRoots(u, skip.chunks, pairs, kernel, undefined, marks);
+        } finally {
+          skip.last.stackTop = saved;
+        }
+      }
+      const skipped = skip === undefined ? 0 : (thread.skippedFrames ?? 0);
+      marks?.finish(frames, skipped);
       columnPairs += pairs.baseSlots.length;
       this.framesByThread[t] = frames;
+      this.skippedByThread[t] = skipped;
       this.framesScanned += frames;
-      if (this.crossCheck) crossCheckScan(snapshot, thread.memory, thread.chunks, this.strictOptions);
+      this.framesSkipped += skipped;
+      if (this.crossCheck && skip === undefined) crossCheckScan(snapshot, thread.memory, thread.chunks, this.strictOptions);
     }
     this.pairsByThread.length = threads.length;
     this.unwinders.length = threads.length;
     this.kernels.length = threads.length;
     this.framesByThread.length = threads.length;
+    this.skippedByThread.length = threads.length;
     this.walked = threads;
+    if (isCollectionScan(reason)) {
+      this.lastCollectionScan.frames = this.framesScanned;
+      this.lastCollectionScan.skipped = this.framesSkipped;
+    }
   }
 
   /** Visits each non-null base value the last walk read (RootPairs.baseValues). */
@@ -237,10 +302,10 @@ export class StackRootScanner implements RootScanner {
     return `frame #${frame}, ${where}`;
   }
 
-  /** Thread `t`'s root pairs and frame count from the last walk (for checks). */
-  lastWalkOf(t: number): { pairs: RootPairs; frames: number } | undefined {
+  /** Thread `t`'s root pairs, frame count and frames left out (return barriers) from the last walk (for checks and logs). */
+  lastWalkOf(t: number): { pairs: RootPairs; frames: number; skipped: number } | undefined {
     const pairs = this.pairsByThread[t];
-    return pairs === undefined ? undefined : { pairs, frames: this.framesByThread[t]! };
+    return pairs === undefined ? undefined : { pairs, frames: this.framesByThread[t]!, skipped: this.skippedByThread[t]! };
   }
 
   updateRoots(forward: (oldBaseAddress: number) => number): void {

@@ -6,7 +6,7 @@
 
 /** `rootwalk run` (docs/cli.md "rootwalk run"; src/cli/run-command.ts). */
 export const RUN_USAGE =
-  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--target x86-64|aarch64] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--generational] [--nursery SIZE] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--report FILE.html] [--gc-trace] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
+  "rootwalk run PROGRAM.ll|.o|.so... [--plimmix] [--target x86-64|aarch64] [--llc-flag=FLAG]... [--opt-flag=FLAG]... [--stress[=N]] [--no-gc] [--verify] [--poison] [--generational] [--nursery SIZE] [--no-return-barriers] [--walk chunks|unwind] [--heap SIZE] [--stack SIZE] [--thread-stack SIZE] [--threads N] [--svg FILE] [--report FILE.html] [--gc-trace] [--safepoint-timeout SECONDS] [--progress SECONDS] [--json] [--llvm VERSION] [--no-check | --strict-check]";
 
 /** Every option of `rootwalk run`, with its meaning and units (`rootwalk run --help`). */
 export const RUN_OPTIONS: Readonly<Record<string, string>> = {
@@ -23,6 +23,8 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
     "nursery (minor) collections with sticky mark bits; the program calls gc_write_barrier(obj) after every store of a GC pointer into an object; with --stress, every 4th collection is full; with --verify, a missing barrier is named (exit 4)",
   "--nursery SIZE":
     "a nursery collection after the mutators allocated this much since the last collection, with K/M/G suffixes, 32K..4G (default 4M, at most a quarter of --heap); implies --generational",
+  "--no-return-barriers":
+    "under --generational, walk whole stacks at every collection: no return barriers (by default a nursery collection walks only the frames that ran since the last collection; docs/writing-programs.md)",
   "--walk chunks|unwind": "how stopped threads are walked: to where they entered managed code (chunks, default) or to their outermost frame",
   "--heap SIZE": "heap size in bytes, with K/M/G suffixes, 1M..4G (default 256M)",
   "--stack SIZE": "rw_main's stack, with K/M/G suffixes (default 1G); every stack lives in the 4 GiB scan memory, 3.5G of it for stacks",

@@ -48,6 +48,8 @@ export interface RunArguments {
   /** `--generational`, `--nursery SIZE` (implies it): nursery collections (sticky mark bits). */
   generational: boolean;
   nurseryBytes?: number;
+  /** `--no-return-barriers`: under --generational, every collection walks whole stacks. */
+  noReturnBarriers?: boolean;
   /** How stopped threads are walked (NativeRunOptions.walk). */
   walk: "chunks" | "unwind";
   /** Write the heap map (SVG) after the run. */
@@ -122,6 +124,7 @@ export function parseRunArguments(args: readonly string[]): RunArguments {
     poison: o.has("--poison"),
     generational: o.has("--generational") || o.has("--nursery"),
     ...(o.has("--nursery") ? { nurseryBytes: parseNurserySize(o.value("--nursery")!) } : {}),
+    ...(o.has("--no-return-barriers") ? { noReturnBarriers: true } : {}),
     walk,
     heapBytes: o.has("--heap") ? parseHeapSize(o.value("--heap")!) : 256 << 20,
     stacks: {
@@ -195,6 +198,10 @@ function runReport(r: NativeRunResult, json: boolean, generational: boolean): st
       minorPauseMs: Number(r.generational.minorPauseMs.toFixed(3)),
       majorPauseMs: Number(r.generational.majorPauseMs.toFixed(3)),
       framesScanned: r.framesScanned,
+      framesSkipped: r.framesSkipped,
+      returnBarriersArmed: r.returnBarriers.armed,
+      returnBarrierHits: r.returnBarriers.hits,
+      returnBarriersStale: r.returnBarriers.stale,
       rootsRelocated: r.rootsRelocated,
       objectsMoved: r.objectsMoved,
       maxPauseMs: Number(r.maxPauseMs.toFixed(3)),
@@ -206,7 +213,7 @@ function runReport(r: NativeRunResult, json: boolean, generational: boolean): st
   }
   return (
     `result: ${r.result}\n` +
-    `collections: ${r.collections}, frames scanned: ${r.framesScanned}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
+    `collections: ${r.collections}, frames scanned: ${r.framesScanned}${r.framesSkipped > 0 ? ` (skipped ${r.framesSkipped})` : ""}, roots relocated: ${r.rootsRelocated}, objects moved: ${r.objectsMoved}\n` +
     `pause: max ${r.maxPauseMs.toFixed(3)} ms, total ${r.totalPauseMs.toFixed(3)} ms; verify failures: ${r.verifyFailures}; threads: ${r.threads}\n` +
     (generational ? `generational: ${generationalText(r.generational)}\n` : "") +
     `phases: ${Object.entries(r.phasesMs)
@@ -295,6 +302,7 @@ export async function runCommand(args: readonly string[], io: RunIo, crossCheck?
       poison: parsed.poison,
       generational: parsed.generational,
       ...(parsed.nurseryBytes !== undefined ? { nurseryBytes: parsed.nurseryBytes } : {}),
+      ...(parsed.noReturnBarriers === true ? { returnBarriers: false } : {}),
       stdoutToStderr: parsed.json,
       walk: parsed.walk,
       safepointTimeoutMs: parsed.safepointTimeoutMs,

@@ -8,7 +8,9 @@ import type { MapRegistration } from "./map-registration.js";
 import type { MutatorHoles } from "./mutator-holes.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
 import type { StoppedThreads } from "./stopped-threads.js";
+import type { ReturnBarriers } from "./return-barriers.js";
 import type { StuckThreadPins } from "./stuck-thread-pins.js";
+import type { ThreadRecords } from "./thread-record.js";
 import { JS_ADD_GLOBAL, JS_ALLOC, JS_COLLECT, JS_INIT, JS_STUCK_END, JS_STUCK_START } from "./thread-record.js";
 
 /** What the runtime's callback acts on (each part one job; runNativeProgram builds them). */
@@ -22,6 +24,9 @@ export interface CallbackParts {
   pins: StuckThreadPins;
   /** Collections made by gc_collect say "stress" when every Nth safepoint collects. */
   stress: boolean;
+  /** Return barriers (--generational, unless off or unavailable): re-armed after each collection. */
+  barriers: ReturnBarriers | undefined;
+  records: ThreadRecords;
 }
 
 /**
@@ -35,7 +40,9 @@ export interface CallbackParts {
  * the process (code 3).
  */
 export class NativeCallbacks {
+  /** Frames the collections' own scans walked, and left out (return barriers). */
   framesScanned = 0;
+  framesSkipped = 0;
   rootsRelocated = 0;
 
   constructor(private readonly parts: CallbackParts) {}
@@ -89,15 +96,20 @@ export class NativeCallbacks {
     }, koffi.pointer(callbackType));
   }
 
-  /** Runs `body` as a collection may: counts the frames and roots of each collection it made. */
+  /**
+   * Runs `body` as a collection may: counts the frames and roots of each collection it made and,
+   * after the last, chooses the threads' return barriers (armed by C as the stop ends).
+   */
   private collecting<T>(body: () => T): T {
-    const { collector, scanner, runtime } = this.parts;
+    const { collector, scanner, runtime, barriers, stopped, records } = this.parts;
     const before = collector.stats.collections;
     const result = body();
     if (collector.stats.collections !== before) {
       runtime.rwSetCollections(collector.stats.collections); // for a failure's JSON (runtime.c json_failure)
-      this.framesScanned += scanner.framesScanned;
+      this.framesScanned += scanner.lastCollectionScan.frames;
+      this.framesSkipped += scanner.lastCollectionScan.skipped;
       this.rootsRelocated += scanner.rootsRelocated;
+      barriers?.rearm(stopped.threadsIfRead(), records);
     }
     return result;
   }

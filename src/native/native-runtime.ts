@@ -15,6 +15,7 @@ import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_SAFEPOINT_TIMEOUT_MS, DEFAULT_THREADS
 import { type NativeRunProgress, startProgressReports } from "./run-progress.js";
 import { type NativeRunResult, runResult, writeHeapMapSvg } from "./run-result.js";
 import { type RuntimeLibrary, loadRuntimeLibrary } from "./runtime-library.js";
+import { ReturnBarriers, returnBarriersUnavailable } from "./return-barriers.js";
 import { ScanReferenceCheck } from "./scan-reference.js";
 import { ScanTiming } from "./scan-timing.js";
 import { StoppedThreads } from "./stopped-threads.js";
@@ -57,6 +58,12 @@ export interface NativeRunOptions {
   verify: boolean;
   /** Generational collection (sticky mark bits, gc_write_barrier): ImmixCollector's generational and nurseryBytes. */
   generational?: boolean;
+  /**
+   * Under `generational`: return barriers (return-barriers.ts), so that a nursery collection walks
+   * only the frames that ran since the last collection. Default true; off with
+   * --no-return-barriers, and unavailable with a CET shadow stack or on AArch64 (one line on stderr).
+   */
+  returnBarriers?: boolean;
   nurseryBytes?: number;
   /**
    * How a stopped thread is walked. Both climb native frames (the runtime, libc, a C library
@@ -128,7 +135,8 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const records = new ThreadRecords(runtime.rwThreadsAddress() as bigint);
   const registry = new SafepointRegistry();
   const modules = new ProcessModules();
-  const stopped = new StoppedThreads(runtime, records, modules, stacks, options.walk === "unwind", options.copyStacks === true);
+  const barriers = returnBarriersFor(runtime, options);
+  const stopped = new StoppedThreads(runtime, records, modules, stacks, options.walk === "unwind", options.copyStacks === true, barriers);
   const crossCheck = options.crossCheck !== undefined ? { crossCheck: options.crossCheck } : {};
   const scanner = new StackRootScanner(registry, () => stopped.stackList(), { modules: modules.modules, ...crossCheck });
   // Instruments, told of every scan in this order (timing first: it times the scan alone).
@@ -145,7 +153,7 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
   const holes = new MutatorHoles(collector, records);
   const maps = new MapRegistration(runtime, registry);
   const pins = new StuckThreadPins(collector, registry, stopped, modules, crossCheck);
-  const callbacks = new NativeCallbacks({ runtime, collector, scanner, stopped, holes, maps, pins, stress: options.stressEvery > 0 });
+  const callbacks = new NativeCallbacks({ runtime, collector, scanner, stopped, holes, maps, pins, stress: options.stressEvery > 0, barriers, records });
   const startProgress = () => startProgressReports(options.progress, { runtime, records, modules, collector, framesScanned: () => callbacks.framesScanned });
   await runMain(runtime, options, collector, callbacks, startProgress);
   stacks.release();
@@ -155,7 +163,16 @@ export async function runNativeProgram(options: NativeRunOptions): Promise<Nativ
     holes.takeFinalCursors();
     options.onHeapMap(collector.heapMap());
   }
-  return runResult({ runtime, collector, callbacks, maps, timing, scanReference: reference?.reference.totals });
+  return runResult({ runtime, collector, callbacks, maps, timing, scanReference: reference?.reference.totals, barriers });
+}
+
+/** The run's return barriers: only under --generational, unless turned off; unavailable: said once on stderr. */
+function returnBarriersFor(runtime: RuntimeLibrary, options: NativeRunOptions): ReturnBarriers | undefined {
+  if (options.generational !== true || options.returnBarriers === false || options.noGc) return undefined;
+  const why = returnBarriersUnavailable();
+  if (why === undefined) return new ReturnBarriers(runtime);
+  process.stderr.write(`rootwalk run: no return barriers: ${why}; every nursery collection walks whole stacks\n`);
+  return undefined;
 }
 
 /** Loads the program, so that its DT_NEEDED runtime is the one loaded; rw_run_main finds rw_main in it. */

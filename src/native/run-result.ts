@@ -6,6 +6,7 @@ import type { NativeCallbacks } from "./callback-dispatch.js";
 import type { MapRegistration } from "./map-registration.js";
 import type { MutatorHoles } from "./mutator-holes.js";
 import { type RuntimeLibrary, threadCount } from "./runtime-library.js";
+import type { ReturnBarriers } from "./return-barriers.js";
 import type { ScanTiming } from "./scan-timing.js";
 import type { ScanReferenceTotals } from "./scan-reference.js";
 
@@ -13,7 +14,11 @@ export interface NativeRunResult {
   /** rw_main's return value, signed decimal. */
   result: string;
   collections: number;
+  /** Frames the collections' own scans walked; frames nursery scans left out (return barriers). */
   framesScanned: number;
+  framesSkipped: number;
+  /** Return barriers (--generational): chosen and armed, returned through, found stale (longjmp). */
+  returnBarriers: { armed: number; hits: number; stale: number };
   rootsRelocated: number;
   objectsMoved: number;
   maxPauseMs: number;
@@ -54,15 +59,18 @@ export interface RunOutcome {
   maps: MapRegistration;
   timing: ScanTiming;
   scanReference: ScanReferenceTotals | undefined;
+  barriers: ReturnBarriers | undefined;
 }
 
 /** The result of a run whose rw_main returned. */
-export function runResult({ runtime, collector, callbacks, maps, timing, scanReference }: RunOutcome): NativeRunResult {
+export function runResult({ runtime, collector, callbacks, maps, timing, scanReference, barriers }: RunOutcome): NativeRunResult {
   const stats = collector.stats;
   return {
     result: runtime.rwResultText() as string,
     collections: stats.collections,
     framesScanned: callbacks.framesScanned,
+    framesSkipped: callbacks.framesSkipped,
+    returnBarriers: { armed: barriers?.armed ?? 0, hits: barriers?.hits() ?? 0, stale: barriers?.stale() ?? 0 },
     rootsRelocated: callbacks.rootsRelocated,
     objectsMoved: stats.totalEvacuatedObjects,
     maxPauseMs: stats.maxPauseMs,

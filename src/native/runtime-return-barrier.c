@@ -145,6 +145,12 @@ RW_EXPORT int32_t rw_return_barriers_set(int32_t t, uint32_t keep, const uint64_
   return 0;
 }
 
+/* Field `field` (0 slot, 1 return_address, 2 frames_below) of thread t's entry k (armed or kept). */
+RW_EXPORT uint64_t rw_return_barriers_entry(int32_t t, uint32_t k, int32_t field) {
+  const rw_return_barrier *e = &rw_return_barriers[t].entries[k % RW_RETURN_BARRIERS_PER_THREAD];
+  return field == 0 ? e->slot : field == 1 ? e->return_address : e->frames_below;
+}
+RW_EXPORT uint32_t rw_return_barriers_flags(int32_t t) { return rw_return_barriers[t].flags; }
 RW_EXPORT void rw_return_barriers_clear_lost(int32_t t) { rw_return_barriers[t].flags &= ~RW_BARRIERS_LOST; }
 RW_EXPORT uint64_t rw_return_barrier_hits(void) { return __atomic_load_n(&hits, __ATOMIC_RELAXED); }
 RW_EXPORT uint64_t rw_return_barrier_stale(void) { return __atomic_load_n(&stale, __ATOMIC_RELAXED); }

@@ -6,6 +6,7 @@ import type { WordMemory } from "../memory/memory.js";
 import { NativeMemory } from "./native-memory.js";
 import type { ProcessModules } from "./process-modules.js";
 import { type RuntimeLibrary, threadCount } from "./runtime-library.js";
+import type { ReturnBarriers } from "./return-barriers.js";
 import type { ThreadStacks } from "./thread-stacks.js";
 import {
   HOST_ARCHITECTURE,
@@ -27,7 +28,7 @@ export const BELOW_SP_BYTES = 256;
 /** One stopped thread as the scanner sees it: its record's registers, its one chunk, its stack. */
 export interface StoppedThread {
   index: number;
-  stack: { memory: WordMemory; chunks: ManagedChunk[]; label: string };
+  stack: ThreadStack & { memory: WordMemory; chunks: ManagedChunk[]; label: string };
   chunk: ManagedChunk;
   registers: RegisterContext;
 }
@@ -60,6 +61,8 @@ export class StoppedThreads {
      * alternative: the scan kernel then copies it into the scan memory at every scan).
      */
     private readonly copyStacks = false,
+    /** Return barriers (--generational): each thread read gets its skip point and frame marks. */
+    private readonly barriers?: ReturnBarriers,
   ) {}
 
   /** Forgets the threads read (a callback starts or ends: the threads may run again). */
@@ -123,6 +126,7 @@ export class StoppedThreads {
       chunk.stackTop = stackTop;
       s.stack.memory = this.stackMemory(low, stackTop - low, s.stack.label);
     }
+    this.barriers?.describe(t, s.stack);
     return s;
   }
 

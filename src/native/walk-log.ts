@@ -1,3 +1,4 @@
+import { isCollectionScan } from "../../gc/root-scanning.js";
 import { appendFileSync } from "node:fs";
 import { type FrameReportJson, type WalkReport, frameReportJson, reportWalk } from "../../walker/frame-report.js";
 import { RegisterContext } from "../../walker/register-context.js";
@@ -48,7 +49,7 @@ export class WalkLog implements RootScanObserver {
   }
 
   scanned(scan: RootScanEvent): void {
-    if (scan.reason !== "collection") return;
+    if (!isCollectionScan(scan.reason)) return;
     const threads = this.stopped.threads().map((s) => ({ thread: s.index, ...this.walksOf(s) }));
     // Addresses and registers as hex strings (frameReportJson): 64-bit values, exact.
     this.collections++;

@@ -1,3 +1,4 @@
+import { isCollectionScan } from "../../../gc/root-scanning.js";
 import type { CycleStats } from "../../../gc/gc-stats.js";
 import type { RootScanEvent, RootScanObserver, StackRootScanner } from "../../../walker/stack-root-scanner.js";
 
@@ -77,7 +78,7 @@ export class CollectionLog implements RootScanObserver {
   ) {}
 
   scanned(scan: RootScanEvent): void {
-    if (scan.reason !== "collection") return;
+    if (!isCollectionScan(scan.reason)) return;
     this.scanUsedBytes = this.sources.usedBytes();
     this.scanFrames = scan.frames;
     this.scanRoots = 0;
