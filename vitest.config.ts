@@ -43,6 +43,7 @@ export const LLVM19_SUITES = [
   "test/check/check.test.ts",
   "test/native-runtime/interior-roots.test.ts",
   "test/native-runtime/generational.test.ts",
+  "test/native-runtime/return-barriers.test.ts",
 ];
 
 const shared = {

@@ -40,6 +40,11 @@ export interface RootScanEvent {
   walkMs: number;
   visitMs: number;
   frames: number;
+  /** Frames left out below return barriers (a nursery scan), all threads. */
+  framesSkipped: number;
+  /** Per thread, in the order of `threads`: frames walked and frames left out (the scanner's own arrays: read them in `scanned`). */
+  threadFrames: readonly number[];
+  threadSkipped: readonly number[];
 }
 
 /**
@@ -121,6 +126,8 @@ export class StackRootScanner implements RootScanner {
   private readonly kernels: ScanKernel[] = [];
   private readonly framesByThread: number[] = [];
   private readonly skippedByThread: number[] = [];
+  /** Per thread, the skip point the last nursery-collection walk honoured (NaN: none): describeRoot says a root lies below it. */
+  private readonly skippedFromByThread: number[] = [];
   private readonly relocationScratch = { bases: new Float64Array(256), deriveds: new Float64Array(256) };
   private readonly strictOptions: UnwinderOptions;
   private readonly crossCheck: boolean;
@@ -164,7 +171,16 @@ export class StackRootScanner implements RootScanner {
     this.walkStacks(reason);
     const walked = performance.now();
     this.visitRoots(visit);
-    const scan: RootScanEvent = { reason, threads: this.walked, walkMs: walked - start, visitMs: performance.now() - walked, frames: this.framesScanned };
+    const scan: RootScanEvent = {
+      reason,
+      threads: this.walked,
+      walkMs: walked - start,
+      visitMs: performance.now() - walked,
+      frames: this.framesScanned,
+      framesSkipped: this.framesSkipped,
+      threadFrames: this.framesByThread,
+      threadSkipped: this.skippedByThread,
+    };
     for (const o of this.observers) o.scanned(scan);
   }
 
@@ -236,6 +252,7 @@ export class StackRootScanner implements RootScanner {
         }
       }
       const skipped = skip === undefined ? 0 : (thread.skippedFrames ?? 0);
+      if (isCollectionScan(reason)) this.skippedFromByThread[t] = skip === undefined ? NaN : thread.skipFromSp!;
       marks?.finish(frames, skipped);
       columnPairs += pairs.baseSlots.length;
       this.framesByThread[t] = frames;
@@ -279,14 +296,17 @@ export class StackRootScanner implements RootScanner {
       for (let i = 0; i < pairs.count; i++) {
         if (pairs.baseValues[i] === 0 || k-- > 0) continue;
         const thread = this.walked[t]!;
-        return `${thread.label ?? `thread #${t}`}, ${this.describeFrame(thread, pairs.frameOf(i), pairs.baseSlots[i]!)}`;
+        return `${thread.label ?? `thread #${t}`}, ${this.describeFrame(thread, pairs.frameOf(i), pairs.baseSlots[i]!, this.skippedFromByThread[t] ?? NaN)}`;
       }
     }
     return undefined;
   }
 
-  /** `frame #1 rw_main+0x2a, stack slot 0x7ffd... (sp+0x10)` or `..., register rbx`. */
-  private describeFrame(thread: ThreadStack, frame: number, slot: number): string {
+  /**
+   * `frame #1 rw_main+0x2a, stack slot 0x7ffd... (sp+0x10)` or `..., register rbx`; a frame at or
+   * above `skippedFrom` (the last nursery scan's skip point) is said to be one that scan skipped.
+   */
+  private describeFrame(thread: ThreadStack, frame: number, slot: number, skippedFrom: number): string {
     const u = new Unwinder(this.registry.snapshot(), thread.memory, this.strictOptions);
     const where = isMemorySlot(slot)
       ? `stack slot ${describeSlot(slot, u.architecture)}`
@@ -297,7 +317,11 @@ export class StackRootScanner implements RootScanner {
       const name = u.functionName() ?? "?";
       const fn = range === undefined || name.includes("+") ? name : `${name}+0x${(u.ra - range.start).toString(16)}`;
       const sp = isMemorySlot(slot) ? ` (sp+0x${(slot - u.sp).toString(16)})` : "";
-      return `frame #${frame} ${fn} (return address 0x${u.ra.toString(16)}), ${where}${sp}`;
+      const skipped =
+        u.sp >= skippedFrom
+          ? ", in a frame the nursery scan skipped (below a return barrier: not run since the previous collection, so its roots were assumed old; a callee wrote this slot through a pointer?)"
+          : "";
+      return `frame #${frame} ${fn} (return address 0x${u.ra.toString(16)}), ${where}${sp}${skipped}`;
     }
     return `frame #${frame}, ${where}`;
   }

@@ -4,8 +4,13 @@ import type { ThreadStack } from "../../walker/stack-root-scanner.js";
 import { RootwalkError } from "../errors.js";
 import { BARRIERS_LOST, BARRIERS_PER_THREAD } from "./return-barrier-layout.js";
 import type { RuntimeLibrary } from "./runtime-library.js";
-import type { StoppedThread } from "./stopped-threads.js";
 import { HOST_ARCHITECTURE, ST_PARKED, type ThreadRecords } from "./thread-record.js";
+
+/** A stopped thread as rearm reads it (src/native/stopped-threads.ts BarrierThread): its record index and stack. */
+interface BarrierThread {
+  index: number;
+  stack: ThreadStack;
+}
 
 /** Set to 1: behave as if the process ran with a CET shadow stack (tests of the fallback). */
 export const FORCE_SHADOW_STACK_VARIABLE = "ROOTWALK_FORCE_SHADOW_STACK";
@@ -101,7 +106,7 @@ export class ReturnBarriers {
    * never the outermost), so that a stack that keeps growing between collections still gets its
    * barriers near the top, where the next walk stops.
    */
-  rearm(threads: readonly StoppedThread[], records: ThreadRecords): void {
+  rearm(threads: readonly BarrierThread[], records: ThreadRecords): void {
     for (const s of threads) {
       const t = s.index;
       const marks = s.stack.marks;
@@ -129,7 +134,7 @@ export class ReturnBarriers {
    * The marks whose slot holds their return address (x86-64: the word below the marked frame's
    * SP), outermost first, at most BARRIERS_PER_THREAD - 1 (the innermost ones kept).
    */
-  private chooseMarks(s: StoppedThread, marks: FrameMarks): number[] {
+  private chooseMarks(s: BarrierThread, marks: FrameMarks): number[] {
     const push = HOST_ARCHITECTURE.callPushBytes;
     const chosen: number[] = [];
     for (let m = 0; m < marks.count && chosen.length < BARRIERS_PER_THREAD - 1; m++) {

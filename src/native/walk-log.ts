@@ -50,10 +50,19 @@ export class WalkLog implements RootScanObserver {
 
   scanned(scan: RootScanEvent): void {
     if (!isCollectionScan(scan.reason)) return;
-    const threads = this.stopped.threads().map((s) => ({ thread: s.index, ...this.walksOf(s) }));
+    // framesScanned / framesSkipped: what the collection's own scan walked and left out (return barriers).
+    const threads = this.stopped.threads().map((s, k) => ({
+      thread: s.index,
+      framesScanned: scan.threadFrames[k] ?? 0,
+      framesSkipped: scan.threadSkipped[k] ?? 0,
+      ...this.walksOf(s),
+    }));
     // Addresses and registers as hex strings (frameReportJson): 64-bit values, exact.
     this.collections++;
-    appendFileSync(this.path, `${JSON.stringify({ collection: this.collections, threads })}\n`);
+    appendFileSync(
+      this.path,
+      `${JSON.stringify({ collection: this.collections, kind: scan.reason === "nursery-collection" ? "nursery" : "full", framesScanned: scan.frames, framesSkipped: scan.framesSkipped, threads })}\n`,
+    );
     this.rwWalkLogged(this.collections);
   }
 

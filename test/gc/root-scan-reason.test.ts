@@ -23,6 +23,17 @@ describe("scanRoots says why it is called", () => {
     expect(scanner.updates).toBe(1);
   });
 
+  it("a nursery collection's scan says 'nursery-collection' (its scanner may skip frames of old roots), a full one 'collection'", () => {
+    const { collector, mutator, scanner } = makeHeap({ generational: true, verify: true });
+    scanner.roots = [mutator.alloc(1, 16)];
+    expect(collector.collect().kind).toBe("full");
+    scanner.roots.push(mutator.alloc(1, 16));
+    expect(collector.collect("stress").kind).toBe("nursery");
+    // verify: before, the collection's own scan, after, and the nursery trace's check of every root.
+    expect(scanner.reasons).toEqual(["verification", "collection", "verification", "verification", "nursery-collection", "verification", "verification"]);
+    expect(scanner.updates).toBe(2);
+  });
+
   it("verifyHeap and graphChecksum outside a collection read the roots as 'verification'", () => {
     const { collector, mutator, scanner } = makeHeap();
     scanner.roots = [mutator.alloc(1, 16)];

@@ -198,6 +198,24 @@ describe("the native runtime on AArch64 (rootwalk run in the arm64 Node under qe
   );
 
   it(
+    "--generational: no return barriers on AArch64, said once on stderr; nursery collections walk whole stacks and give the result",
+    async (ctx) => {
+      const rootwalk = emulated(ctx);
+      if (rootwalk === undefined) return;
+      const args = [join(PROGRAMS, "generational-table.ll"), "--generational", "--nursery", "256K"];
+      const outcome = await runArm64(rootwalk, [...args, "--json"], EMULATED_TIMEOUT_MS);
+      const run = runJsonOutcome(args, outcome) as ReturnType<typeof runJsonOutcome> & { framesSkipped: number; returnBarriersArmed: number };
+      expect(run.result).toBe("25591680");
+      expect(run.framesSkipped).toBe(0);
+      expect(run.returnBarriersArmed).toBe(0);
+      expect(outcome.stderr.split("\n").filter((l) => /no return barriers/.test(l))).toEqual([
+        "rootwalk run: no return barriers: return barriers are implemented for x86-64 only (this is AArch64); every nursery collection walks whole stacks",
+      ]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "sp-threads --stress=100 --verify: the reference result, several threads stopped and scanned at once",
     async (ctx) => {
       const rootwalk = emulated(ctx);

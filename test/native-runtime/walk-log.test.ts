@@ -43,6 +43,29 @@ describe("the walk log", () => {
   }, 180_000);
 });
 
+describe("the walk log under --generational's return barriers", () => {
+  it("says per collection and per thread how many frames the scan walked and skipped: together, the whole chunk walk", async () => {
+    const log = join(scratch, "barriers.jsonl");
+    const program = join(repoRoot(), "test", "native-runtime", "programs", "longjmp-over-barriers.ll");
+    const args = [ENTRY, program, "--generational", "--nursery", "64K", "--json", "--progress=0"];
+    const r = await runProcess(process.execPath, args, 120_000, { ...process.env, ROOTWALK_WALK_LOG: log });
+    expect(r.status, r.stderr).toBe(0);
+    const stops = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as LoggedStop & { kind: string; framesScanned: number; framesSkipped: number });
+    expect(stops.length).toBeGreaterThan(10);
+    for (const stop of stops) {
+      expect(stop.kind).toBe("nursery");
+      const thread = stop.threads[0]!;
+      expect(thread.framesScanned + thread.framesSkipped, `collection ${stop.collection}`).toBe(thread.scan.frames.length);
+      expect(stop.framesScanned).toBe(thread.framesScanned);
+      expect(stop.framesSkipped).toBe(thread.framesSkipped);
+    }
+    expect(stops.filter((s) => s.framesSkipped > 0).length).toBeGreaterThan(stops.length / 2);
+  }, 180_000);
+});
+
 interface LoggedFrame {
   pc: string;
   sp: string;
@@ -53,5 +76,6 @@ interface LoggedFrame {
 }
 
 interface LoggedStop {
-  threads: { frames: LoggedFrame[]; scan: { frames: LoggedFrame[] } }[];
+  collection: number;
+  threads: { frames: LoggedFrame[]; scan: { frames: LoggedFrame[] }; framesScanned: number; framesSkipped: number }[];
 }
