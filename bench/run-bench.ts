@@ -9,6 +9,7 @@ import { type RunFigures, currentTable, replaceCurrentTable } from "./readme-tab
 import { type TimingOptions, sink } from "./timing.js";
 import { type VerifyOverheadResult, measureVerifyOverhead } from "./verify-overhead.js";
 import { type CheckChainResult, measureCheckChain } from "./check-chain.js";
+import { type MinorPauseDepth, measureMinorPauseDepth } from "./minor-pause-depth.js";
 import { ReferenceMismatchError } from "./walk-reference.js";
 
 /*
@@ -94,6 +95,8 @@ const TARGETS = {
   nativeScanRatio: 1.3,
   scanPathBytesPerSafepoint: 64,
   verifyOverheadRatio: 2,
+  /** Median nursery pause at 1M frames over 1k frames, with the return barriers (issue 33). */
+  minorPauseDepthRatio: 2,
 } as const;
 
 /** The target ratio of one case, from TARGETS (the chart marks it); undefined for a case without one. */
@@ -178,6 +181,7 @@ interface ProgramResults {
   nativeCopied: NativeScanResult | null;
   verifyOverhead: VerifyOverheadResult | null;
   checkChain: CheckChainResult | null;
+  minorPauseDepth: MinorPauseDepth | null;
 }
 
 /**
@@ -185,7 +189,7 @@ interface ProgramResults {
  * cases join `results`), --verify's overhead, and `rootwalk check` on a deep chain.
  */
 async function runProgramCases(cli: Cli, results: CaseResult[], log: Log): Promise<ProgramResults> {
-  const out: ProgramResults = { native: null, nativeCopied: null, verifyOverhead: null, checkChain: null };
+  const out: ProgramResults = { native: null, nativeCopied: null, verifyOverhead: null, checkChain: null, minorPauseDepth: null };
   if (selected(cli, "NativeScan/frames")) {
     log("NativeScan/frames: a real 100,001-frame native stack, scanned at every safepoint ...");
     const native = await measureNativeScan(cli.quick ? 3 : 5);
@@ -222,12 +226,23 @@ async function runProgramCases(cli: Cli, results: CaseResult[], log: Log): Promi
     out.checkChain = checkChain;
     log(`Check/chain-20k-functions: ${checkChain.checkMs.toFixed(0)} ms (bound ${checkChain.boundMs} ms)`);
   }
+  if (selected(cli, "MinorPause/depth-1k-to-1M")) {
+    log(
+      "MinorPause/depth-1k-to-1M: run --generational 1k, 10k, 100k, 1M frames deep, a root each, the bottom allocating; with and without --no-return-barriers ...",
+    );
+    const m = measureMinorPauseDepth(cli.quick ? 1 : 3);
+    out.minorPauseDepth = m;
+    const cells = m.byDepth.map((d) => `${d.frames} frames ${d.withBarriersMs.toFixed(3)} / ${d.withoutBarriersMs.toFixed(3)} ms`).join(", ");
+    log(
+      `MinorPause/depth-1k-to-1M: median nursery pause with / without the barriers: ${cells}; minorPauseDepthRatio ${m.minorPauseDepthRatio.toFixed(2)} (target ${TARGETS.minorPauseDepthRatio}; without the barriers ${m.minorPauseDepthRatioWithoutBarriers.toFixed(1)})`,
+    );
+  }
   return out;
 }
 
 /** The run's summary: the JSON printed by --json and written to bench/results/. */
 function summarize(cli: Cli, timing: TimingOptions, started: number, results: CaseResult[], skipped: Skipped[], programs: ProgramResults) {
-  const { native, nativeCopied, verifyOverhead, checkChain } = programs;
+  const { native, nativeCopied, verifyOverhead, checkChain, minorPauseDepth } = programs;
   const bytesPerSafepoint =
     results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["tableBytesPerSafepoint"] ??
     results.find((r) => r.name.startsWith("Parse/"))?.extra?.["tableBytesPerSafepoint"] ??
@@ -259,6 +274,9 @@ function summarize(cli: Cli, timing: TimingOptions, started: number, results: Ca
     verifyOverhead,
     /** `rootwalk check` (the CLI, one process) on bench/check-chain.ts's 20,000-function chain; the bench fails past its bound. */
     checkChain20kMs: checkChain?.checkMs ?? null,
+    /** Median nursery pause at 1M frames over 1k frames with the return barriers (bench/minor-pause-depth.ts), and the pauses by depth. */
+    minorPauseDepthRatio: minorPauseDepth?.minorPauseDepthRatio ?? null,
+    minorPauseDepth,
     walkFramesPerSec: (results.find((r) => r.name === "Walk/10k-frames-16-sites")?.extra?.["rootwalkFramesPerSec"] as number | undefined) ?? null,
     bytesPerSafepoint,
     scanPathBytesPerSafepoint: (results.find((r) => r.name.startsWith("Lookup/"))?.extra?.["scanPathBytesPerSafepoint"] as number | undefined) ?? null,

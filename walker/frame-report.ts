@@ -27,6 +27,8 @@ export interface FrameReport {
    * register itself; a register a frame below saved is that frame's save slot).
    */
   roots: FrameRoot[];
+  /** Where `pc` was read (the callee's return-address slot); NaN for #0 and a chunk's first frame. */
+  pcSlot: number;
 }
 
 export type { CalleeSavedName };
@@ -70,13 +72,23 @@ export function visitFrames(u: Unwinder, memory: Memory, start: WalkStart | read
     if (u.index === 0) inManagedCode = u.kind === "managed-unsafe";
     // A signal frame's CFA is the interrupted frame's SP (the unwinder keeps the address of its slot).
     const cfa = u.kind === "signal" ? memory.readWord(u.cfa) : u.cfa;
-    visit({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa, function: frameFunction(u), registers: frameRegisters(u, memory), roots });
+    visit({ index: u.index, kind: u.kind, pc: u.ra, sp: u.sp, cfa, function: frameFunction(u), registers: frameRegisters(u, memory), roots, pcSlot: u.pcSlot });
     frames++;
   }
   // Only a frame the unwinder placed (a module, or none, at its PC) and could not climb.
   if (frames === 0 && u.stopReason === "no-unwind-info") {
     inManagedCode = u.kind === "managed-unsafe";
-    visit({ index: 0, kind: u.kind, pc: u.ra, sp: u.sp, cfa: null, function: frameFunction(u), registers: frameRegisters(u, memory), roots: [] });
+    visit({
+      index: 0,
+      kind: u.kind,
+      pc: u.ra,
+      sp: u.sp,
+      cfa: null,
+      function: frameFunction(u),
+      registers: frameRegisters(u, memory),
+      roots: [],
+      pcSlot: u.pcSlot,
+    });
   }
   return { stopReason: u.stopReason, stopDetail: u.stopDetail, inManagedCode };
 }

@@ -2,6 +2,7 @@ import { encodeLocationWord0, LocationKind } from "../src/location/location-word
 import { InvalidArgumentError, MalformedInputError } from "../src/errors.js";
 import { RangedMemory } from "../src/memory/memory.js";
 import type { Architecture } from "../src/arch/architecture.js";
+import { TRAMPOLINE_SYMBOL } from "../src/core/return-barrier-table.js";
 import { AARCH64 } from "../src/arch/aarch64.js";
 import { X86_64 } from "../src/arch/x86-64.js";
 import { FLAG_NO_UNWIND_INFO, FrameDescriptorBuilder, NO_CFA_RULE, calleeSavedIndex } from "../src/safepoints/frame-descriptors.js";
@@ -52,6 +53,12 @@ export interface LoadedSnapshot {
   registry: SafepointRegistry;
   start: WalkStart;
   splitStacks(method: WalkMethod): SplitStacks | undefined;
+  /**
+   * The address of the function the snapshot names rw_return_barrier_trampoline (the native
+   * runtime's return barrier), if any: a return address equal to it ends the walk with
+   * "return-barrier" naming its slot (a snapshot has no barrier table to restore it from).
+   */
+  returnBarrierTrampoline: number | undefined;
 }
 
 function num(value: string | number | undefined, what: string): number {
@@ -117,7 +124,9 @@ export function loadStackSnapshot(json: StackSnapshotJson): LoadedSnapshot {
   const start = snapshotStart(json, architecture, memory);
   const morestack =
     json.morestackStart === undefined ? [] : [{ start: num(json.morestackStart, "morestackStart"), sizeBytes: num(json.morestackSize, "morestackSize") }];
-  return { memory, registry, start, splitStacks: (method) => snapshotSplitStacks(json, method, morestack) };
+  const trampoline = json.functions.find((f) => f.name === TRAMPOLINE_SYMBOL);
+  const returnBarrierTrampoline = trampoline === undefined ? undefined : num(trampoline.addr, `function ${trampoline.name}.addr`);
+  return { memory, registry, start, splitStacks: (method) => snapshotSplitStacks(json, method, morestack), returnBarrierTrampoline };
 }
 
 /** The untrusted JSON's shape: an object with the three required arrays, every element an object. */

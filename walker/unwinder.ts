@@ -120,6 +120,14 @@ export interface UnwinderOptions {
   modules?: ModuleMap;
   /** The machine walked when the snapshot has no maps to say (a core without stack maps); default x86-64. */
   architecture?: Architecture;
+  /**
+   * The address of the native runtime's rw_return_barrier_trampoline, when known (a core that
+   * maps librwruntime, a snapshot naming it): a return address equal to it is an armed return
+   * barrier whose original return address the walk was not given, and ends the walk with
+   * "return-barrier" naming the slot, never "no safepoint". A core's barriers with a table entry
+   * are restored before the walk reads them (src/core/return-barrier-memory.ts).
+   */
+  returnBarrierTrampoline?: number;
 }
 
 export type StopReason =
@@ -134,7 +142,8 @@ export type StopReason =
   | "split-stack"
   | "stack-end"
   | "no-unwind-info"
-  | "managed-not-at-safepoint";
+  | "managed-not-at-safepoint"
+  | "return-barrier";
 
 /** What the current frame is: a managed frame at a safepoint, a native frame climbed by CFI, a
  * signal trampoline, or (lenient walks only) a managed frame stopped where it has no safepoint. */
@@ -197,6 +206,10 @@ export class Unwinder {
   cfa = 0;
   /** Where the caller's return address (or, in a signal frame, its PC) is read: a walker/slot.ts slot. */
   raSlot = 0;
+  /** Where this frame's own `ra` was read (the callee's raSlot); NaN for a chunk's first frame. */
+  pcSlot = Number.NaN;
+  /** options.returnBarrierTrampoline, or -1 (no return address equals it). */
+  private readonly trampoline: number;
   /** The return address in raSlot is signed (AArch64 pointer authentication): strip it when read. */
   raSigned = false;
   kind: FrameKind = "managed";
@@ -271,6 +284,7 @@ export class Unwinder {
   ) {
     checkUnwinderOptions(options);
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.trampoline = options.returnBarrierTrampoline ?? -1;
     this.snapshot = snapshot;
     this.memory = memory;
     this.bindWords();
@@ -377,6 +391,7 @@ export class Unwinder {
    */
   resumeAt(sp: number, ra: number, index: number, regSlots: Float64Array): void {
     this.regSlots.set(regSlots);
+    this.pcSlot = Number.NaN;
     this.sp = sp;
     this.ra = ra;
     this.pcExact = false; // the frame below it was a managed frame at a call
@@ -426,6 +441,7 @@ export class Unwinder {
     }
     this.sp = callerSp;
     this.ra = callerRa;
+    this.pcSlot = raSlot;
     this.pcExact = callerExact;
     this.resolve();
   }
@@ -439,6 +455,7 @@ export class Unwinder {
     this.chunkIndex = i;
     this.sp = chunk.sp;
     this.ra = chunk.ra;
+    this.pcSlot = Number.NaN;
     this.pcExact = chunk.pcIsExact === true;
     for (let k = 0; k < this.calleeSavedCount; k++) {
       this.regSlots[k] = chunk.registers?.isKnown(k) ? contextSlot(i, k) : UNKNOWN_SLOT;
@@ -476,6 +493,17 @@ export class Unwinder {
     }
     if (this.ra === chunk.boundaryRa || this.options.boundaries?.has(this.ra)) {
       this.endChunk("boundary");
+      return true;
+    }
+    if (this.ra === this.trampoline) {
+      const where = Number.isNaN(this.pcSlot) ? "the walk's first return address" : `return-address slot ${hex(this.pcSlot)}`;
+      const problem = `${where} holds the return-barrier trampoline ${hex(this.ra)} and no table entry gives its original return address`;
+      this.fail(
+        "return-barrier",
+        Number.isNaN(this.pcSlot) ? this.sp : this.pcSlot,
+        problem,
+        "a stack read while the runtime's return barriers were armed, without its rw_return_barriers table",
+      );
       return true;
     }
     if ((this.sp & 7) !== 0) {

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { CoreFile, type CoreThread } from "../core/core-file.js";
+import { type RestoredCoreMemory, type ReturnBarrierSymbols, restoreReturnBarriers, returnBarrierSymbols } from "../core/core-return-barriers.js";
 import { type CoreLibraries, checkProgramMachine, coreLibraries, mappingsUnderSysroot, readMappedFile } from "../core/core-mappings.js";
 import { type ElfIdentity, readElfIdentity } from "../elf/elf-identity.js";
 import { InvalidArgumentError, RootwalkError, hex, withContext } from "../errors.js";
@@ -36,14 +37,18 @@ export const MAX_ROOTS_MAX_DEPTH = 1_000_000_000;
 /** Output is handed to the writer in pieces of about this many characters. */
 const OUTPUT_CHUNK_CHARS = 1 << 20;
 
-export type CoreFrame = FrameReport;
+/** A frame of a core; `returnBarrier`: its pc was read from the return-barrier table (its slot held the trampoline). */
+export type CoreFrame = FrameReport & { returnBarrier: boolean };
 
 export interface CoreThreadWalk extends WalkReport {
   tid: number;
+  frames: CoreFrame[];
 }
 
 export interface CoreWalk {
   threads: CoreThreadWalk[];
+  /** One line when the core's return-barrier table could not be used (walked without it). */
+  note: string | undefined;
   /** What the walks used, for further walks of the same core (tests). */
   snapshot: RegistrySnapshot;
   memory: Memory;
@@ -57,6 +62,8 @@ interface OpenedCore {
   modules: ModuleMap;
   /** What a walk that ends in unmapped code adds: the libraries not found, and how to give them. */
   unmappedHint: string | undefined;
+  /** The memory walked: the core's, armed return barriers restored (src/core/core-return-barriers.ts). */
+  barriers: RestoredCoreMemory;
 }
 
 /** The N of `--max-depth N`: frames walked per thread at most. */
@@ -70,7 +77,8 @@ function openCore(corePath: string, executable: string | undefined, sysroot: str
   const core = openCoreFile(corePath);
   try {
     if (core.threads.length === 0) throw new RootwalkError("WALK", `${corePath}: no NT_PRSTATUS note (no thread registers)`);
-    return { core, ...registerModules(core, executable, sysroot) };
+    const { barrierSymbols, ...registered } = registerModules(core, executable, sysroot);
+    return { core, ...registered, barriers: restoreReturnBarriers(core.memory, barrierSymbols) };
   } catch (e) {
     core.close();
     throw e;
@@ -83,7 +91,11 @@ function openCore(corePath: string, executable: string | undefined, sysroot: str
  * auxiliary vector, and the libraries come from the dynamic linker's list in the core's memory,
  * looked for under SYSROOT first (src/core/core-mappings.ts).
  */
-function registerModules(core: CoreFile, executable: string | undefined, sysroot: string | undefined): Omit<OpenedCore, "core"> {
+function registerModules(
+  core: CoreFile,
+  executable: string | undefined,
+  sysroot: string | undefined,
+): Omit<OpenedCore, "core" | "barriers"> & { barrierSymbols: ReturnBarrierSymbols | undefined } {
   if (core.files.length === 0 && executable === undefined)
     throw new InvalidArgumentError("core", "no NT_FILE note (a qemu-user core names no mapped files)", "EXECUTABLE, the program the core was written by");
   const libraries = core.files.length === 0 ? coreLibraries(core, executable!, { ...(sysroot !== undefined ? { sysroot } : {}) }) : undefined;
@@ -97,6 +109,7 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
     pseudoImage: (m) => (m.path === VDSO_NAME ? vdso?.bytes : undefined),
   });
   const registry = new SafepointRegistry();
+  let barrierSymbols: ReturnBarrierSymbols | undefined;
   for (const m of modules.modules) {
     if (m.path === VDSO_NAME) continue; // no stack maps in the kernel's code
     // Its headers and notes only: a core can name data files of any size, which are no modules.
@@ -115,8 +128,10 @@ function registerModules(core: CoreFile, executable: string | undefined, sysroot
     }
     const elf = m.elf(); // the file's one whole read, kept by the module for its CFI
     if (elf.section(".llvm_stackmaps") !== undefined) registerObjectFile(registry, elf.bytes, { path: m.path, loadBias: m.loadBias });
+    barrierSymbols ??= returnBarrierSymbols(elf, m.loadBias, m.path);
   }
-  return { snapshot: registry.snapshot(), modules, unmappedHint: libraries === undefined ? undefined : missingLibrariesHint(libraries) };
+  const unmappedHint = libraries === undefined ? undefined : missingLibrariesHint(libraries);
+  return { snapshot: registry.snapshot(), modules, unmappedHint, barrierSymbols };
 }
 
 /**
@@ -185,14 +200,22 @@ function mappedElfIdentity(path: string): ElfIdentity | undefined {
 }
 
 /** Walks one thread from its NT_PRSTATUS registers (the core's architecture's), handing each frame to `visit`. */
-function walkThread(opened: OpenedCore, t: CoreThread, maxDepth: number, visit: (f: FrameReport) => void): WalkEnd {
+function walkThread(opened: OpenedCore, t: CoreThread, maxDepth: number, visit: (f: CoreFrame) => void): WalkEnd {
   const r = t.registers;
   const architecture = opened.core.architecture;
   const registers = RegisterContext.from(Object.fromEntries(architecture.calleeSavedNames.map((name) => [name, r[name]!])), architecture);
-  const memory = opened.core.memory;
-  const u = new Unwinder(opened.snapshot, memory, { mode: "lenient", modules: opened.modules, maxDepth, architecture });
+  const { memory, restored, trampoline } = opened.barriers;
+  const options = {
+    mode: "lenient",
+    modules: opened.modules,
+    maxDepth,
+    architecture,
+    ...(trampoline !== undefined ? { returnBarrierTrampoline: trampoline } : {}),
+  } as const;
+  const u = new Unwinder(opened.snapshot, memory, options);
   const { sp, pc } = architecture.coreRegisters;
-  const end = visitFrames(u, memory, { sp: Number(r[sp]!), ra: Number(r[pc]!), registers, pcIsExact: true }, visit);
+  const start = { sp: Number(r[sp]!), ra: Number(r[pc]!), registers, pcIsExact: true };
+  const end = visitFrames(u, memory, start, (f) => visit({ ...f, returnBarrier: restored?.restores(f.pcSlot) === true }));
   if (opened.unmappedHint === undefined || u.stopReason !== "no-unwind-info" || opened.modules.moduleAt(u.stoppedAt) !== undefined) return end;
   return { ...end, stopDetail: `${end.stopDetail}; ${opened.unmappedHint}` };
 }
@@ -201,10 +224,10 @@ function walkThread(opened: OpenedCore, t: CoreThread, maxDepth: number, visit: 
 export function walkCore(corePath: string, executable?: string, maxDepth = DEFAULT_ROOTS_MAX_DEPTH, sysroot?: string): CoreWalk {
   const opened = openCore(corePath, executable, sysroot);
   const threads = opened.core.threads.map((t): CoreThreadWalk => {
-    const frames: FrameReport[] = [];
+    const frames: CoreFrame[] = [];
     return { tid: t.tid, frames, ...walkThread(opened, t, maxDepth, (f) => frames.push(f)) };
   });
-  return { threads, snapshot: opened.snapshot, memory: opened.core.memory, modules: opened.modules };
+  return { threads, note: opened.barriers.note, snapshot: opened.snapshot, memory: opened.barriers.memory, modules: opened.modules };
 }
 
 function openCoreFile(path: string): CoreFile {
@@ -230,7 +253,13 @@ export interface RootsOptions {
  * `rootwalk roots`: writes every thread's frames as they are walked, in pieces (`write` is the
  * command's stdout): no frame is kept, so a deep stack costs the output, not a copy of it.
  */
-export function rootsCommand(corePath: string, executable: string | undefined, options: RootsOptions, write: (text: string) => void): void {
+export function rootsCommand(
+  corePath: string,
+  executable: string | undefined,
+  options: RootsOptions,
+  write: (text: string) => void,
+  warn: (line: string) => void = () => {},
+): void {
   let opened: OpenedCore;
   try {
     opened = openCore(corePath, executable, options.sysroot);
@@ -238,6 +267,7 @@ export function rootsCommand(corePath: string, executable: string | undefined, o
     // Named once: a message about the core file itself already starts with its path.
     throw e instanceof RootwalkError && !e.message.startsWith(`${corePath}:`) ? withContext(e, corePath) : e;
   }
+  if (opened.barriers.note !== undefined) warn(`rootwalk roots: ${opened.barriers.note}\n`);
   const out = new ChunkedOutput(write);
   try {
     const format = options.json ? JSON_FORMAT : TEXT_FORMAT;
@@ -287,7 +317,7 @@ class ChunkedOutput {
  */
 interface RootsFormat {
   begin: string;
-  frame(tid: number, thread: number, f: FrameReport): string;
+  frame(tid: number, thread: number, f: CoreFrame): string;
   threadEnd(tid: number, thread: number, frames: number, roots: number, end: WalkEnd): string;
   end: string;
 }
@@ -296,7 +326,8 @@ const TEXT_FORMAT: RootsFormat = {
   begin: "",
   frame(tid, _thread, f) {
     const head = f.index === 0 ? textThreadHeader(tid, f.kind === "managed-unsafe") : "";
-    const tag = f.kind === "managed" ? "managed" : f.kind === "managed-unsafe" ? "MANAGED, NOT AT A SAFEPOINT" : f.kind;
+    const kind = f.kind === "managed" ? "managed" : f.kind === "managed-unsafe" ? "MANAGED, NOT AT A SAFEPOINT" : f.kind;
+    const tag = f.returnBarrier ? `${kind}, return barrier: pc from the runtime's table` : kind;
     const roots = f.roots.map((r) => `        root ${r.register ?? `[${hex(r.slot)}]`} = ${hex(r.value)}\n`).join("");
     return `${head}  #${f.index}  pc ${hex(f.pc)}  sp ${hex(f.sp)}  cfa ${f.cfa === null ? "?" : hex(f.cfa)}  ${f.function ?? "?"}  [${tag}]\n${roots}`;
   },
@@ -315,7 +346,7 @@ const JSON_FORMAT: RootsFormat = {
   begin: '{"threads":[',
   frame(tid, thread, f) {
     const head = f.index === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : ",";
-    return head + JSON.stringify(frameReportJson(f));
+    return head + JSON.stringify(f.returnBarrier ? { ...frameReportJson(f), returnBarrier: true } : frameReportJson(f));
   },
   threadEnd(tid, thread, frames, _roots, end) {
     const head = frames === 0 ? `${thread > 0 ? "," : ""}{"tid":${tid},"frames":[` : "";
@@ -334,6 +365,6 @@ export function rootsCli(args: readonly string[], io: CliIo): number {
   // A sysroot that is no directory would only be passed over, each file then read from the host.
   if (sysroot !== undefined && statSync(sysroot, { throwIfNoEntry: false })?.isDirectory() !== true)
     throw new InvalidArgumentError("--sysroot", JSON.stringify(sysroot), "a directory (where the files the core names are looked for first)");
-  rootsCommand(o.positional[0]!, o.positional[1], { json: o.has("--json"), maxDepth, ...(sysroot !== undefined ? { sysroot } : {}) }, io.stdout);
+  rootsCommand(o.positional[0]!, o.positional[1], { json: o.has("--json"), maxDepth, ...(sysroot !== undefined ? { sysroot } : {}) }, io.stdout, io.stderr);
   return 0;
 }

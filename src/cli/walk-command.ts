@@ -22,6 +22,7 @@ export function walkSnapshotFile(path: string, method: WalkMethod, json: boolean
     const result = walkStack(snapshot, loaded.memory, loaded.start, {
       mode: "lenient",
       ...(split ? { splitStacks: split } : {}),
+      ...(loaded.returnBarrierTrampoline !== undefined ? { returnBarrierTrampoline: loaded.returnBarrierTrampoline } : {}),
       ...(crossCheck !== undefined ? { crossCheck } : {}),
     });
     const architecture = snapshot.architecture ?? X86_64;

@@ -145,6 +145,7 @@ export function readLoggedWalk(w: LoggedWalkJson): WalkReport {
         register: "register" in r ? r.register : undefined,
         value: Number(r.value),
       })),
+      pcSlot: Number.NaN,
     })),
   };
 }
