@@ -4,10 +4,9 @@
  * scan memory unless said otherwise. Compiled by tsc and asc: plain constants only.
  *
  * `measureStackMap(job)` reads the inputs up to JOB_BIAS_HI and writes JOB_RECORDS and
- * JOB_LOCATIONS; `indexStackMap(job)` reads everything else the caller sized from them (or, in one pass, from the
- * first blob's header: JOB_MAX_RECORDS) and writes JOB_RECIPE_COUNT and JOB_SLOT_WORDS. Both
- * return JOB_INDEXED, or JOB_DECLINED for any section the general decoder must take (anything
- * malformed, and what the kernel leaves to it); `indexStackMap` checks every bound measure does.
+ * JOB_LOCATIONS; `indexStackMap(job)` reads everything else the caller sized from them and writes
+ * JOB_RECIPE_COUNT and JOB_SLOT_WORDS. Both return JOB_INDEXED, or JOB_DECLINED for any section the
+ * general decoder must take (anything malformed, and what the kernel leaves to it).
  */
 
 /** The section's bytes (8-aligned) and their length. */
@@ -39,11 +38,7 @@ export const JOB_HASH_LOG_CAPACITY = 18;
 /** Out of index: recipes and slot words written. */
 export const JOB_RECIPE_COUNT = 19;
 export const JOB_SLOT_WORDS = 20;
-/** Into index: the records the table and columns were sized for; one more is JOB_REMEASURE. */
-export const JOB_MAX_RECORDS = 21;
-export const JOB_WORDS = 22;
+export const JOB_WORDS = 21;
 
 export const JOB_INDEXED = 0;
 export const JOB_DECLINED = 1;
-/** Out of index: the section holds more records than JOB_MAX_RECORDS (it has more blobs than the first): measure it, then index again. */
-export const JOB_REMEASURE = 2;

@@ -4,20 +4,17 @@ import { DWARF_RSP, RA_CFA_OFFSET_BYTES } from "./frame-descriptors.js";
 import {
   JOB_BIAS_HI,
   JOB_BIAS_LO,
-  JOB_DECLINED,
   JOB_FRAME_BYTES,
   JOB_HASH_INDEX,
   JOB_HASH_LOG_CAPACITY,
   JOB_INDEXED,
   JOB_LOCATIONS,
   JOB_LOG_CAPACITY,
-  JOB_MAX_RECORDS,
   JOB_PAIR_COUNT,
   JOB_RA_CFA_OFFSET,
   JOB_RECIPE_COUNT,
   JOB_RECIPE_OF_SAFEPOINT,
   JOB_RECORDS,
-  JOB_REMEASURE,
   JOB_SECTION,
   JOB_SECTION_BYTES,
   JOB_SLOTS,
@@ -30,7 +27,6 @@ import {
   JOB_WORDS,
 } from "./kernel-index-layout.js";
 import { SafepointTable } from "./safepoint-table.js";
-import { HEADER_NUM_RECORDS, HEADER_SIZE_BYTES, MIN_RECORD_BYTES } from "../stackmap/stackmap-v3-layout.js";
 import { ScanRecipes } from "./scan-recipes.js";
 import { RegistrationLease, takeBuffer } from "./registration-pool.js";
 
@@ -91,84 +87,40 @@ const COLUMN_SLOTS = [
 ] as const;
 const columnAt = new Float64Array(COLUMN_SLOTS.length);
 
-/** Records a one-pass index may size its job for from the first blob's header (measureStackMap's bound). */
-const MAX_ONE_PASS_RECORDS = 2 ** 26;
-
 /** The table and recipes of `bytes` as one module at `loadBias`, or undefined when the general path must decide. */
 export function indexStackMapInKernel(bytes: Uint8Array, loadBias: number): KernelIndex | undefined {
   const kernel = scanKernelExports();
-  const start = workspaceAt(JOB_BLOCK_BYTES + align8(bytes.byteLength), 0);
-  if (start < 0) return undefined;
-  scanMemory().bytes.set(bytes, start + JOB_BLOCK_BYTES);
-  setSection(start, bytes.byteLength);
-  // One pass for a section of one blob (a linked program's, gc_init's): the job sized from its
-  // header's record count and at most one location per 12 bytes of section. A section of more
-  // blobs (the kernel stops at the first record past that count) or a count past the bound is
-  // measured first, then indexed.
-  let records = firstBlobRecords(bytes);
-  let status = records >= 0 ? indexSized(kernel, bytes.byteLength, loadBias, records, Math.floor(bytes.byteLength / 12)) : JOB_REMEASURE;
-  if (status === JOB_REMEASURE) {
-    if ((kernel["measureStackMap"] as JobCall)(workspace!.offset) !== JOB_INDEXED) return undefined;
-    const w = workspace!.offset >>> 2;
-    records = scanMemory().words[w + JOB_RECORDS]!;
-    status = indexSized(kernel, bytes.byteLength, loadBias, records, scanMemory().words[w + JOB_LOCATIONS]!);
-  }
-  if (status !== JOB_INDEXED) return undefined;
-  const job = workspace!.offset;
-  const words = scanMemory().words;
-  return copyOut(
-    bytes,
-    job,
-    2 ** SafepointTable.logCapacityFor(records),
-    records,
-    words[(job >>> 2) + JOB_RECIPE_COUNT]!,
-    words[(job >>> 2) + JOB_SLOT_WORDS]!,
-  );
-}
-
-/**
- * The first blob header's record count, or -1 when there is no header or the count is more than
- * the section can hold (at least MIN_RECORD_BYTES each: a malformed count must not size a huge
- * job; measureStackMap declines it at once) or than MAX_ONE_PASS_RECORDS.
- */
-function firstBlobRecords(bytes: Uint8Array): number {
-  if (bytes.byteLength < HEADER_SIZE_BYTES) return -1;
-  const at = HEADER_NUM_RECORDS;
-  const records = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24);
-  const fit = Math.min(MAX_ONE_PASS_RECORDS, Math.floor((bytes.byteLength - HEADER_SIZE_BYTES) / MIN_RECORD_BYTES));
-  return records >= 0 && records <= fit ? records : -1;
-}
-
-function setSection(job: number, sectionBytes: number): void {
-  const words = scanMemory().words;
-  words[(job >>> 2) + JOB_SECTION] = job + JOB_BLOCK_BYTES;
-  words[(job >>> 2) + JOB_SECTION_BYTES] = sectionBytes;
-}
-
-/**
- * Lays out the workspace (the job block and the section copied in) for `records` and `locations`
- * and runs the kernel's index on it: JOB_INDEXED (the job at workspace.offset: growing the
- * workspace may move it), JOB_DECLINED (also when the scan memory has no room), or JOB_REMEASURE.
- */
-function indexSized(kernel: ReturnType<typeof scanKernelExports>, sectionLength: number, loadBias: number, records: number, locations: number): number {
-  const sectionBytes = align8(sectionLength);
+  const sectionBytes = align8(bytes.byteLength);
+  let job = workspaceAt(JOB_BLOCK_BYTES + sectionBytes, 0);
+  if (job < 0) return undefined;
+  const memory = scanMemory();
+  memory.bytes.set(bytes, job + JOB_BLOCK_BYTES);
+  const words = memory.words;
+  const w = job >>> 2;
+  words[w + JOB_SECTION] = job + JOB_BLOCK_BYTES;
+  words[w + JOB_SECTION_BYTES] = bytes.byteLength;
+  if ((kernel["measureStackMap"] as JobCall)(job) !== JOB_INDEXED) return undefined;
+  const records = words[w + JOB_RECORDS]!;
+  const locations = words[w + JOB_LOCATIONS]!;
   const logCapacity = SafepointTable.logCapacityFor(records);
+  const cells = 2 ** logCapacity;
   let hashLog = MIN_HASH_LOG_CAPACITY;
   while (2 ** hashLog < 2 * records) hashLog++;
-  const end = layOutColumns(JOB_BLOCK_BYTES + sectionBytes, 2 ** logCapacity, records, locations, hashLog);
-  const job = workspaceAt(end, JOB_BLOCK_BYTES + sectionBytes);
-  if (job < 0) return JOB_DECLINED;
-  setSection(job, sectionLength);
-  const words = scanMemory().words;
+  const firstColumn = job + JOB_BLOCK_BYTES + sectionBytes;
+  const end = layOutColumns(firstColumn - job, cells, records, locations, hashLog);
+  job = workspaceAt(end, JOB_BLOCK_BYTES + sectionBytes);
+  if (job < 0) return undefined;
   const j = job >>> 2;
+  words[j + JOB_SECTION] = job + JOB_BLOCK_BYTES;
+  words[j + JOB_SECTION_BYTES] = bytes.byteLength;
   setBias(words, j, loadBias);
   words[j + JOB_SP_DWARF] = DWARF_RSP;
   words[j + JOB_RA_CFA_OFFSET] = RA_CFA_OFFSET_BYTES >>> 0;
   words[j + JOB_LOG_CAPACITY] = logCapacity;
   for (let k = 0; k < COLUMN_SLOTS.length; k++) words[j + COLUMN_SLOTS[k]!] = job + columnAt[k]!;
   words[j + JOB_HASH_LOG_CAPACITY] = hashLog;
-  words[j + JOB_MAX_RECORDS] = records;
-  return (kernel["indexStackMap"] as JobCall)(job);
+  if ((kernel["indexStackMap"] as JobCall)(job) !== JOB_INDEXED) return undefined;
+  return copyOut(bytes, job, cells, records, words[j + JOB_RECIPE_COUNT]!, words[j + JOB_SLOT_WORDS]!);
 }
 
 /** Sets columnAt (offsets from the job) from `from`, each column 8-aligned; returns the end. */

@@ -25,8 +25,6 @@ const MAX_ADDRESS: u64 = 1 << 53;
 const MAX_RECORDS: u64 = 1 << 26;
 /** What the record and blob steps return instead of an offset when they decline. */
 const DECLINED_AT: u32 = 0xffffffff;
-/** What they return for a record past JOB_MAX_RECORDS (the caller sized the job from the first blob only). */
-const REMEASURE_AT: u32 = 0xfffffffe;
 const KNOWN_FLAGS: i32 = V3.STATEPOINT_FLAG_GC_TRANSITION | V3.STATEPOINT_FLAG_DEOPT_LIVE_IN;
 const DEOPT_START: u32 = V3.STATEPOINT_DEOPT_START;
 
@@ -83,10 +81,6 @@ export function measureStackMap(job: u32): u32 {
 
 // The job's state while `indexStackMap` runs (set by startJob).
 let section: u32 = 0;
-/** The section's length in bytes: every read of the index pass is checked against it, as measureStackMap checks. */
-let sectionLength: u64 = 0;
-/** Records the table and columns were sized for. */
-let maxRecords: u32 = 0;
 let bias: u64 = 0;
 let spDwarf: u32 = 0;
 let raCfaOffset: i64 = 0;
@@ -124,20 +118,17 @@ let shapePairCount: u32 = 0;
 let shapeAllocas: u32 = 0;
 
 /**
- * Decodes and checks every record of the section in the job (every bound measureStackMap checks
- * too, so it may run without it), compiles each safepoint's recipe and inserts it into the table
- * (descriptor index = record index over all blobs, module slot 0); JOB_DECLINED as soon as
- * anything is for the general path to decide, JOB_REMEASURE at a record past JOB_MAX_RECORDS.
+ * Decodes and checks every record of the section measured into the job, compiles each safepoint's
+ * recipe and inserts it into the table (descriptor index = record index over all blobs, module
+ * slot 0); JOB_DECLINED as soon as anything is for the general path to decide.
  */
 export function indexStackMap(job: u32): u32 {
   const length = jobWord(job, Job.JOB_SECTION_BYTES);
   startJob(job);
-  if (length == 0) return Job.JOB_DECLINED;
   let offset: u32 = 0;
   while (offset < length) {
     offset = indexBlob(offset);
     if (offset == DECLINED_AT) return Job.JOB_DECLINED;
-    if (offset == REMEASURE_AT) return Job.JOB_REMEASURE;
   }
   setJobWord(job, Job.JOB_RECIPE_COUNT, recipeCount);
   setJobWord(job, Job.JOB_SLOT_WORDS, slotWords);
@@ -146,8 +137,6 @@ export function indexStackMap(job: u32): u32 {
 
 function startJob(job: u32): void {
   section = jobWord(job, Job.JOB_SECTION);
-  sectionLength = <u64>jobWord(job, Job.JOB_SECTION_BYTES);
-  maxRecords = jobWord(job, Job.JOB_MAX_RECORDS);
   bias = load<u64>(job + (<u32>Job.JOB_BIAS_LO << 2));
   spDwarf = jobWord(job, Job.JOB_SP_DWARF);
   raCfaOffset = <i64>(<i32>jobWord(job, Job.JOB_RA_CFA_OFFSET));
@@ -180,19 +169,11 @@ function startJob(job: u32): void {
 
 /** Checks the blob at `offset` (header, function table) and indexes its records; returns its end. */
 function indexBlob(offset: u32): u32 {
-  if (<u64>offset + V3.HEADER_SIZE_BYTES > sectionLength) return DECLINED_AT;
   const header = section + offset;
   if (load<u8>(header + V3.HEADER_VERSION) != V3.STACKMAP_VERSION) return DECLINED_AT;
   if (load<u8>(header + V3.HEADER_RESERVED8) != 0 || load<u16>(header + V3.HEADER_RESERVED16) != 0) return DECLINED_AT;
   const numFunctions = load<u32>(header + V3.HEADER_NUM_FUNCTIONS);
   const numRecords = <u64>load<u32>(header + V3.HEADER_NUM_RECORDS);
-  // measureStackMap's bound: the function table, the constants and the smallest records fit.
-  const recordsAt =
-    <u64>offset +
-    V3.HEADER_SIZE_BYTES +
-    <u64>numFunctions * V3.FUNCTION_SIZE_BYTES +
-    <u64>load<u32>(header + V3.HEADER_NUM_CONSTANTS) * V3.CONSTANT_SIZE_BYTES;
-  if (recordsAt + numRecords * V3.MIN_RECORD_BYTES > sectionLength) return DECLINED_AT;
   const functions = header + V3.HEADER_SIZE_BYTES;
   let claimed: u64 = 0;
   for (let f: u32 = 0; f < numFunctions; f++) {
@@ -216,7 +197,7 @@ function indexBlob(offset: u32): u32 {
     const count = load<u32>(entry + V3.FUNCTION_RECORD_COUNT);
     for (let k: u32 = 0; k < count; k++) {
       at = indexRecord(at, functionAddress, size);
-      if (at >= REMEASURE_AT) return at; // DECLINED_AT or REMEASURE_AT
+      if (at == DECLINED_AT) return DECLINED_AT;
     }
   }
   return at;
@@ -224,8 +205,6 @@ function indexBlob(offset: u32): u32 {
 
 /** Checks the record at `at` (a section offset), compiles its recipe, inserts it; returns its end. */
 function indexRecord(at: u32, functionAddress: u64, size: i32): u32 {
-  if (<u64>at + V3.RECORD_LOCATIONS > sectionLength) return DECLINED_AT;
-  if (safepoint >= maxRecords) return REMEASURE_AT;
   const record = section + at;
   const counts = load<u32>(record + V3.RECORD_RESERVED);
   if ((counts & 0xffff) != 0) return DECLINED_AT;
@@ -290,18 +269,16 @@ function sameBytes(a: u32, b: u32, bytes: u32): bool {
 /** Checks the padding and live-outs after the locations ending at `locationsEnd`; returns the record's end. */
 function recordEnd(at: u32, locationsEnd: u32): u32 {
   const liveOuts = at + <u32>padTo8(locationsEnd - at);
-  if (<u64>liveOuts + V3.LIVE_OUTS_ARRAY > sectionLength) return DECLINED_AT;
   if (liveOuts > locationsEnd && load<u32>(section + locationsEnd) != 0) return DECLINED_AT;
   const word = load<u32>(section + liveOuts);
   if ((word & 0xffff) != 0) return DECLINED_AT;
   const count = word >>> 16;
   const list = liveOuts + V3.LIVE_OUTS_ARRAY;
-  const liveOutsEnd = list + count * V3.LIVE_OUT_SIZE_BYTES;
-  const end = at + <u32>padTo8(liveOutsEnd - at);
-  if (<u64>end > sectionLength) return DECLINED_AT;
   for (let i: u32 = 0; i < count; i++) {
     if (load<u8>(section + list + i * V3.LIVE_OUT_SIZE_BYTES + V3.LIVE_OUT_RESERVED) != 0) return DECLINED_AT;
   }
+  const liveOutsEnd = list + count * V3.LIVE_OUT_SIZE_BYTES;
+  const end = at + <u32>padTo8(liveOutsEnd - at);
   if (end > liveOutsEnd && load<u32>(section + liveOutsEnd) != 0) return DECLINED_AT;
   return end;
 }
