@@ -433,16 +433,19 @@ function parseCase(records: number, quick: boolean): BenchCase {
       const bytes = encodeSyntheticStackMap({ functions: records / 10, recordsPerFunction: 10, rootsPerRecord: 4 });
       const file = inputPath(`stackmap-${label}.bin`);
       writeFileAtomic(file, bytes);
-      let last = new SafepointRegistry();
+      const last = new SafepointRegistry();
+      let handle: number | undefined;
       let registrations = 0;
       const parseAndIndex = (): number => {
         registrations++;
-        const registry = new SafepointRegistry();
-        // The runtime's path (gc_init's bytes): the scan kernel's index (every record checked,
-        // recipes, table), the descriptors deferred to their first use.
-        registerStackMapBytes(registry, bytes, { name: "bench" });
-        last = registry;
-        return registry.snapshot().safepointCount;
+        // The previous registration is unregistered and its memory released for reuse, as the C
+        // reference frees its own before the next one (the same work: a runtime unloading a
+        // module; src/safepoints/registration-pool.ts), then the runtime's path (gc_init's
+        // bytes): the scan kernel's index (every record checked, recipes, table), the
+        // descriptors deferred to their first use.
+        if (handle !== undefined) last.unregister(handle, { release: true });
+        handle = registerStackMapBytes(last, bytes, { name: "bench" });
+        return last.snapshot().safepointCount;
       };
       const faultsBefore = process.resourceUsage().minorPageFault;
       const ts = timeBatches(parseAndIndex, records, timing);
@@ -460,7 +463,11 @@ function parseCase(records: number, quick: boolean): BenchCase {
       checkRegistrationOutputs(name, last.snapshot().safepointCount, lastModule.recipes, ref);
       const parserOnly = runReference("parse-ref.cpp", [file, ts.iterations, timing.repeats, "parse"]);
       // The scan kernel's index alone (copy in, index, copy out), what registration is built on.
-      const kernelIndex = (): number => indexStackMapInKernel(bytes, 0)!.safepoints;
+      const kernelIndex = (): number => {
+        const indexed = indexStackMapInKernel(bytes, 0)!;
+        indexed.lease.release("bench kernel index", 0);
+        return indexed.safepoints;
+      };
       const kernel = timeBatches(kernelIndex, records, { ...timing, repeats: Math.min(3, timing.repeats) });
       const parserOnlyNsPerRecord = median(parserOnly.samplesNsPerOp);
       return result(name, "record", records, "the same registration in C (bench/native/parse-ref.cpp index)", ts, ref, {

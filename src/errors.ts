@@ -114,6 +114,23 @@ export class InvalidArgumentError extends RootwalkError {
   }
 }
 
+/**
+ * A snapshot (or a module read through it) whose module was unregistered with `{ release: true }`:
+ * its memory went back for reuse, so it is refused rather than read (src/safepoints/registration-pool.ts).
+ */
+export class ReleasedModuleError extends InvalidArgumentError {
+  constructor(
+    readonly moduleName: string,
+    readonly handle: number,
+  ) {
+    super(
+      "snapshot",
+      `a snapshot holding module "${moduleName}" (handle ${handle}), whose memory unregister(${handle}, { release: true }) handed back for reuse`,
+      "a snapshot taken after that unregister (registry.snapshot())",
+    );
+  }
+}
+
 /** An external tool (opt, llc, gcc, ...) failed or is missing. */
 export class ToolError extends RootwalkError {
   constructor(

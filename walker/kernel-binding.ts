@@ -3,7 +3,7 @@ import type { WordMemory } from "../src/memory/memory.js";
 import { OwnedRegion } from "../src/memory/owned-region.js";
 import { scanMemory } from "../src/memory/scan-memory.js";
 import { X86_64 } from "../src/arch/x86-64.js";
-import type { SafepointTable } from "../src/safepoints/safepoint-table.js";
+import type { RegistrySnapshot } from "../src/safepoints/registry.js";
 import type { FrameLog } from "./frame-log.js";
 import type { RootPairs } from "./frame-roots.js";
 import type { ManagedChunk, Unwinder } from "./unwinder.js";
@@ -41,8 +41,11 @@ export class ScanKernel {
   private logRegion: OwnedRegion | undefined;
   private logView: Float64Array = new Float64Array(0);
   private log: FrameLog | undefined;
-  /** The bound snapshot's table (enterChunk asks it whether a chunk's boundary is a safepoint). */
-  private table: SafepointTable | undefined;
+  /**
+   * The bound snapshot (enterChunk asks its table whether a chunk's boundary is a safepoint, through
+   * the snapshot, which refuses a table whose memory was released: src/safepoints/registration-pool.ts).
+   */
+  private snapshot: RegistrySnapshot | undefined;
   /** The bound stack's first address and its u32 word count. */
   wordsBase = 0;
   stackU32Count = 0;
@@ -75,7 +78,7 @@ export class ScanKernel {
     }
     ctx[L.CTX_BOUNDARIES] = this.context.offset + BOUNDARIES_BYTE;
     ctx[L.CTX_BOUNDARY_COUNT] = boundaries;
-    this.table = snapshot.table;
+    this.snapshot = snapshot;
     this.wordsBase = flat.base;
     this.stackU32Count = flat.words.length;
     ctx[L.CTX_STACK_BYTE] = this.stackWordsOffset(flat);
@@ -132,7 +135,7 @@ export class ScanKernel {
     // As the extra boundaries in bind: only a boundary that is also a safepoint needs the kernel's
     // test (any other return address ends the kernel's walk at its probe anyway); without one the
     // kernel runs its loop without the boundary compare.
-    const boundaryRa = chunk.boundaryRa !== undefined && this.table!.find(chunk.boundaryRa) >= 0 ? chunk.boundaryRa : 0;
+    const boundaryRa = chunk.boundaryRa !== undefined && this.snapshot!.table.find(chunk.boundaryRa) >= 0 ? chunk.boundaryRa : 0;
     ctx[L.CTX_BOUNDARY_LO] = boundaryRa >>> 0;
     ctx[L.CTX_BOUNDARY_HI] = (boundaryRa / TWO_32) >>> 0;
     ctx[L.CTX_SP_U32_INDEX] = spU32Index;

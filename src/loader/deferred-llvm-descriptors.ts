@@ -4,6 +4,7 @@ import type { FrameDescriptors, FunctionInfo } from "../safepoints/frame-descrip
 import type { DeferredDescriptors } from "../safepoints/registry.js";
 import { StackMapBlob, type StackMapBlobIndex, indexStackMapSection, parseStackMapSection } from "../stackmap/llvm-stackmap.js";
 import { buildLlvmDescriptors, buildLlvmFunctions } from "./llvm-map-loader.js";
+import type { RegistrationLease } from "../safepoints/registration-pool.js";
 
 /*
  * The frame descriptors of a `.llvm_stackmaps` section registered through the scan kernel's index
@@ -79,6 +80,12 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
      * made in the same allocation as the table and recipes), kept as it is instead of copied again.
      */
     ownership: "copy" | "adopt" = "copy",
+    /**
+     * The registration's buffers when `section` lies in one (the kernel index's): once released for
+     * reuse (src/safepoints/registration-pool.ts) every method throws ReleasedModuleError instead
+     * of reading, decoded blocks included (they may keep views of the section).
+     */
+    private readonly lease?: RegistrationLease,
   ) {
     this.bytes = ownership === "adopt" ? section : section.slice();
     this.section = new ByteView(this.bytes);
@@ -92,6 +99,7 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
 
   /** Every safepoint's descriptor, as `buildLlvmDescriptors` makes them at registration (bias applied). */
   all(): FrameDescriptors {
+    this.lease?.check();
     if (this.whole === undefined) {
       this.whole = buildLlvmDescriptors(parseStackMapSection(this.bytes)).withBias(this.loadBias);
       this.blocks = [];
@@ -101,6 +109,7 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
 
   /** Every function of every blob, in the order of `all().functions`. */
   functions(): readonly FunctionInfo[] {
+    this.lease?.check();
     if (this.whole !== undefined) return this.whole.functions;
     return (this.functionList ??= buildLlvmFunctions(this.index().blobs.map((blob) => this.decode(blob, 0, 0))));
   }
@@ -111,6 +120,7 @@ export class DeferredLlvmDescriptors implements DeferredDescriptors {
    * the module's list. Decodes its block on first use.
    */
   descriptorsOf(index: number): FrameDescriptors {
+    this.lease?.check();
     if (this.whole !== undefined) return this.whole;
     if (this.count <= this.blockSize) return this.all();
     const b = Math.floor(index / this.blockSize);

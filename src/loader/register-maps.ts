@@ -71,7 +71,8 @@ export function registerOcamlFile(registry: SafepointRegistry, bytes: Uint8Array
  * `unwindRowAt` the recorded stack sizes are all there is: call sites with pushed arguments are
  * then only right if the code was built with `-no-x86-call-frame-opt`. When the scan kernel
  * indexes the section, the registry keeps a copy of `bytes` to decode descriptors from on first
- * use: the caller may reuse its buffer afterwards.
+ * use: the caller may reuse its buffer afterwards. That registration's memory is handed back for
+ * the next one to reuse by `registry.unregister(handle, { release: true })`.
  */
 export function registerStackMapBytes(
   registry: SafepointRegistry,
@@ -103,8 +104,9 @@ export function registerStackMapBytes(
         contentKey,
         table: indexed.table,
         recipes: indexed.recipes,
-        descriptors: new DeferredLlvmDescriptors(indexed.section, indexed.safepoints, loadBias, RECORD_BLOCK_SIZE, "adopt"),
+        descriptors: new DeferredLlvmDescriptors(indexed.section, indexed.safepoints, loadBias, RECORD_BLOCK_SIZE, "adopt", indexed.lease),
         loadBias,
+        lease: indexed.lease,
       });
     }
   }

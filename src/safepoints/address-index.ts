@@ -7,8 +7,9 @@ import { type SafepointTable, slotOfHalves } from "./safepoint-table.js";
  * table's keys and one load of the payload in the cell where the probe ends.
  *
  * Invariants:
- *  - `addresses` is the table's own key column (SafepointTable.addressColumn, shared, never
- *    written here), so the hash, capacity and probe order are the table's;
+ *  - `addresses` is a copy of the table's key column (SafepointTable.addressColumn), so the
+ *    hash, capacity and probe order are the table's, and the index keeps answering for its
+ *    snapshot after the table's memory was released for reuse (src/safepoints/registration-pool.ts);
  *  - `cells[c]` is the snapshot index of the safepoint keyed in cell c, and -1 for an empty cell:
  *    an address equal to an empty cell's 0 (the address 0) answers -1 with no test of its own;
  *  - one construction path and only number fields, so V8 gives every instance one map with
@@ -32,7 +33,7 @@ export class SafepointAddressIndex {
     for (let cell = 0; cell < table.capacity; cell++) {
       if ((keys[2 * cell]! | keys[2 * cell + 1]!) !== 0) cells[cell] = indexOfCell(cell);
     }
-    return new SafepointAddressIndex(table.addressColumn, cells, table.capacity - 1, table.hashShift);
+    return new SafepointAddressIndex(table.addressColumn.slice(), cells, table.capacity - 1, table.hashShift);
   }
 
   /** The index of the safepoint at `address`, or -1 (also for anything but an integer in [1, 2^53)). */

@@ -27,8 +27,8 @@ import {
   JOB_WORDS,
 } from "./kernel-index-layout.js";
 import { SafepointTable } from "./safepoint-table.js";
-import { uninitializedArray } from "../bytes/uninitialized-array.js";
 import { ScanRecipes } from "./scan-recipes.js";
+import { RegistrationLease, takeBuffer } from "./registration-pool.js";
 
 /*
  * A `.llvm_stackmaps` section indexed by the scan kernel (walker/scan-kernel/assembly/
@@ -57,6 +57,8 @@ export interface KernelIndex {
   readonly recipes: ScanRecipes;
   /** A copy of the section, in the same allocation as the columns (nobody else holds it). */
   readonly section: Uint8Array;
+  /** The two buffers all of the above lie in, to hand back when the module is released (src/safepoints/registration-pool.ts). */
+  readonly lease: RegistrationLease;
 }
 
 type JobCall = (job: number) => number;
@@ -145,17 +147,18 @@ function setBias(words: Uint32Array, j: number, loadBias: number): void {
 
 /**
  * The section, the table and the recipes as ordinary typed arrays (the workspace is reused by the
- * next registration), in TWO fresh allocations, not zeroed (every byte is written here): the
+ * next registration), in TWO buffers, not zeroed (every byte exposed is written here): the
  * table [keys | values | addresses], and [section | recipe of each safepoint | frame bytes | slot
- * start | save start | slots | pair count | save count]. Two instead of ten: each fresh one is a
- * malloc (an mmap past glibc's threshold) whose pages fault when first written, and each is freed
- * only when the garbage collector finds the registry dead (bench/HISTORY.md, issue 34). The table
- * has its own so that it is freed once a later registration replaces it with a joined table,
- * while the module still holds its recipes and section.
+ * start | save start | slots | pair count | save count]. Two instead of ten: a fresh one is a
+ * malloc (an mmap past glibc's threshold) whose pages fault when first written, freed only when
+ * the garbage collector finds the registry dead (bench/HISTORY.md, issue 34), so both come from
+ * the pool of released registrations when it has their size class (src/safepoints/registration-pool.ts).
+ * The table has its own so that it is freed once a later registration replaces it with a joined
+ * table, while the module still holds its recipes and section.
  */
 function copyOut(bytes: Uint8Array, job: number, cells: number, records: number, recipeCount: number, slotWords: number): KernelIndex {
   const shared = scanMemory().buffer;
-  const tableBuffer = uninitializedArray(Uint8Array, 24 * cells);
+  const tableBuffer = new Uint8Array(takeBuffer(24 * cells), 0, 24 * cells);
   tableBuffer.set(new Uint8Array(shared, job + columnAt[0]!, 24 * cells));
   const t = tableBuffer.buffer;
   const table = SafepointTable.fromColumns(
@@ -165,7 +168,8 @@ function copyOut(bytes: Uint8Array, job: number, cells: number, records: number,
     records,
   );
   const sectionBytes = align8(bytes.byteLength);
-  const own = uninitializedArray(Uint8Array, sectionBytes + 4 * records + 12 * recipeCount + 4 * slotWords + 3 * recipeCount);
+  const ownBytes = sectionBytes + 4 * records + 12 * recipeCount + 4 * slotWords + 3 * recipeCount;
+  const own = new Uint8Array(takeBuffer(ownBytes), 0, ownBytes);
   own.set(bytes, 0);
   const buffer = own.buffer;
   let at = sectionBytes;
@@ -178,7 +182,8 @@ function copyOut(bytes: Uint8Array, job: number, cells: number, records: number,
   const pairCount = copyColumn(Uint16Array, shared, job + columnAt[6]!, recipeCount, buffer, (at += 4 * slotWords));
   const saveCount = new Uint8Array(buffer, at + 2 * recipeCount, recipeCount).fill(0);
   const recipes = new ScanRecipes(recipeOf, frameBytes, slotStart, pairCount, slots, saveStart, saveCount, new Int32Array(0));
-  return { safepoints: records, table, recipes, section: own.subarray(0, bytes.byteLength) };
+  const lease = new RegistrationLease([t, buffer]);
+  return { safepoints: records, table, recipes, section: own.subarray(0, bytes.byteLength), lease };
 }
 
 type ColumnKind<T> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): T & { set(source: ArrayLike<number>): void } };

@@ -7,6 +7,7 @@ import { SafepointAddressIndex } from "./address-index.js";
 import { ScanLayout } from "./scan-layout.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
 import { addressArgument, describeAddressValue } from "../bytes/address-argument.js";
+import type { RegistrationLease } from "./registration-pool.js";
 import { type RootSide, frameSizeBytesOf, returnAddressOf, rootCountOf, rootKindOf, rootOffsetOrConstantOf, rootRegisterOf } from "./safepoint-fields.js";
 
 export type MapFormat = "llvm-v3" | "plimmix-v1" | "ocaml";
@@ -57,6 +58,8 @@ export interface IndexedMapToRegister {
   recipes: ScanRecipes;
   descriptors: DeferredDescriptors;
   loadBias: number;
+  /** The buffers the table, recipes and descriptors lie in, handed back by `unregister(handle, { release: true })`. */
+  lease?: RegistrationLease;
 }
 
 export interface RegisteredModule {
@@ -79,6 +82,11 @@ export interface RegisteredModule {
   readonly recipes: ScanRecipes;
   /** Safepoints in the module (`descriptors.count`). */
   readonly safepointCount: number;
+  /**
+   * The buffers of a registration through the kernel index (src/safepoints/registration-pool.ts):
+   * released by `unregister(handle, { release: true })`, after which every read of them throws.
+   */
+  readonly lease: RegistrationLease | undefined;
 }
 
 /**
@@ -86,6 +94,12 @@ export interface RegisteredModule {
  * a snapshot when it starts and uses only that: registering or unregistering a module meanwhile
  * makes a new snapshot and leaves this one as it was (the table is copied on write; the
  * descriptor columns of a module never change after loading).
+ *
+ * The exception is a module unregistered with `{ release: true }` (its memory handed back for the
+ * next registration to reuse): a snapshot holding it refuses from then on every read of that
+ * memory (the table, the recipes, lookups, readers, a first scan layout, a walk) with a
+ * ReleasedModuleError; what it had already copied out (its scan layout, its `find` index) keeps
+ * answering as before. Never an answer read from reused memory.
  */
 export class RegistrySnapshot {
   /**
@@ -96,13 +110,18 @@ export class RegistrySnapshot {
   private readonly firstIndexBySlot: Int32Array;
   /** Safepoints of all modules (a repeat of one safepoint within a module has its own index; `find` answers the first). */
   private readonly indexCount: number;
+  /** The leases of the modules whose memory can be released (registered through the kernel index). */
+  private readonly leases: readonly RegistrationLease[];
+  private readonly ownTable: SafepointTable;
 
   constructor(
     readonly modules: ImmutableMap<number, RegisteredModule>,
-    readonly table: SafepointTable,
+    table: SafepointTable,
     /** Module per table module slot (slots are dense indices valid for this snapshot only). */
     readonly moduleBySlot: readonly RegisteredModule[],
   ) {
+    this.ownTable = table;
+    this.leases = moduleBySlot.flatMap((m) => (m.lease === undefined ? [] : [m.lease]));
     this.firstIndexBySlot = new Int32Array(moduleBySlot.length);
     let first = 0;
     moduleBySlot.forEach((m, slot) => {
@@ -112,6 +131,18 @@ export class RegistrySnapshot {
     this.indexCount = first;
   }
 
+  /** The table over every module (a ReleasedModuleError once a module's memory was released). */
+  get table(): SafepointTable {
+    this.checkReadable();
+    return this.ownTable;
+  }
+
+  /** Throws ReleasedModuleError when a module of this snapshot was unregistered with `{ release: true }`. */
+  checkReadable(): void {
+    const leases = this.leases;
+    for (let i = 0; i < leases.length; i++) leases[i]!.check();
+  }
+
   private joined: { recipes: ScanRecipes; firstSafepoint: Int32Array } | undefined;
 
   /**
@@ -119,16 +150,19 @@ export class RegistrySnapshot {
    * slot t has recipe `scanRecipes.recipe[firstSafepointBySlot[module] + descriptor]`.
    */
   get scanRecipes(): ScanRecipes {
+    this.checkReadable();
     return (this.joined ??= this.join()).recipes;
   }
   /** Per module slot, the index of its first safepoint in `scanRecipes`. */
   get firstSafepointBySlot(): Int32Array {
+    this.checkReadable();
     return (this.joined ??= this.join()).firstSafepoint;
   }
   private layout: ScanLayout | undefined;
 
   /** The table and recipes in the scan memory, for the scan kernel (laid out on first use). */
   get scanLayout(): ScanLayout {
+    this.checkReadable();
     return (this.layout ??= new ScanLayout(this, this.table, this.scanRecipes, this.firstSafepointBySlot));
   }
 
@@ -150,9 +184,10 @@ export class RegistrySnapshot {
    * is `find` and the `...At(index)` readers, which allocate nothing.
    */
   lookup(returnAddress: number): { module: RegisteredModule; index: number } | undefined {
-    const slot = this.table.find(returnAddress);
+    const table = this.table;
+    const slot = table.find(returnAddress);
     if (slot < 0) return undefined;
-    return { module: this.moduleBySlot[this.table.moduleSlotAt(slot)]!, index: this.table.descriptorAt(slot) };
+    return { module: this.moduleBySlot[table.moduleSlotAt(slot)]!, index: table.descriptorAt(slot) };
   }
 
   /**
@@ -221,6 +256,7 @@ export class RegistrySnapshot {
 
   /** The module slot holding safepoint `index`; an InvalidArgumentError for an index that is none of this snapshot's. */
   private slotOfIndex(index: number): number {
+    this.checkReadable();
     const first = this.firstIndexBySlot;
     if (!(Number.isInteger(index) && index >= 0 && index < this.indexCount)) {
       throw new InvalidArgumentError("safepoint index", describeAddressValue(index), `an index find() returned: a whole number in [0, ${this.indexCount})`);
@@ -236,7 +272,7 @@ export class RegistrySnapshot {
   }
 
   get safepointCount(): number {
-    return this.table.size;
+    return this.ownTable.size;
   }
 }
 
@@ -292,6 +328,7 @@ export class SafepointRegistry {
       deferred: undefined,
       recipes,
       safepointCount: descriptors.count,
+      lease: undefined,
     };
     const slot = this.current.moduleBySlot.length;
     const table = this.current.table.clone(descriptors.count);
@@ -326,6 +363,8 @@ export class SafepointRegistry {
     }
     const handle = this.nextHandle++;
     const deferred = map.descriptors;
+    const recipes = map.recipes;
+    const lease = map.lease;
     const module: RegisteredModule = {
       handle,
       name: map.name,
@@ -340,16 +379,30 @@ export class SafepointRegistry {
         return deferred.functions();
       },
       deferred,
-      recipes: map.recipes,
+      get recipes() {
+        lease?.check();
+        return recipes;
+      },
       safepointCount: deferred.count,
+      lease,
     };
     this.current = new RegistrySnapshot(this.current.modules.set(handle, module), map.table, [module]);
     return handle;
   }
 
-  /** Removes exactly the entries of that module. Unknown handles are an InvalidArgumentError. */
-  unregister(handle: number): void {
-    if (!this.current.modules.has(handle)) {
+  /**
+   * Removes exactly the entries of that module. Unknown handles are an InvalidArgumentError.
+   *
+   * `{ release: true }` also hands the module's memory back for the next registration to reuse
+   * (a module registered through the kernel index: src/safepoints/registration-pool.ts), as a
+   * runtime unloading a module would. The caller says by it that no snapshot holding the module
+   * is read again; one that is gets a ReleasedModuleError (RegistrySnapshot), never an answer
+   * read from memory a later registration rewrote. Without it the memory goes when the garbage
+   * collector finds every snapshot holding the module dead.
+   */
+  unregister(handle: number, options?: { release?: boolean }): void {
+    const removed = this.current.modules.get(handle);
+    if (removed === undefined) {
       throw new InvalidArgumentError("module handle", String(handle), `one of the registered handles [${[...this.current.modules.keys()].join(", ")}]`);
     }
     const modules = this.current.modules.delete(handle);
@@ -361,6 +414,7 @@ export class SafepointRegistry {
       for (let i = 0; i < m.descriptors.count; i++) table.insert(m.descriptors.returnAddress[i]!, slot, i);
     });
     this.current = new RegistrySnapshot(modules, table, moduleBySlot);
+    if (options?.release === true) removed.lease?.release(removed.name, handle);
   }
 }
 
