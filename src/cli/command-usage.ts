@@ -33,9 +33,9 @@ export const RUN_OPTIONS: Readonly<Record<string, string>> = {
     "gc_thread_start threads alive at once, their stacks reserved up front (default 32); --stack + N x --thread-stack, a 64K guard each, must fit 3.5G",
   "--svg FILE": "write a heap map (SVG) after the run; its path is printed on stderr",
   "--report FILE.html":
-    "write the run report after the run: one self-contained HTML page (pauses and their phases, heap, bytes moved, frames and roots per thread, the heap map); its path is printed on stderr",
+    "write the run report after the run: one self-contained HTML page (pauses and their phases, heap, bytes moved, frames scanned and skipped and roots per thread, the heap map); its path is printed on stderr",
   "--gc-trace":
-    'one line per collection on stderr as it happens: number, kind, pause and phases (ms), heap before->after, frames and roots (docs/cli.md "--gc-trace")',
+    'one line per collection on stderr as it happens: number, kind, pause and phases (ms), heap before->after, frames scanned and skipped, roots (docs/cli.md "--gc-trace")',
   "--safepoint-timeout SECONDS": "stop (exit 3) when a collection waits this long for a thread to reach a safepoint (default 10; 0 = never)",
   "--progress SECONDS": "progress on stderr every this many seconds (default 1 on a terminal, 5 otherwise; 0 = off; none with --json)",
   "--json": "stdout carries one JSON object alone (the program's own stdout goes to stderr), on failure too: {error, exitCode, message, ...}",
@@ -130,9 +130,9 @@ export const COMMAND_USAGE: Readonly<Record<string, { usage: string; summary: st
       "--nursery SIZE": "the nursery budget, with K/M/G suffixes, 32K..4G (default 4M, at most a quarter of --heap); implies --generational",
       "--svg FILE": "write a heap map (SVG) after the run",
       "--report FILE.html":
-        "write the run report after the run: one self-contained HTML page (pauses and their phases, heap, bytes moved, frames and roots per thread, the heap map)",
+        "write the run report after the run: one self-contained HTML page (pauses and their phases, heap, bytes moved, frames scanned and skipped and roots per thread, the heap map)",
       "--gc-trace":
-        'one line per collection on stderr as it happens: number, kind, pause and phases (ms), heap before->after, frames and roots (docs/cli.md "--gc-trace")',
+        'one line per collection on stderr as it happens: number, kind, pause and phases (ms), heap before->after, frames scanned and skipped, roots (docs/cli.md "--gc-trace")',
       "--json":
         "print {collections, minorCollections, majorCollections, bytesPromoted, objectsMoved, maxPauseMs, verifyFailures, fragmentation, ...} as one JSON object",
       "--sweep": "find the minimum heap, then run at 1x..6x of it",

@@ -6,18 +6,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { MAX_POINTS_PER_SERIES, type ReportData } from "../../src/cli/report/report-data.js";
+import { MAX_POINTS_PER_SERIES } from "../../src/cli/report/report-data.js";
+import { embeddedReportData } from "../support/report-page.js";
 import { run } from "../support/run-cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "rootwalk-report-data-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The ReportData a page embeds (its <script type="application/json" id="rw-data">). */
-function embeddedData(html: string): ReportData {
-  const m = /<script type="application\/json" id="rw-data">([\s\S]*?)<\/script>/.exec(html);
-  if (m === null) throw new Error("the page embeds no data");
-  return JSON.parse(m[1]!.replace(/<\\\//g, "</")) as ReportData;
-}
 
 describe("the report's data for a run of thousands of collections", () => {
   it("buckets the charts to at most 2,000 points and counts every pause in the histogram", async () => {
@@ -26,7 +20,7 @@ describe("the report's data for a run of thousands of collections", () => {
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout) as { collections: number; maxPauseMs: number };
     expect(json.collections).toBeGreaterThan(2 * MAX_POINTS_PER_SERIES);
-    const data = embeddedData(readFileSync(report, "utf8"));
+    const data = embeddedReportData(readFileSync(report, "utf8"));
     expect(data.collections).toBe(json.collections);
     expect(data.bucket).toBe(Math.ceil(json.collections / MAX_POINTS_PER_SERIES));
     expect(data.x.length).toBe(Math.ceil(json.collections / data.bucket));
@@ -44,5 +38,8 @@ describe("the report's data for a run of thousands of collections", () => {
     expect(data.kinds).toEqual({ full: json.collections });
     expect(data.threads.map((t) => t.label)).toEqual(["thread #0"]);
     expect(data.threads[0]!.frames.every((f) => f > 0)).toBe(true);
+    // sim has no return barriers: every scan walks whole stacks.
+    expect(data.series.framesSkipped!.every((f) => f === 0)).toBe(true);
+    expect(data.threads[0]!.framesSkipped.every((f) => f === 0)).toBe(true);
   });
 });

@@ -43,14 +43,17 @@ export interface CollectionRecord {
   evacuatedBytes: number;
   /** CycleStats.promotedBytes of a nursery collection (absent for full ones, and in runs without --generational). */
   promotedBytes?: number;
+  /** Frames the collection's root scan walked, all threads. */
   frames: number;
+  /** Frames it left out below return barriers (a nursery collection's scan; 0 for every other, and with --no-return-barriers), all threads. */
+  framesSkipped: number;
   roots: number;
   rootsRelocated: number;
 }
 
 /**
  * Every collection of a run, in order, as columns (one number each per collection; the per-thread
- * frames and roots as one row per thread per collection): attached to the collector's stats
+ * frames walked, frames skipped and roots as one row per thread per collection): attached to the collector's stats
  * (GcStats.onRecord) and to the root scanner (an observer of the "collection" scans), it holds all
  * collections, where GcStats keeps only the last historyLimit. `onCollection` (--gc-trace) is told
  * of each record as it is made.
@@ -61,13 +64,20 @@ export interface CollectionRecord {
  */
 export class CollectionLog implements RootScanObserver {
   readonly records: CollectionRecord[] = [];
-  /** Per thread and collection: the collection's index in `records`, the thread's label, its frames and roots. */
-  readonly threadRows: { collection: number[]; thread: number[]; frames: number[]; roots: number[] } = { collection: [], thread: [], frames: [], roots: [] };
+  /** Per thread and collection: the collection's index in `records`, the thread's label, its frames walked and skipped, its roots. */
+  readonly threadRows: { collection: number[]; thread: number[]; frames: number[]; framesSkipped: number[]; roots: number[] } = {
+    collection: [],
+    thread: [],
+    frames: [],
+    framesSkipped: [],
+    roots: [],
+  };
   /** Thread labels by their number in threadRows.thread. */
   readonly threadLabels: string[] = [];
   private readonly threadNumbers = new Map<string, number>();
   private scanUsedBytes = 0;
   private scanFrames = 0;
+  private scanFramesSkipped = 0;
   private scanRoots = 0;
   private lastStopMs = 0;
   private lastStopInVerificationMs = 0;
@@ -81,6 +91,7 @@ export class CollectionLog implements RootScanObserver {
     if (!isCollectionScan(scan.reason)) return;
     this.scanUsedBytes = this.sources.usedBytes();
     this.scanFrames = scan.frames;
+    this.scanFramesSkipped = scan.framesSkipped;
     this.scanRoots = 0;
     const collection = this.records.length;
     for (let t = 0; t < scan.threads.length; t++) {
@@ -95,6 +106,7 @@ export class CollectionLog implements RootScanObserver {
       this.threadRows.collection.push(collection);
       this.threadRows.thread.push(n);
       this.threadRows.frames.push(walk.frames);
+      this.threadRows.framesSkipped.push(scan.threadSkipped[t] ?? 0);
       this.threadRows.roots.push(walk.pairs.count);
       this.scanRoots += walk.pairs.count;
     }
@@ -128,10 +140,11 @@ export class CollectionLog implements RootScanObserver {
       evacuatedBytes: c.evacuatedBytes,
       ...(c.kind === "nursery" ? { promotedBytes: c.promotedBytes } : {}),
       frames: this.scanFrames,
+      framesSkipped: this.scanFramesSkipped,
       roots: this.scanRoots,
       rootsRelocated: this.sources.scanner.rootsRelocated,
     };
-    this.scanFrames = this.scanRoots = 0;
+    this.scanFrames = this.scanFramesSkipped = this.scanRoots = 0;
     this.records.push(record);
     this.onCollection?.(record);
   }

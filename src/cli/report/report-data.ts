@@ -26,6 +26,7 @@ const SERIES_FIELDS = [
   "evacuatedBytes",
   "promotedBytes",
   "frames",
+  "framesSkipped",
   "roots",
 ] as const;
 type SeriesField = (typeof SERIES_FIELDS)[number];
@@ -36,6 +37,14 @@ export interface Percentiles {
   p90: number;
   p99: number;
   max: number;
+}
+
+/** One thread's (or the summed other threads') series, a number per point. */
+export interface ThreadSeries {
+  label: string;
+  frames: number[];
+  framesSkipped: number[];
+  roots: number[];
 }
 
 /** Everything the report page draws, as JSON (embedded in the HTML). */
@@ -57,8 +66,8 @@ export interface ReportData {
   percentiles: Record<"pauseMs" | "stopTheWorldMs" | "scanMs" | "traceEvacuateMs" | "sweepMs" | "verifyMs", Percentiles>;
   /** Collections by kind (full, or minor / major). */
   kinds: Record<string, number>;
-  /** Per thread: label, frames and roots per point (bucket means; 0 where the thread was not stopped). */
-  threads: { label: string; frames: number[]; roots: number[] }[];
+  /** Per thread: frames walked, frames skipped (return barriers) and roots per point (bucket means; 0 where the thread was not stopped). */
+  threads: ThreadSeries[];
   heapMapSvg: string;
 }
 
@@ -93,7 +102,7 @@ function histogramOf(records: readonly CollectionRecord[]): ReportData["histogra
   return { fromMs: counts.map((_, k) => k * widthMs), counts, widthMs };
 }
 
-/** Per thread, frames and roots per point; past MAX_THREAD_SERIES threads (by frames), the rest summed. */
+/** Per thread, frames walked and skipped and roots per point; past MAX_THREAD_SERIES threads (by frames walked), the rest summed. */
 function threadSeries(log: CollectionLog, size: number, points: number): ReportData["threads"] {
   const rows = log.threadRows;
   const totals = log.threadLabels.map(() => 0);
@@ -101,18 +110,16 @@ function threadSeries(log: CollectionLog, size: number, points: number): ReportD
   const order = totals.map((_, k) => k).sort((a, b) => totals[b]! - totals[a]!);
   const shown = order.slice(0, MAX_THREAD_SERIES);
   const slotOf = new Map(shown.map((t, k) => [t, k]));
-  const threads = shown.map((t) => ({ label: log.threadLabels[t]!, frames: new Array<number>(points).fill(0), roots: new Array<number>(points).fill(0) }));
+  const zeros = (): number[] => new Array<number>(points).fill(0);
+  const threads: ThreadSeries[] = shown.map((t) => ({ label: log.threadLabels[t]!, frames: zeros(), framesSkipped: zeros(), roots: zeros() }));
   if (order.length > shown.length)
-    threads.push({
-      label: `${order.length - shown.length} other threads`,
-      frames: new Array<number>(points).fill(0),
-      roots: new Array<number>(points).fill(0),
-    });
+    threads.push({ label: `${order.length - shown.length} other threads`, frames: zeros(), framesSkipped: zeros(), roots: zeros() });
   for (let i = 0; i < rows.thread.length; i++) {
     const series = threads[slotOf.get(rows.thread[i]!) ?? shown.length]!;
     const point = Math.floor(rows.collection[i]! / size);
     const count = Math.min(size, log.records.length - point * size);
     series.frames[point]! += rows.frames[i]! / count;
+    series.framesSkipped[point]! += rows.framesSkipped[i]! / count;
     series.roots[point]! += rows.roots[i]! / count;
   }
   return threads;

@@ -30,12 +30,14 @@ export const REPORT_PAGE_SCRIPT = String.raw`
     if (side) { a.side = side; a.grid = { show: false }; }
     return a;
   }
-  // series: [{ label, values, scale?, color? }]
+  // series: [{ label, values, scale?, color?, dash? }]
   function lines(id, title, series, axes) {
     var opts = { title: title, width: WIDTH, height: HEIGHT, scales: { x: { time: false } }, series: [{ label: "collection" }], axes: [xAxis()].concat(axes) };
     var columns = [data.x];
     series.forEach(function (s, k) {
-      opts.series.push({ label: s.label, stroke: s.color || COLORS[k % COLORS.length], width: 1.5, scale: s.scale || "y", points: { show: data.x.length < 60 } });
+      var line = { label: s.label, stroke: s.color || COLORS[k % COLORS.length], width: 1.5, scale: s.scale || "y", points: { show: data.x.length < 60 } };
+      if (s.dash) line.dash = s.dash;
+      opts.series.push(line);
       columns.push(s.values);
     });
     return new uPlot(opts, columns, document.getElementById(id));
@@ -58,11 +60,27 @@ export const REPORT_PAGE_SCRIPT = String.raw`
   var moved = [{ label: "evacuated", values: S.evacuatedBytes }];
   if (S.promotedBytes) moved.push({ label: "promoted", values: S.promotedBytes });
   charts.push(lines("chart-moved", "Bytes moved per collection", moved, [yAxis("bytes", bytes)]));
-  charts.push(lines("chart-scan", "Frames and roots scanned per collection (all threads)", [
-    { label: "frames", values: S.frames }, { label: "roots", values: S.roots }
-  ], [yAxis("count")]));
-  charts.push(lines("chart-threads", "Frames scanned per collection, per thread", data.threads.map(function (t) { return { label: t.label, values: t.frames }; }), [yAxis("frames")]));
+  // Frames skipped below return barriers (a nursery collection's scan) can outnumber those walked a
+  // thousandfold: they have their own scale, on the right.
+  charts.push(lines("chart-scan", "Frames scanned, frames skipped by return barriers (right axis) and roots per collection (all threads)", [
+    { label: "frames scanned", values: S.frames }, { label: "roots", values: S.roots },
+    { label: "frames skipped (right axis)", values: S.framesSkipped, scale: "skipped", dash: [6, 4] }
+  ], [yAxis("count"), yAxis("frames skipped", null, "skipped", 1)]));
+  charts.push(threadFrames());
   charts.push(lines("chart-thread-roots", "Roots scanned per collection, per thread", data.threads.map(function (t) { return { label: t.label, values: t.roots }; }), [yAxis("roots")]));
+
+  // Per thread, frames scanned; where any were skipped, each thread's skipped frames too (dashed, its color, the right axis).
+  function threadFrames() {
+    var skipped = data.threads.some(function (t) { return t.framesSkipped.some(function (n) { return n > 0; }); });
+    var series = data.threads.map(function (t, k) { return { label: t.label, values: t.frames, color: COLORS[k % COLORS.length] }; });
+    var axes = [yAxis("frames scanned")];
+    if (skipped) {
+      data.threads.forEach(function (t, k) { series.push({ label: t.label + " skipped", values: t.framesSkipped, color: COLORS[k % COLORS.length], scale: "skipped", dash: [6, 4] }); });
+      axes.push(yAxis("frames skipped", null, "skipped", 1));
+    }
+    var title = skipped ? "Frames scanned per collection, per thread, and frames skipped by return barriers (dashed, right axis)" : "Frames scanned per collection, per thread";
+    return lines("chart-threads", title, series, axes);
+  }
 
   function histogram() {
     var h = data.histogram, p = data.percentiles.pauseMs;

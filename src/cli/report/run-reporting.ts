@@ -19,6 +19,7 @@ function summaryRows(r: NativeRunResult): [string, string][] {
     ["result", r.result],
     ["collections", String(r.collections)],
     ["frames scanned", String(r.framesScanned)],
+    ["frames skipped", String(r.framesSkipped)],
     ["roots relocated", String(r.rootsRelocated)],
     ["objects moved", String(r.objectsMoved)],
     ["pause max / total", `${ms(r.maxPauseMs)} / ${ms(r.totalPauseMs)}`],
