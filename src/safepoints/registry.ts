@@ -2,8 +2,9 @@ import { Map as ImmutableMap } from "immutable";
 import { DuplicateSafepointError, InvalidArgumentError, describeValue } from "../errors.js";
 import type { Architecture } from "../arch/architecture.js";
 import type { FrameDescriptors, FunctionInfo } from "./frame-descriptors.js";
-import { SafepointTable } from "./safepoint-table.js";
+import { GOLDEN_32, MIX_HI_32, SafepointTable } from "./safepoint-table.js";
 import { SafepointAddressIndex } from "./address-index.js";
+import { TWO_32 } from "../bytes/word-codec.js";
 import { ScanLayout } from "./scan-layout.js";
 import { ScanRecipes, compileScanRecipes, concatScanRecipes } from "./scan-recipes.js";
 import { addressArgument, describeAddressValue } from "../bytes/address-argument.js";
@@ -88,6 +89,12 @@ export interface RegisteredModule {
    */
   readonly lease: RegistrationLease | undefined;
 }
+
+const TWO_NEG_32 = 1 / TWO_32;
+// Module-level copies of the hash's multipliers (slotOfHalves): a local const is a constant in
+// TurboFan's code, an imported binding a load and a hole check per use.
+const MIX_HI = MIX_HI_32;
+const GOLDEN = GOLDEN_32;
 
 /**
  * A consistent view of every registered module and the one table over all of them. A walk takes
@@ -199,16 +206,49 @@ export class RegistrySnapshot {
    * an address equal to a key is one.
    */
   find(returnAddress: number | bigint): number {
-    const isNumber = typeof returnAddress === "number";
-    const address = isNumber ? returnAddress : addressArgument(returnAddress, "returnAddress");
-    const index = (this.addressIndex ??= this.indexAddresses()).find(address);
-    // A miss: a number not checked yet may be no address at all (a fraction, -8, NaN).
-    if (index < 0 && isNumber) addressArgument(address, "returnAddress");
-    return index;
+    if (typeof returnAddress !== "number") return this.find(addressArgument(returnAddress, "returnAddress"));
+    // The probe of SafepointAddressIndex written out here: its columns are fields of the snapshot,
+    // so no object sits between the snapshot and the key load (one dependent load fewer per call).
+    const addresses = this.findAddresses;
+    let i = Math.imul((returnAddress >>> 0) ^ Math.imul((returnAddress * TWO_NEG_32) >>> 0, MIX_HI), GOLDEN) >>> this.findShift;
+    for (;;) {
+      const key = addresses[i]!;
+      if (key === returnAddress) return this.findCells[i]!;
+      if (key === 0) break;
+      i = (i + 1) & this.findMask;
+    }
+    // A miss is an answer once the index is built and the number is an address (a fraction, -8,
+    // NaN miss too; those are InvalidArgumentErrors).
+    if (this.findBuilt === true && Number.isSafeInteger(returnAddress) && returnAddress >= 0) return -1;
+    return this.missed(returnAddress);
   }
 
-  /** The per-frame lookup's index (cell -> snapshot index), built on the first `find` (O(capacity), once per snapshot). */
-  private addressIndex: SafepointAddressIndex | undefined;
+  /*
+   * The per-frame lookup's index (SafepointAddressIndex: its key column, its cell -> snapshot
+   * index column, its mask and shift), held as fields: an empty index of two cells (it finds
+   * nothing) until the first miss builds the real one (O(capacity), once per snapshot). Never
+   * undefined, so a hit tests nothing but the key.
+   */
+  private findAddresses: Float64Array = SafepointAddressIndex.UNBUILT.addresses;
+  private findCells: Int32Array = SafepointAddressIndex.UNBUILT.cells;
+  private findMask: number = SafepointAddressIndex.UNBUILT.mask;
+  private findShift: number = SafepointAddressIndex.UNBUILT.shift;
+  private findBuilt = false;
+
+  /** `find`'s rare miss: the first one builds the index (and asks again); a number that is no address throws. */
+  private missed(address: number): number {
+    if (this.findBuilt === false) {
+      const index = this.indexAddresses();
+      this.findAddresses = index.addresses;
+      this.findCells = index.cells;
+      this.findMask = index.mask;
+      this.findShift = index.shift;
+      this.findBuilt = true;
+      return this.find(address);
+    }
+    addressArgument(address, "returnAddress");
+    return -1;
+  }
 
   private indexAddresses(): SafepointAddressIndex {
     const table = this.table;

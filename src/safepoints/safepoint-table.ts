@@ -32,7 +32,9 @@ const MIN_LOG_CAPACITY = 4;
 const MAX_ADDRESS = 2 ** 53;
 /** 2^-32: `x * TWO_NEG_32` is exact (a power of two), unlike a division, and cheaper. */
 const TWO_NEG_32 = 1 / TWO_32;
-const GOLDEN_32 = 0x9e3779b1;
+/** The hash's two multipliers (slotOfHalves; RegistrySnapshot.find writes the same hash out). */
+export const GOLDEN_32 = 0x9e3779b1;
+export const MIX_HI_32 = 0x85ebca6b;
 
 export class SafepointTable {
   private logCapacity: number;
@@ -231,7 +233,7 @@ export class SafepointTable {
 
 /** Home slot of the key (lo, hi): the high bits of a multiplicative mix (`shift` = 32 - log2 capacity). */
 export function slotOfHalves(lo: number, hi: number, shift: number): number {
-  return Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), GOLDEN_32) >>> shift;
+  return Math.imul(lo ^ Math.imul(hi, MIX_HI_32), GOLDEN_32) >>> shift;
 }
 
 function logCapacityFor(entries: number): number {

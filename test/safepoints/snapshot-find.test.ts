@@ -115,6 +115,27 @@ describe("RegistrySnapshot.find and the index readers", () => {
     expect(api.RegistrySnapshot.EMPTY.find(0x401000)).toBe(-1);
   });
 
+  it("answer a fresh snapshot's first call (which builds the index) as every later one: a hit, a miss, a bad number", () => {
+    const reference = deferredModule();
+    const ras = api.listSafepoints(reference).map((s) => s.returnAddress);
+    const expected = ras.map((ra) => reference.find(ra));
+    for (const k of [0, 1, ras.length - 1]) {
+      const fresh = deferredModule();
+      expect(fresh.find(ras[k]!)).toBe(expected[k]);
+      expect(fresh.find(ras[k]! + 1)).toBe(-1);
+    }
+    const missFirst = deferredModule();
+    expect(missFirst.find(ras[2]! + 1)).toBe(-1);
+    expect(ras.map((ra) => missFirst.find(ra))).toEqual(expected);
+    const bigintFirst = deferredModule();
+    expect(bigintFirst.find(BigInt(ras[3]!))).toBe(expected[3]);
+    for (const bad of [ras[4]! + 0.5, -8, NaN, 2 ** 53]) {
+      const fresh = deferredModule();
+      expect(() => fresh.find(bad)).toThrow(api.InvalidArgumentError);
+      expect(fresh.find(ras[4]!)).toBe(expected[4]);
+    }
+  });
+
   it("refuse what is no address and no index by name", () => {
     const snapshot = severalModules();
     const ra = api.listSafepoints(snapshot)[0]!.returnAddress;
