@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
 import { EXIT_RUNTIME_FAILURE, describeFailure } from "../errors.js";
+import { exitImmediately } from "../process-exit.js";
 
 /*
  * The rootwalk process's own stdout and stderr, and how it ends.
@@ -33,11 +34,12 @@ export function endQuietlyWhenReaderCloses(): void {
     [2, process.stderr],
   ] as const) {
     stream.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.code === "EPIPE") process.exit(0);
+      // Not process.exit: during `run` it would wait for the program's threads (src/process-exit.ts).
+      if (e.code === "EPIPE") exitImmediately(0);
       try {
         if (fd === 1) writeSync(2, `rootwalk: writing the output failed: ${describeFailure(e).line}\n`);
       } finally {
-        process.exit(EXIT_RUNTIME_FAILURE);
+        exitImmediately(EXIT_RUNTIME_FAILURE);
       }
     });
   }

@@ -15,6 +15,7 @@ import { DEFAULT_MAIN_STACK_BYTES, DEFAULT_SAFEPOINT_TIMEOUT_MS, DEFAULT_THREADS
 import { type NativeRunProgress, startProgressReports } from "./run-progress.js";
 import { type NativeRunResult, runResult, writeHeapMapSvg } from "./run-result.js";
 import { type RuntimeLibrary, loadRuntimeLibrary } from "./runtime-library.js";
+import { setImmediateExit } from "../process-exit.js";
 import { ReturnBarriers, returnBarriersUnavailable } from "./return-barriers.js";
 import { ScanReferenceCheck } from "./scan-reference.js";
 import { ScanTiming } from "./scan-timing.js";
@@ -125,6 +126,8 @@ export interface NativeRunOptions {
 /** Runs the program's rw_main to completion. Only one program per process. */
 export async function runNativeProgram(options: NativeRunOptions): Promise<NativeRunResult> {
   const runtime = loadRuntimeLibrary(options.runtime);
+  // From here on the program's threads may wait for JavaScript: an exit must not wait for them.
+  setImmediateExit((code) => runtime.rwExitNow(code));
   const stacks = new ThreadStacks(runtime, {
     mainStackBytes: options.mainStackBytes ?? DEFAULT_MAIN_STACK_BYTES,
     threadStackBytes: options.threadStackBytes ?? DEFAULT_THREAD_STACK_BYTES,

@@ -53,6 +53,13 @@ void json_failure(const char *message) {
   (void)ignored;
 }
 
+/* Ends the process at once (JavaScript's exit when its output's reader closed, src/process-exit.ts):
+ * process.exit() would join a pool thread that waits for the program's threads. */
+RW_EXPORT void rw_exit_now(int code) {
+  fflush(NULL);
+  _exit(code);
+}
+
 /* Points fd 1 at stderr and keeps the real stdout for the JSON; returns it (-1: failed). */
 RW_EXPORT int rw_stdout_to_stderr(void) {
   fflush(stdout);

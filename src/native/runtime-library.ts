@@ -25,6 +25,8 @@ export interface RuntimeLibrary {
   rwStdoutRestore: NativeFunction;
   rwSetCollections: NativeFunction;
   rwSetFailure: NativeFunction;
+  /** `_exit(code)` after flushing C's streams: ends the process without joining any thread. */
+  rwExitNow: NativeFunction;
   /** The write barrier's side (runtime-barrier.c): unlogged bitmap, log, its capacity, count, clear. */
   rwUnloggedBits: NativeFunction;
   rwLogObjects: NativeFunction;
@@ -56,6 +58,7 @@ export function loadRuntimeLibrary(path: string): RuntimeLibrary {
     rwStdoutRestore: bind("void rw_stdout_restore(void)"),
     rwSetCollections: bind("void rw_set_collections(uint64_t n)"),
     rwSetFailure: bind("void rw_set_failure(const char *line)"),
+    rwExitNow: bind("void rw_exit_now(int code)"),
     rwUnloggedBits: bind("void *rw_unlogged_bits(void)"),
     rwLogObjects: bind("void *rw_log_objects(void)"),
     rwLogCapacity: bind("uint64_t rw_log_capacity(void)"),

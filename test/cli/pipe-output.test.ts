@@ -5,12 +5,14 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileToObject } from "../../src/toolchain/llvm-toolchain.js";
 import { OUT_DIR, buildRunEntry } from "../support/native-run.js";
 import { buildDeepProgram, gcoreUnlimitedStack } from "../walker/core/deep-core.js";
 
+const HERE = dirname(fileURLToPath(import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "rootwalk-pipe-output-"));
 const MAIN = join(OUT_DIR, "src", "cli", "main.js");
 /** How long the reader waits before it reads anything: the command has long filled the pipe. */
@@ -163,6 +165,23 @@ describe("output into a pipe", () => {
     expect(r.status).toBe(0);
     expect(Date.now() - started).toBeLessThan(8_000);
   });
+
+  it("run, its program's threads collecting, ends at once when the reader of its progress closes (exit 0, no hang)", () => {
+    // process.exit() joined the thread pool, whose thread waited in rw_run_main for a program
+    // thread that waited for a JavaScript callback: the process hung for ever (src/process-exit.ts).
+    const program = join(HERE, "..", "native-runtime", "programs", "deep.ll");
+    const built = spawnSync(process.execPath, [MAIN, "run", program, "--no-gc"], { encoding: "utf8", timeout: 120_000 });
+    expect(built.stdout).toContain("result: 5000050000");
+    const script = `"$@" 2>&1 | head -1; echo "\${PIPESTATUS[0]}" >&2`;
+    const started = Date.now();
+    const r = spawnSync("bash", ["-c", script, "bash", process.execPath, MAIN, "run", program, "--stress=50", "--verify", "--progress", "0.2"], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.stdout).toMatch(/^rootwalk run: [\d.]+ s, \d+ collections/);
+    expect(r.stderr.trim()).toBe("0");
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 120_000);
 });
 
 it("the core behind the roots cases is deep enough to matter", () => {
