@@ -231,7 +231,11 @@ export class SafepointTable {
   }
 }
 
-/** Home slot of the key (lo, hi): the high bits of a multiplicative mix (`shift` = 32 - log2 capacity). */
+/**
+ * Home slot of the key (lo, hi): the high bits of a multiplicative mix (`shift` = 32 - log2 capacity).
+ * RegistrySnapshot.find (registry.ts) writes this same expression out inline, for its per-call
+ * cost; test/safepoints/snapshot-find.test.ts fails if the two ever differ (every hit would miss).
+ */
 export function slotOfHalves(lo: number, hi: number, shift: number): number {
   return Math.imul(lo ^ Math.imul(hi, MIX_HI_32), GOLDEN_32) >>> shift;
 }
